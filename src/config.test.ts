@@ -1,0 +1,92 @@
+// The configuration contract: defaults, one-line reasons naming the variable, secrets made once.
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dt-config-'));
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+const reason = (env: Record<string, string>) => {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const dir = tempDir();
+    const config = loadConfig({ DATA_DIR: dir });
+    expect(config).toMatchObject({ port: 3000, host: '0.0.0.0', publicUrl: 'http://localhost:3000', logLevel: 'info', dataDir: dir });
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.admin).toBeUndefined();
+  });
+
+  it('generates the embedded secrets once into DATA_DIR and reuses them', () => {
+    const dir = tempDir();
+    const first = loadConfig({ DATA_DIR: dir });
+    const second = loadConfig({ DATA_DIR: dir });
+    expect(first.jwtSecret.length).toBeGreaterThanOrEqual(32);
+    expect(first.encryptionKey.length).toBe(32);
+    expect(second.jwtSecret).toBe(first.jwtSecret);
+    expect(second.encryptionKey.equals(first.encryptionKey)).toBe(true);
+    const file = path.join(dir, 'secrets.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8')).toContain(first.jwtSecret);
+  });
+
+  it('requires the secrets when DATABASE_URL is set, and writes none', () => {
+    const dir = tempDir();
+    expect(reason({ DATA_DIR: dir, DATABASE_URL: 'postgres://db/x' })).toBe(
+      'Invalid configuration: JWT_SECRET is required when DATABASE_URL is set',
+    );
+    expect(reason({ DATA_DIR: dir, DATABASE_URL: 'postgres://db/x', JWT_SECRET: 'x'.repeat(40) })).toContain('ENCRYPTION_KEY');
+    expect(existsSync(path.join(dir, 'secrets.json'))).toBe(false);
+  });
+
+  it('names the variable of a bad value in one line', () => {
+    const dir = tempDir();
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ PORT: 'eighty' }, 'PORT'],
+      [{ PORT: '70000' }, 'PORT'],
+      [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+      [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
+      [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+      [{ ADMIN_EMAIL: 'nope' , ADMIN_PASSWORD: 'long-enough' }, 'ADMIN_EMAIL'],
+      [{ ADMIN_EMAIL: 'a@b.test' }, 'ADMIN_PASSWORD'],
+      [{ JWT_SECRET: 'short', ENCRYPTION_KEY: 'ab'.repeat(32) }, 'JWT_SECRET'],
+      [{ JWT_SECRET: 'x'.repeat(40), ENCRYPTION_KEY: 'too-short' }, 'ENCRYPTION_KEY'],
+      [{ SMTP_URL: 'mail.example' }, 'SMTP_URL'],
+    ];
+    for (const [env, variable] of cases) {
+      const message = reason({ DATA_DIR: dir, ...env });
+      expect(message, JSON.stringify(env)).toContain(variable);
+      expect(message).not.toContain('\n');
+    }
+  });
+
+  it('accepts the scaled shape with its secrets', () => {
+    const config = loadConfig({
+      DATA_DIR: tempDir(),
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/app',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      JWT_SECRET: 'x'.repeat(40),
+      ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+      ADMIN_EMAIL: 'Root@Example.test',
+      ADMIN_PASSWORD: 'long-password',
+    });
+    expect(config.encryptionKey.equals(Buffer.alloc(32, 7))).toBe(true);
+    expect(config.admin).toEqual({ email: 'root@example.test', password: 'long-password' });
+  });
+});

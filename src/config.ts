@@ -1,0 +1,141 @@
+// The configuration contract (DESIGN.md): read once at start, validated, typed.
+// A bad value stops the process with a one-line reason naming the variable.
+// Secrets have no default here: the embedded shape generates them once into DATA_DIR.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+
+const envSchema = z.object({
+  /** Port of the HTTP server; Socket.IO listens on the same port under /socket.io. */
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** Interface to bind. */
+  HOST: z.string().min(1).default('0.0.0.0'),
+  /** Base URL used in mails and links. Defaults to http://localhost:$PORT. */
+  PUBLIC_URL: optionalString.pipe(z.url().optional()),
+  /** Embedded database, files, outbox and generated secrets live here. */
+  DATA_DIR: z.string().min(1).default('./data'),
+  /** PostgreSQL server; unset means PGlite inside DATA_DIR. */
+  DATABASE_URL: optionalString.pipe(z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres://').optional()),
+  /** Redis for the Socket.IO adapter, pub/sub and the rate-limit store; unset means one process. */
+  REDIS_URL: optionalString.pipe(z.string().regex(/^rediss?:\/\//, 'must start with redis://').optional()),
+  /** Token signing secret (at least 32 characters). Generated into DATA_DIR when embedded. */
+  JWT_SECRET: optionalString.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
+  /** 32-byte key for secrets at rest, as 64 hex characters or base64. Generated when embedded. */
+  ENCRYPTION_KEY: optionalString,
+  /** First super admin, created on a database with no user. */
+  ADMIN_EMAIL: optionalString.pipe(z.email().optional()),
+  ADMIN_PASSWORD: optionalString.pipe(z.string().min(8, 'must be at least 8 characters').optional()),
+  /** Any OpenAI-compatible endpoint; unset means the built-in local model. */
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: optionalString.pipe(z.url().optional()),
+  DEFAULT_MODEL: optionalString,
+  EMBEDDING_MODEL: optionalString,
+  /** SMTP transport, e.g. smtp://user:pass@host:587; unset means .eml files in DATA_DIR/outbox. */
+  SMTP_URL: optionalString.pipe(z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://').optional()),
+  MAIL_FROM: z.string().min(3).default('Digital Twin <no-reply@localhost>'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Largest JSON body accepted, in bytes. */
+  BODY_LIMIT: z.coerce.number().int().min(1024).default(1_048_576),
+  /** Largest uploaded file, in bytes. */
+  UPLOAD_LIMIT: z.coerce.number().int().min(1024).default(26_214_400),
+  /** How long in-flight requests may run after SIGTERM before the process exits, in ms. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+});
+
+export type ProcessRole = 'all' | 'api' | 'worker';
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  jwtSecret: string;
+  encryptionKey: Buffer;
+  admin?: { email: string; password: string };
+  model: { apiKey?: string; baseUrl?: string; defaultModel?: string; embeddingModel?: string };
+  mail: { smtpUrl?: string; from: string };
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  bodyLimit: number;
+  uploadLimit: number;
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once. Throws ConfigError with a one-line reason naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const variable = issue.path.join('.') || 'environment';
+    throw new ConfigError(`Invalid configuration: ${variable} ${issue.message}`);
+  }
+  const vars = parsed.data;
+  const dataDir = path.resolve(vars.DATA_DIR);
+
+  if (vars.DATABASE_URL && (!vars.JWT_SECRET || !vars.ENCRYPTION_KEY)) {
+    const missing = !vars.JWT_SECRET ? 'JWT_SECRET' : 'ENCRYPTION_KEY';
+    throw new ConfigError(`Invalid configuration: ${missing} is required when DATABASE_URL is set`);
+  }
+  if (Boolean(vars.ADMIN_EMAIL) !== Boolean(vars.ADMIN_PASSWORD)) {
+    const missing = vars.ADMIN_EMAIL ? 'ADMIN_PASSWORD' : 'ADMIN_EMAIL';
+    throw new ConfigError(`Invalid configuration: ${missing} is required when the other admin variable is set`);
+  }
+
+  const generated = vars.JWT_SECRET && vars.ENCRYPTION_KEY ? undefined : embeddedSecrets(dataDir);
+  const jwtSecret = vars.JWT_SECRET ?? generated!.jwtSecret;
+  const encryptionKey = parseKey(vars.ENCRYPTION_KEY ?? generated!.encryptionKey);
+
+  return {
+    port: vars.PORT,
+    host: vars.HOST,
+    publicUrl: (vars.PUBLIC_URL ?? `http://localhost:${vars.PORT}`).replace(/\/$/, ''),
+    dataDir,
+    databaseUrl: vars.DATABASE_URL,
+    redisUrl: vars.REDIS_URL,
+    jwtSecret,
+    encryptionKey,
+    admin: vars.ADMIN_EMAIL && vars.ADMIN_PASSWORD ? { email: vars.ADMIN_EMAIL.toLowerCase(), password: vars.ADMIN_PASSWORD } : undefined,
+    model: {
+      apiKey: vars.OPENAI_API_KEY,
+      baseUrl: vars.OPENAI_BASE_URL,
+      defaultModel: vars.DEFAULT_MODEL,
+      embeddingModel: vars.EMBEDDING_MODEL,
+    },
+    mail: { smtpUrl: vars.SMTP_URL, from: vars.MAIL_FROM },
+    logLevel: vars.LOG_LEVEL,
+    bodyLimit: vars.BODY_LIMIT,
+    uploadLimit: vars.UPLOAD_LIMIT,
+    shutdownGraceMs: vars.SHUTDOWN_GRACE_MS,
+  };
+}
+
+function parseKey(raw: string): Buffer {
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) {
+    throw new ConfigError('Invalid configuration: ENCRYPTION_KEY must be 32 bytes (64 hex characters or base64)');
+  }
+  return key;
+}
+
+/** Secrets of the embedded shape: made once, kept in DATA_DIR/secrets.json (mode 0600). */
+function embeddedSecrets(dataDir: string): { jwtSecret: string; encryptionKey: string } {
+  const file = path.join(dataDir, 'secrets.json');
+  if (existsSync(file)) {
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as { jwtSecret?: string; encryptionKey?: string };
+    if (stored.jwtSecret && stored.encryptionKey) return { jwtSecret: stored.jwtSecret, encryptionKey: stored.encryptionKey };
+    throw new ConfigError(`Invalid configuration: ${file} is incomplete; remove it to generate new secrets`);
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const secrets = { jwtSecret: randomBytes(48).toString('base64url'), encryptionKey: randomBytes(32).toString('hex') };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600, flag: 'wx' });
+  return secrets;
+}

@@ -1,0 +1,111 @@
+// Sign-in, session tokens and sign-out. Every token names a server-side session, so revoking the
+// session (sign-out, admin deletion, password change) stops the token at once.
+import type { Database } from '../../platform/db/client.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { ForbiddenError, UnauthorizedError } from '../../platform/http/errors.js';
+import { permissionsFor } from '../users/permissions.js';
+import type { ProfileService } from '../users/profile.service.js';
+import type { ProfileWire } from '../users/profile.schemas.js';
+import { findUserByEmail } from '../users/users.repo.js';
+import type { UserRow } from '../users/users.tables.js';
+import { verifyPassword } from './passwords.js';
+import type { SessionCache } from './session-cache.js';
+import { findSessionContext, insertSession, revokeSession } from './sessions.repo.js';
+import { TOKEN_LIFETIME_SECONDS, type TokenSigner } from './tokens.js';
+
+export const INVALID_CREDENTIALS = 'Invalid email or password';
+
+export interface ClientInfo {
+  ip: string;
+  userAgent: string;
+}
+
+export interface SignedIn {
+  token: string;
+  profile: ProfileWire;
+}
+
+export interface AuthServiceDeps {
+  db: Database;
+  tokens: TokenSigner;
+  profiles: ProfileService;
+  cache: SessionCache;
+}
+
+export function createAuthService({ db, tokens, profiles, cache }: AuthServiceDeps) {
+  async function openSession(
+    user: UserRow,
+    client: ClientInfo,
+    scope: { kind: 'full' | 'launch'; institutionId?: string | null } = { kind: 'full' },
+  ): Promise<SignedIn> {
+    const session = await insertSession(db, {
+      userId: user.id,
+      kind: scope.kind,
+      institutionId: scope.institutionId ?? user.currentInstitutionId,
+      ip: client.ip,
+      userAgent: client.userAgent.slice(0, 512),
+      expiresAt: new Date(Date.now() + TOKEN_LIFETIME_SECONDS * 1000),
+    });
+    const token = await tokens.sign({ userId: user.id, sessionId: session.id });
+    const profile = await profiles.load(user.id, scope.kind === 'launch' ? { institutionId: session.institutionId } : {});
+    return { token, profile };
+  }
+
+  /** Checks email and password; the failure never says which of the two was wrong. */
+  async function checkCredentials(email: string, password: string): Promise<UserRow> {
+    const user = await findUserByEmail(db, email);
+    const valid = await verifyPassword(user?.passwordHash, password);
+    if (!user || !valid) throw new UnauthorizedError(INVALID_CREDENTIALS, 'INVALID_CREDENTIALS');
+    if (user.status === 'inactive' || user.status === 'deleted') {
+      throw new ForbiddenError('This account is inactive', 'ACCOUNT_INACTIVE');
+    }
+    return user;
+  }
+
+  async function verify(token: string): Promise<Actor | null> {
+    const cached = cache.get(token);
+    if (cached) return cached;
+    const actor = await resolve(token);
+    if (actor) cache.set(token, actor);
+    return actor;
+  }
+
+  async function resolve(token: string): Promise<Actor | null> {
+    const claims = await tokens.verify(token);
+    if (!claims) return null;
+    const context = await findSessionContext(db, claims.sessionId, claims.userId);
+    if (!context || context.status === 'inactive' || context.status === 'deleted') return null;
+    const launch = context.kind === 'launch' && context.sessionInstitutionId;
+    const institutionId = launch ? context.sessionInstitutionId : context.currentInstitutionId;
+    // A launch session has user rights in its twin only, whatever the account's type (behaviour 16).
+    const accountType = launch ? 'user' : context.accountType;
+    const role = launch ? (context.role ? 'user' : null) : context.role;
+    return {
+      userId: context.userId,
+      sessionId: context.sessionId,
+      email: context.email,
+      accountType,
+      institutionId,
+      role,
+      permissions: launch ? [] : permissionsFor(accountType, role ?? undefined, context.grants ?? []),
+      launchScope: launch ? { institutionId: context.sessionInstitutionId! } : null,
+      mustChangePassword: context.mustChangePassword,
+    };
+  }
+
+  return {
+    openSession,
+    checkCredentials,
+    verify,
+    async signIn(email: string, password: string, client: ClientInfo): Promise<SignedIn> {
+      const user = await checkCredentials(email, password);
+      return openSession(user, client);
+    },
+    async signOut(actor: Actor): Promise<void> {
+      await revokeSession(db, actor.sessionId);
+      await cache.invalidate({ sessionIds: [actor.sessionId] });
+    },
+  };
+}
+
+export type AuthService = ReturnType<typeof createAuthService>;

@@ -1,0 +1,23 @@
+// Server-side sessions: every JWT names one, so signing out or deleting it revokes the token at once.
+import { index, pgTable, text } from 'drizzle-orm/pg-core';
+import { createdAt, idColumn, refColumn, timestampColumn } from '../../platform/db/columns.js';
+
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: idColumn(),
+    userId: refColumn('user_id').notNull(),
+    /** The twin the session was opened in; launch sessions are confined to it. */
+    institutionId: refColumn('institution_id'),
+    /** 'full', or 'launch' (restricted to one twin until the person steps up, behaviour 16). */
+    kind: text('kind', { enum: ['full', 'launch'] }).notNull().default('full'),
+    ip: text('ip').notNull().default(''),
+    userAgent: text('user_agent').notNull().default(''),
+    createdAt: createdAt(),
+    expiresAt: timestampColumn('expires_at').notNull(),
+    revokedAt: timestampColumn('revoked_at'),
+  },
+  (t) => [index('sessions_institution_idx').on(t.institutionId, t.createdAt), index('sessions_user_idx').on(t.userId)],
+);
+
+export type SessionRow = typeof sessions.$inferSelect;

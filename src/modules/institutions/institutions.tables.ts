@@ -1,0 +1,73 @@
+// Twins (institutions) and memberships: the tenants and who belongs to them with which role.
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { amount, createdAt, idColumn, refColumn, stringList, timestampColumn, updatedAt } from '../../platform/db/columns.js';
+
+export const institutions = pgTable(
+  'institutions',
+  {
+    id: idColumn(),
+    name: text('name').notNull(),
+    ainame: text('ainame').notNull().default(''),
+    picture: text('picture').notNull().default(''),
+    pictureBg: text('picture_bg').notNull().default(''),
+    pictureAnimated: text('picture_animated').notNull().default(''),
+    pictureDarkBg: text('picture_dark_bg').notNull().default(''),
+    about: text('about').notNull().default(''),
+    voiceAgentId: text('voice_agent_id').notNull().default(''),
+    status: text('status', { enum: ['active', 'inactive'] }).notNull().default('active'),
+    /** Who may join without an invitation: 'closed' (nobody) or 'open'. */
+    allowJoining: text('allow_joining').notNull().default('closed'),
+    joiningAdminOnly: boolean('joining_admin_only').notNull().default(false),
+    rtVoice: text('rt_voice').notNull().default(''),
+    questionType: text('question_type').notNull().default(''),
+    credits: amount('credits'),
+    creditsUsed: amount('credits_used'),
+    creditAward: amount('credit_award'),
+    poolCredits: boolean('pool_credits').notNull().default(false),
+    maxCompletionTokens: integer('max_completion_tokens').notNull().default(4096),
+    maxFiles: integer('max_files').notNull().default(100),
+    disableFileUploadForUser: boolean('disable_file_upload_for_user').notNull().default(false),
+    personalisationAsked: boolean('personalisation_asked').notNull().default(false),
+    locationEnabled: boolean('location_enabled').notNull().default(false),
+    rtEnabled: boolean('rt_enabled').notNull().default(false),
+    rtAdminOnly: boolean('rt_admin_only').notNull().default(false),
+    displayAgentDetails: boolean('display_agent_details').notNull().default(false),
+    disableAssistantsForUser: boolean('disable_assistants_for_user').notNull().default(false),
+    publicId: uuid('public_id').notNull().defaultRandom(),
+    publicAuthorizedUrls: stringList('public_authorized_urls'),
+    invoicesUrls: stringList('invoices_urls'),
+    toolsDisabled: stringList('tools_disabled'),
+    ltiContextIds: stringList('lti_context_ids'),
+    assistantsDisabled: stringList('assistants_disabled'),
+    contactEmail: text('contact_email').notNull().default(''),
+    /** Twins of one account can share assistants with each other (account_shared). */
+    accountId: refColumn('account_id'),
+    /** Provider-token records, `cloudServices.<provider>`, each sealed with the secret box. */
+    cloudServices: jsonb('cloud_services').$type<Record<string, { sealed: string; updatedAt: string }>>().notNull().default(sql`'{}'::jsonb`),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: timestampColumn('deleted_at'),
+  },
+  (t) => [uniqueIndex('institutions_public_id_key').on(t.publicId), index('institutions_account_idx').on(t.accountId)],
+);
+
+export const memberships = pgTable(
+  'memberships',
+  {
+    id: idColumn(),
+    institutionId: refColumn('institution_id').notNull().references(() => institutions.id),
+    userId: refColumn('user_id').notNull(),
+    role: text('role', { enum: ['user', 'admin'] }).notNull().default('user'),
+    /** Grants beyond the role, from the list in permissions.ts. */
+    permissions: stringList('permissions'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('memberships_institution_user_key').on(t.institutionId, t.userId),
+    index('memberships_user_idx').on(t.userId),
+  ],
+);
+
+export type InstitutionRow = typeof institutions.$inferSelect;
+export type MembershipRow = typeof memberships.$inferSelect;

@@ -1,0 +1,28 @@
+// First start: with ADMIN_EMAIL and ADMIN_PASSWORD on a database with no user, create the super admin
+// and a first twin named "Default Twin" with the admin as its member and current twin, in one transaction.
+import { sql } from 'drizzle-orm';
+import type { Database } from '../../platform/db/client.js';
+import { withTransaction } from '../../platform/db/client.js';
+import { insertInstitution, insertMembership } from '../institutions/institutions.repo.js';
+import { hashPassword } from '../auth/passwords.js';
+import { countUsers, insertUser, updateUser } from './users.repo.js';
+
+export const DEFAULT_TWIN_NAME = 'Default Twin';
+
+export async function bootstrapFirstAdmin(
+  db: Database,
+  admin: { email: string; password: string } | undefined,
+): Promise<{ created: boolean; userId?: string; institutionId?: string }> {
+  if (!admin) return { created: false };
+  const passwordHash = await hashPassword(admin.password);
+  return withTransaction(db, async (tx) => {
+    // Several processes may start at once on one server: the lock makes the check-then-create atomic.
+    await tx.execute(sql`select pg_advisory_xact_lock(7240263)`);
+    if ((await countUsers(tx)) > 0) return { created: false };
+    const user = await insertUser(tx, { email: admin.email, passwordHash, accountType: 'super', fname: 'Admin' });
+    const twin = await insertInstitution(tx, { name: DEFAULT_TWIN_NAME, ainame: 'Digital Twin' });
+    await insertMembership(tx, { institutionId: twin.id, userId: user.id, role: 'admin' });
+    await updateUser(tx, user.id, { currentInstitutionId: twin.id });
+    return { created: true, userId: user.id, institutionId: twin.id };
+  });
+}

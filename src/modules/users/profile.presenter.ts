@@ -1,0 +1,100 @@
+// Shapes the sign-in profile field by field from the account, its current twin and its permissions.
+import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import type { InstitutionWire, ProfileWire } from './profile.schemas.js';
+import type { UserRow } from './users.tables.js';
+
+const iso = (value: Date | null): string | null => (value ? value.toISOString() : null);
+
+export function presentInstitution(row: InstitutionRow): InstitutionWire {
+  const creditsTotal = row.credits + row.creditsUsed;
+  return {
+    _id: row.id,
+    id: row.id,
+    name: row.name,
+    picture: row.picture,
+    picture_bg: row.pictureBg,
+    picture_animated: row.pictureAnimated,
+    ainame: row.ainame,
+    status: row.status,
+    allowJoining: row.allowJoining,
+    rtVoice: row.rtVoice,
+    questionType: row.questionType,
+    credits: row.credits,
+    creditAward: row.creditAward,
+    maxCompletionTokens: row.maxCompletionTokens,
+    maxFiles: row.maxFiles,
+    creditsTotal,
+    creditsUsagePct: creditsTotal > 0 ? Math.round((row.creditsUsed / creditsTotal) * 10_000) / 100 : 0,
+    joiningAdminOnly: row.joiningAdminOnly,
+    poolCredits: row.poolCredits,
+    disableFileUploadForUser: row.disableFileUploadForUser,
+    personalisationAsked: row.personalisationAsked,
+    locationEnabled: row.locationEnabled,
+    rtEnabled: row.rtEnabled,
+    rtAdminOnly: row.rtAdminOnly,
+    displayAgentDetails: row.displayAgentDetails,
+    disableAssistantsForUser: row.disableAssistantsForUser,
+    publicId: row.publicId,
+    publicAuthorizedUrls: row.publicAuthorizedUrls,
+    invoices_urls: row.invoicesUrls,
+    toolsDisabled: row.toolsDisabled,
+    ltiContextIds: row.ltiContextIds,
+    assistantsDisabled: row.assistantsDisabled,
+    contactEmail: row.contactEmail,
+  };
+}
+
+export interface ProfileParts {
+  user: UserRow;
+  institution: InstitutionRow | null;
+  permissions: readonly string[];
+  /** Favorite assistants as records when populated, else their ids. */
+  favoriteAssistants?: unknown[];
+}
+
+export function presentProfile({ user, institution, permissions, favoriteAssistants }: ProfileParts): ProfileWire {
+  const external = user.external;
+  return {
+    _id: user.id,
+    email: user.email,
+    fname: user.fname,
+    lname: user.lname,
+    picture: user.picture,
+    accountType: user.accountType,
+    permissions: [...permissions],
+    customerId: external.customerId ?? '',
+    lxp_user_id: external.lxp_user_id ?? '',
+    lxp_partner_id: external.lxp_partner_id ?? '',
+    lxp_partner_name: external.lxp_partner_name ?? '',
+    lxp_role_name: external.lxp_role_name ?? '',
+    lxp_user_type: external.lxp_user_type ?? 0,
+    lxp_role_id: external.lxp_role_id ?? 0,
+    credits: user.credits,
+    creditsUsed: user.creditsUsed,
+    plan: user.plan,
+    status: user.status,
+    trial_end: iso(user.trialEnd),
+    current_period_end: iso(user.currentPeriodEnd),
+    created: user.createdAt.toISOString(),
+    trial_used: user.trialUsed,
+    cancel_at_period_end: user.cancelAtPeriodEnd,
+    use_location: user.useLocation,
+    pin_ui: user.pinUi,
+    dark_mode: user.darkMode,
+    referralId: user.referralId,
+    resetCodeId: user.resetCodeId,
+    referrerPaid: user.referrerPaid,
+    invoices_urls: user.invoicesUrls,
+    remember_history_count: user.rememberHistoryCount,
+    max_dialogues: user.maxDialogues,
+    __v: user.version,
+    browser_voice: user.browserVoice,
+    rt_voice: user.rtVoice,
+    mfaEnabled: user.mfaEnabled,
+    mfaMethod: user.mfaMethod,
+    mustChangePassword: user.mustChangePassword,
+    userMemoryEnabled: user.userMemoryEnabled,
+    favoriteAssistants: favoriteAssistants ?? user.favoriteAssistants,
+    institution: institution ? presentInstitution(institution) : null,
+  };
+}

@@ -1,0 +1,37 @@
+// Builds a person's profile: the account, its current twin and the permissions held there.
+import type { Database } from '../../platform/db/client.js';
+import { NotFoundError } from '../../platform/http/errors.js';
+import { permissionsFor } from './permissions.js';
+import { presentProfile } from './profile.presenter.js';
+import type { ProfileWire } from './profile.schemas.js';
+import { findProfileRows } from './users.repo.js';
+import type { UserRow } from './users.tables.js';
+
+/** Later modules fill favorites in (assistant records) without this module knowing their tables. */
+export type FavoritesLoader = (user: UserRow) => Promise<unknown[]>;
+
+export interface ProfileService {
+  load(userId: string, options?: { populateFavorites?: boolean; institutionId?: string | null }): Promise<ProfileWire>;
+  setFavoritesLoader(loader: FavoritesLoader): void;
+}
+
+export function createProfileService(db: Database): ProfileService {
+  let favoritesLoader: FavoritesLoader | undefined;
+  return {
+    setFavoritesLoader(loader) {
+      favoritesLoader = loader;
+    },
+    async load(userId, options = {}) {
+      const found = await findProfileRows(db, userId, options.institutionId);
+      if (!found) throw new NotFoundError('User not found');
+      const { user, institution, membership } = found;
+      const favoriteAssistants = options.populateFavorites && favoritesLoader ? await favoritesLoader(user) : undefined;
+      return presentProfile({
+        user,
+        institution: institution ?? null,
+        permissions: permissionsFor(user.accountType, membership?.role, membership?.permissions ?? []),
+        favoriteAssistants,
+      });
+    },
+  };
+}

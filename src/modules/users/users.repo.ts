@@ -1,0 +1,61 @@
+// Data access for accounts. Every function takes the executor it runs on (database or transaction).
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import type { Executor } from '../../platform/db/client.js';
+import { institutions, memberships, type InstitutionRow, type MembershipRow } from '../institutions/institutions.tables.js';
+import { users, type UserRow } from './users.tables.js';
+
+export type NewUser = typeof users.$inferInsert;
+
+export async function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {
+  const [row] = await db.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
+  return row;
+}
+
+/** Live (not deleted) account by email, case-insensitive. */
+export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(and(sql`lower(${users.email}) = ${email.toLowerCase()}`, isNull(users.deletedAt)))
+    .limit(1);
+  return row;
+}
+
+export async function insertUser(db: Executor, values: NewUser): Promise<UserRow> {
+  const [row] = await db.insert(users).values({ ...values, email: values.email.toLowerCase() }).returning();
+  return row;
+}
+
+export async function updateUser(db: Executor, id: string, values: Partial<NewUser>): Promise<UserRow | undefined> {
+  const [row] = await db
+    .update(users)
+    .set({ ...values, version: sql`${users.version} + 1` })
+    .where(eq(users.id, id))
+    .returning();
+  return row;
+}
+
+export async function countUsers(db: Executor): Promise<number> {
+  const [row] = await db.select({ count: sql<number>`count(*)::int` }).from(users);
+  return row.count;
+}
+
+/**
+ * The account with a twin (its current one unless another is named) and its membership there,
+ * in one round trip: the profile is read on every refresh.
+ */
+export async function findProfileRows(
+  db: Executor,
+  userId: string,
+  institutionId?: string | null,
+): Promise<{ user: UserRow; institution: InstitutionRow | null; membership: MembershipRow | null } | undefined> {
+  const twin = institutionId === undefined ? users.currentInstitutionId : sql`${institutionId}::char(24)`;
+  const [row] = await db
+    .select({ user: users, institution: institutions, membership: memberships })
+    .from(users)
+    .leftJoin(institutions, and(eq(institutions.id, twin), isNull(institutions.deletedAt)))
+    .leftJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.institutionId, twin)))
+    .where(and(eq(users.id, userId), isNull(users.deletedAt)))
+    .limit(1);
+  return row;
+}

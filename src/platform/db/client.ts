@@ -1,0 +1,149 @@
+// One query layer over two drivers: PGlite (embedded, with pgvector) and a PostgreSQL server.
+// Migrations are applied here, in code, under an advisory lock so several processes may start at once.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { sql } from 'drizzle-orm';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
+
+export type Database = PgDatabase<PgQueryResultHKT, Record<string, never>>;
+export type Transaction = PgTransaction<PgQueryResultHKT, Record<string, never>, ExtractTablesWithRelations<Record<string, never>>>;
+/** What a repository runs its queries on: the database, or a transaction a service opened. */
+export type Executor = Database | Transaction;
+
+export type DatabaseKind = 'pglite' | 'postgres';
+
+export interface DatabaseHandle {
+  db: Database;
+  kind: DatabaseKind;
+  /** True when the pgvector extension is installed (always on PGlite). */
+  vector: boolean;
+  /** Raw SQL for libraries that bring their own (pg-boss). Parameterless text may hold several statements. */
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL server URL; without it, PGlite is used. */
+  databaseUrl?: string;
+  /** Folder of the embedded database; ignored when databaseUrl or pglite is given. */
+  dataDir?: string;
+  /** An already-open PGlite (tests load a migrated template into memory). */
+  pglite?: PGlite;
+  /** Pool size for the PostgreSQL server. */
+  poolSize?: number;
+  migrate?: boolean;
+}
+
+export const MIGRATIONS_FOLDER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+const MIGRATION_LOCK = 7_240_262;
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  const handle = options.databaseUrl ? await openPostgres(options.databaseUrl, options.poolSize ?? 10) : await openPglite(options);
+  if (options.migrate !== false) {
+    try {
+      await runMigrations(handle, options.databaseUrl);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+  handle.vector = await enableVector(handle);
+  return handle;
+}
+
+export function createPglite(dataDir?: string, loadDataDir?: Blob): PGlite {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  return new PGlite(dataDir ?? 'memory://', { extensions: { vector }, loadDataDir });
+}
+
+async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  const client = options.pglite ?? createPglite(path.join(options.dataDir ?? './data', 'pglite'));
+  await client.waitReady;
+  const db = drizzlePglite({ client }) as unknown as Database;
+  return {
+    db,
+    kind: 'pglite',
+    vector: true,
+    async executeSql(text, values) {
+      if (!values || values.length === 0) {
+        try {
+          const results = await client.exec(text);
+          return { rows: results.at(-1)?.rows ?? [] };
+        } catch (error) {
+          // A failed statement inside a multi-statement BEGIN…COMMIT would leave the only connection
+          // in an aborted transaction, failing every later query of the process.
+          await client.exec('ROLLBACK').catch(() => {});
+          throw error;
+        }
+      }
+      const result = await client.query(text, values);
+      return { rows: result.rows as any[] };
+    },
+    ping: () => client.query('select 1').then(() => true, () => false),
+    close: () => (client.closed ? Promise.resolve() : client.close()),
+  };
+}
+
+async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+  pool.on('error', () => {}); // an idle client dropped by the server; the pool replaces it
+  await pool.query('select 1');
+  const db = drizzlePg({ client: pool }) as unknown as Database;
+  let closed = false;
+  return {
+    db,
+    kind: 'postgres',
+    vector: false,
+    executeSql: (text, values) => pool.query(text, values as unknown[]),
+    ping: () => pool.query('select 1').then(() => true, () => false),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}
+
+async function runMigrations(handle: DatabaseHandle, databaseUrl?: string): Promise<void> {
+  if (handle.kind === 'pglite') {
+    await migratePglite(handle.db as never, { migrationsFolder: MIGRATIONS_FOLDER });
+    return;
+  }
+  // One client holds the lock for the whole run, so concurrent starters wait instead of racing.
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await migratePg(drizzlePg({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
+  } finally {
+    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    await client.end();
+  }
+}
+
+/** pgvector is used where it exists; Debian's PostgreSQL 15 has none, so retrieval degrades to full text there. */
+async function enableVector(handle: DatabaseHandle): Promise<boolean> {
+  const available = await handle.executeSql(`select 1 from pg_available_extensions where name = 'vector'`, []);
+  if (available.rows.length === 0) return false;
+  try {
+    await handle.db.execute(sql`create extension if not exists vector`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs fn in one transaction. Keep it short: PGlite has a single connection. */
+export function withTransaction<T>(db: Database, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  return db.transaction(fn);
+}

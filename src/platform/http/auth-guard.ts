@@ -1,0 +1,58 @@
+// The auth guard: every route requires a session unless its config says otherwise
+// (`config: { auth: 'none' | 'optional' }`). The token comes from `x-access-token` or
+// `Authorization: Bearer`; a missing, invalid, expired or revoked one answers 401.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Actor } from './actor.js';
+import { UnauthorizedError } from './errors.js';
+
+export type AuthMode = 'required' | 'optional' | 'none' | 'bearer';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** 'required' (default), 'optional', 'none', or 'bearer' (Authorization: Bearer only, as the SSE route). */
+    auth?: AuthMode;
+  }
+  interface FastifyRequest {
+    actor: Actor | null;
+  }
+}
+
+export type VerifyToken = (token: string) => Promise<Actor | null>;
+/** Checks run after the actor is known (launch scope, password change); throw to refuse. */
+export type ActorCheck = (request: FastifyRequest, actor: Actor) => void;
+
+export function readToken(request: FastifyRequest, mode: AuthMode = 'required'): string | null {
+  const authorization = request.headers.authorization;
+  if (typeof authorization === 'string' && /^Bearer\s+/i.test(authorization)) {
+    return authorization.replace(/^Bearer\s+/i, '').trim() || null;
+  }
+  if (mode === 'bearer') return null;
+  const header = request.headers['x-access-token'];
+  return typeof header === 'string' && header.length > 0 ? header : null;
+}
+
+export function registerAuthGuard(app: FastifyInstance, verify: VerifyToken, checks: ActorCheck[] = []): void {
+  app.decorateRequest('actor', null);
+  app.addHook('onRequest', async (request) => {
+    const mode = request.routeOptions.config?.auth ?? 'required';
+    if (mode === 'none' || !request.routeOptions.url) return;
+    const token = readToken(request, mode);
+    if (!token) {
+      if (mode === 'optional') return;
+      throw new UnauthorizedError();
+    }
+    const actor = await verify(token);
+    if (!actor) {
+      if (mode === 'optional') return;
+      throw new UnauthorizedError('Invalid or expired token');
+    }
+    request.actor = actor;
+    for (const check of checks) check(request, actor);
+  });
+}
+
+/** The actor of a route that requires one; the guard has already refused anonymous callers. */
+export function actorOf(request: FastifyRequest): Actor {
+  if (!request.actor) throw new UnauthorizedError();
+  return request.actor;
+}

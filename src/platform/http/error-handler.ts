@@ -1,0 +1,81 @@
+// One place maps every error to the failure body {success: false, message, code?, error?}.
+// Schema errors name the failing field; a 500 says only "Something went wrong" and logs the cause
+// under the request id.
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { AppError } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Message of a 400 schema error on this route when the spec fixes one (e.g. "Invalid Properties"). */
+    validationMessage?: string;
+  }
+}
+
+export interface FailureBody {
+  success: false;
+  message: string;
+  code?: string;
+  error?: string | Record<string, unknown>;
+  [extra: string]: unknown;
+}
+
+export function failure(message: string, code?: string, error?: FailureBody['error']): FailureBody {
+  const body: FailureBody = { success: false, message };
+  if (code) body.code = code;
+  if (error !== undefined) body.error = error;
+  return body;
+}
+
+export function registerErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | AppError | Error, request, reply) => {
+    if (error instanceof AppError) {
+      if (error.status === 429) reply.header('retry-after', '60');
+      return reply.status(error.status).send({ ...failure(error.message, error.code, error.detail), ...error.extra });
+    }
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const context = (error as FastifyError).validationContext ?? 'body';
+      const issues = error.validation.map((issue) => ({
+        field: fieldName(context, issue.instancePath),
+        message: issue.message ?? 'is invalid',
+      }));
+      const first = issues[0];
+      const message =
+        request.routeOptions.config?.validationMessage ?? `Invalid ${first.field}: ${first.message}`;
+      return reply.status(400).send(failure(message, 'VALIDATION_FAILED', { field: first.field, issues }));
+    }
+    if (isResponseSerializationError(error)) {
+      request.log.error({ err: error, reqId: request.id }, 'response did not match its schema');
+      return reply.status(500).send(failure('Something went wrong'));
+    }
+    const status = (error as FastifyError).statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      // Fastify's own client errors: malformed JSON, body too large, bad content type, poisoned keys.
+      return reply.status(status).send(failure(clientMessage(error as FastifyError), (error as FastifyError).code));
+    }
+    request.log.error({ err: error, reqId: request.id }, 'request failed');
+    return reply.status(500).send(failure('Something went wrong'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.status(404).send(failure(`Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND'));
+  });
+}
+
+function fieldName(context: string, instancePath: string): string {
+  const path = instancePath.replace(/^\//, '').replace(/\//g, '.');
+  return path ? `${context}.${path}` : context;
+}
+
+function clientMessage(error: FastifyError): string {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'Request body is too large';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'Unsupported content type';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'Body cannot be empty when content-type is application/json';
+    default:
+      return error.message;
+  }
+}

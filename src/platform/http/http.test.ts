@@ -1,0 +1,140 @@
+// The HTTP platform as a client sees it: failure shapes, schema errors naming the field, 404 JSON,
+// a plain 500, refused operator and prototype keys, malformed ids, size limit, headers, CORS.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { idParams } from './schemas.js';
+import { startTestApp, type TestApp } from '../../../test/support/app.js';
+
+let t: TestApp;
+const received: unknown[] = [];
+
+beforeAll(async () => {
+  t = await startTestApp({
+    env: { BODY_LIMIT: '2048' },
+    beforeReady: (app) => {
+      app.post(
+        '/api/test-only/echo/:id',
+        {
+          config: { auth: 'none' },
+          schema: { params: idParams, body: z.object({ name: z.string().min(2), nested: z.object({ size: z.number() }).optional() }) },
+        },
+        async (request) => {
+          received.push(request.body);
+          return { success: true, body: request.body };
+        },
+      );
+      app.get('/api/test-only/boom', { config: { auth: 'none' } }, async () => {
+        throw new Error('database exploded: secret detail');
+      });
+    },
+  });
+});
+afterAll(() => t.close());
+
+const echo = (payload: unknown, id = 'aaaaaaaaaaaaaaaaaaaaaaaa') =>
+  t.app.inject({ method: 'POST', url: `/api/test-only/echo/${id}`, payload: payload as object });
+
+describe('failure bodies', () => {
+  it('names the failing field of a schema error with a 400', async () => {
+    const response = await echo({ name: 'x' });
+    expect(response.statusCode).toBe(400);
+    const body = response.json();
+    expect(body).toMatchObject({ success: false, code: 'VALIDATION_FAILED', error: { field: 'body.name' } });
+    expect(body.message).toContain('body.name');
+  });
+
+  it('names a nested field', async () => {
+    const response = await echo({ name: 'ok', nested: { size: 'big' } });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error.field).toBe('body.nested.size');
+  });
+
+  it('drops unknown keys instead of applying them', async () => {
+    const response = await echo({ name: 'ok', admin: true });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().body).toEqual({ name: 'ok' });
+  });
+
+  it('refuses update operators at any depth with 400', async () => {
+    for (const payload of [{ name: 'ok', $set: { admin: true } }, { name: 'ok', nested: { $gt: 1 } }]) {
+      const response = await echo(payload);
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({ success: false, code: 'FORBIDDEN_KEY' });
+    }
+  });
+
+  it('refuses __proto__ and constructor keys with 400', async () => {
+    const proto = await t.app.inject({
+      method: 'POST',
+      url: '/api/test-only/echo/aaaaaaaaaaaaaaaaaaaaaaaa',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name":"ok","__proto__":{"admin":true}}',
+    });
+    expect(proto.statusCode).toBe(400);
+    expect(proto.json().success).toBe(false);
+    const ctor = await echo({ name: 'ok', constructor: { name: 'x' } });
+    expect(ctor.statusCode).toBe(400);
+    expect(ctor.json().success).toBe(false);
+  });
+
+  it('answers a malformed 24-hex id in a path with 400, never 500', async () => {
+    for (const id of ['123', 'zzzzzzzzzzzzzzzzzzzzzzzz', 'AAAAAAAAAAAAAAAAAAAAAAAAA']) {
+      const response = await echo({ name: 'ok' }, id);
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error.field).toBe('params.id');
+    }
+  });
+
+  it('answers unknown routes with a JSON 404', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/api/nothing/here' });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toMatchObject({ success: false, code: 'ROUTE_NOT_FOUND' });
+  });
+
+  it('hides the cause of a 500 behind "Something went wrong"', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/api/test-only/boom' });
+    expect(response.statusCode).toBe(500);
+    expect(response.json()).toEqual({ success: false, message: 'Something went wrong' });
+    expect(response.body).not.toContain('secret detail');
+  });
+
+  it('refuses malformed JSON with 400 and an oversized body with 413', async () => {
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/api/test-only/echo/aaaaaaaaaaaaaaaaaaaaaaaa',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name":',
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ success: false, code: 'INVALID_JSON' });
+    const big = await echo({ name: 'x'.repeat(4096) });
+    expect(big.statusCode).toBe(413);
+    expect(big.json()).toMatchObject({ success: false, message: 'Request body is too large' });
+  });
+
+  it('leaves nothing half-applied: a refused request never reaches the handler', async () => {
+    const before = received.length;
+    await echo({ name: 'ok', $where: '1' });
+    await echo({ name: 'x' });
+    expect(received.length).toBe(before);
+  });
+});
+
+describe('headers', () => {
+  it('sends helmet headers and a request id', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/api/test' });
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['x-frame-options']).toBeDefined();
+    expect(response.headers['strict-transport-security']).toBeDefined();
+  });
+
+  it('answers CORS preflight requests', async () => {
+    const response = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/auth/signin',
+      headers: { origin: 'https://school.example', 'access-control-request-method': 'POST' },
+    });
+    expect(response.statusCode).toBe(204);
+    expect(response.headers['access-control-allow-origin']).toBe('https://school.example');
+  });
+});

@@ -1,0 +1,35 @@
+// Schema pieces every route family uses: ids in paths, the failure body, success envelopes.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { OBJECT_ID_PATTERN } from '../ids/ids.js';
+
+/** The Fastify instance every module registers its routes on. */
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+
+export const objectId = z.string().regex(OBJECT_ID_PATTERN, 'must be 24 hexadecimal characters');
+export const idParams = z.object({ id: objectId });
+
+export const failureSchema = z
+  .object({
+    success: z.literal(false),
+    message: z.string(),
+    code: z.string().optional(),
+    error: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
+  })
+  .passthrough()
+  .describe('Failure body');
+
+/** Failure bodies for the listed statuses, for a route's response schema and the OpenAPI document. */
+export function failures<const S extends number>(...statuses: S[]): Record<S, typeof failureSchema> {
+  return Object.fromEntries(statuses.map((status) => [status, failureSchema])) as Record<S, typeof failureSchema>;
+}
+
+export const messageSchema = z.object({ success: z.literal(true), message: z.string() });
+
+export const paginationQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  search: z.string().trim().max(200).optional(),
+});

@@ -1,0 +1,46 @@
+// Opens the platform pieces of one process from the configuration (database, bus, mail, storage,
+// jobs, secrets), choosing the embedded or scaled adapter of each, and closes them in reverse order.
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.js';
+import { createSecretBox, type SecretBox } from './crypto/secrets.js';
+import { openDatabase, type DatabaseHandle } from './db/client.js';
+import { createJobQueue, type JobQueue } from './jobs/queue.js';
+import { createMailer, type Mailer } from './mail/mailer.js';
+import { createEventBus, type EventBus } from './realtime/bus.js';
+import { createLocalStorage, type FileStorage } from './storage/storage.js';
+
+export interface Platform {
+  config: Config;
+  database: DatabaseHandle;
+  bus: EventBus;
+  mailer: Mailer;
+  storage: FileStorage;
+  jobs: JobQueue;
+  secrets: SecretBox;
+}
+
+export async function openPlatform(config: Config, logger: Pick<FastifyBaseLogger, 'info' | 'error'>): Promise<Platform> {
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  logger.info(
+    { database: database.kind, vector: database.vector },
+    database.vector ? 'retrieval: hybrid (full text + pgvector)' : 'retrieval: full text only (pgvector is not installed)',
+  );
+  const bus = await createEventBus({ redisUrl: config.redisUrl });
+  return {
+    config,
+    database,
+    bus,
+    mailer: createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, outboxDir: path.join(config.dataDir, 'outbox'), logger }),
+    storage: createLocalStorage(path.join(config.dataDir, 'files')),
+    jobs: createJobQueue(database, { logger }),
+    secrets: createSecretBox(config.encryptionKey),
+  };
+}
+
+export async function closePlatform(platform: Platform): Promise<void> {
+  await platform.jobs.stop({ graceful: true, timeoutMs: 5_000 }).catch(() => {});
+  await platform.bus.close().catch(() => {});
+  await platform.mailer.close().catch(() => {});
+  await platform.database.close();
+}

@@ -1,0 +1,104 @@
+// Blob storage for uploaded files under one root folder (DATA_DIR/files).
+// Keys are made by the service (newStorageKey), never from a user's file name, and are validated
+// again here so a bad key cannot escape the root; writes are atomic (temp file, then rename).
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { randomBytes } from 'node:crypto';
+import { newId } from '../ids/ids.js';
+
+export type StorageBody = Buffer | NodeJS.ReadableStream | AsyncIterable<Uint8Array>;
+
+export interface FileStorage {
+  /** Stores the body under key, replacing any previous file; the key never holds a partial file. */
+  put(key: string, body: StorageBody): Promise<{ size: number }>;
+  /** A stream of the file; a missing key surfaces as an ENOENT 'error' event on the stream. */
+  get(key: string): Readable;
+  read(key: string): Promise<Buffer>;
+  /** Deleting a missing key is not an error. */
+  delete(key: string): Promise<void>;
+  exists(key: string): Promise<boolean>;
+}
+
+// Segments are lowercase, digits, '_' and '-', separated by single '/'; no empty segment and no
+// dot at all, which rules out '..', hidden files and clashes with our '.tmp' files.
+const KEY_PATTERN = /^[a-z0-9_-]+(?:\/[a-z0-9_-]+)*$/;
+const MAX_KEY_LENGTH = 512;
+
+export function assertValidKey(key: string): void {
+  if (typeof key !== 'string' || key.length > MAX_KEY_LENGTH || !KEY_PATTERN.test(key)) {
+    throw new Error(`Invalid storage key: ${JSON.stringify(key)}`);
+  }
+}
+
+/** e.g. `avatars/2026/11/<24-hex>`: year/month spreads files over folders and helps cleanup by age. */
+export function newStorageKey(prefix?: string): string {
+  const now = new Date();
+  const year = String(now.getUTCFullYear());
+  const month = String(now.getUTCMonth() + 1).padStart(2, '0');
+  const key = [prefix, year, month, newId()].filter((part) => part !== undefined && part !== '').join('/');
+  assertValidKey(key);
+  return key;
+}
+
+export function createLocalStorage(rootDir: string): FileStorage {
+  const root = path.resolve(rootDir);
+
+  function pathFor(key: string): string {
+    assertValidKey(key);
+    const full = path.join(root, ...key.split('/'));
+    // Belt and braces: the pattern already forbids escaping, but a path check costs nothing.
+    if (!full.startsWith(root + path.sep)) throw new Error(`Invalid storage key: ${JSON.stringify(key)}`);
+    return full;
+  }
+
+  return {
+    async put(key, body) {
+      const target = pathFor(key);
+      await mkdir(path.dirname(target), { recursive: true });
+      // Same folder as the target, so rename stays on one filesystem and is atomic.
+      const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+      try {
+        // flush: fsync before rename, so a power cut cannot leave an empty file under the key.
+        if (Buffer.isBuffer(body)) {
+          await writeFile(temp, body, { flag: 'wx', flush: true });
+        } else {
+          await pipeline(body, createWriteStream(temp, { flags: 'wx', flush: true }));
+        }
+        const { size } = await stat(temp);
+        await rename(temp, target);
+        return { size };
+      } catch (error) {
+        await rm(temp, { force: true });
+        throw error;
+      }
+    },
+
+    get(key) {
+      return createReadStream(pathFor(key));
+    },
+
+    async read(key) {
+      return readFile(pathFor(key));
+    },
+
+    async delete(key) {
+      try {
+        await unlink(pathFor(key));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    },
+
+    async exists(key) {
+      try {
+        return (await stat(pathFor(key))).isFile();
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw error;
+      }
+    },
+  };
+}

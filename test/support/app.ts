@@ -1,0 +1,73 @@
+// Boots the real app for a test file: its own cloned database, real bus/mail/storage/jobs adapters
+// (Redis bus when TEST_REDIS_URL is set), silent logs, fakes only at the network edge.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createSecretBox } from '../../src/platform/crypto/secrets.js';
+import { createJobQueue } from '../../src/platform/jobs/queue.js';
+import { createMailer } from '../../src/platform/mail/mailer.js';
+import type { App } from '../../src/platform/http/schemas.js';
+import type { Platform } from '../../src/platform/platform.js';
+import { createEventBus } from '../../src/platform/realtime/bus.js';
+import { createLocalStorage } from '../../src/platform/storage/storage.js';
+import { openTestDatabase, type TestDatabase } from './database.js';
+
+export interface TestApp {
+  app: App;
+  platform: Platform & { database: TestDatabase };
+  config: Config;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  /** Start the job workers (off by default: most tests do not need them polling). */
+  workers?: boolean;
+  /** Adds routes or hooks before the app is ready (tests of the HTTP platform). */
+  beforeReady?: (app: App) => void | Promise<void>;
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-app-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'silent',
+    REDIS_URL: process.env.TEST_REDIS_URL ?? '',
+    ...options.env,
+  });
+  const database = await openTestDatabase();
+  const bus = await createEventBus({ redisUrl: config.redisUrl });
+  const platform = {
+    config,
+    database,
+    bus,
+    mailer: createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, outboxDir: path.join(dataDir, 'outbox') }),
+    storage: createLocalStorage(path.join(dataDir, 'files')),
+    jobs: createJobQueue(database, { pollingIntervalSeconds: 0.5 }),
+    secrets: createSecretBox(config.encryptionKey),
+  };
+  const app = await buildApp({ ...platform, logger: false });
+  await options.beforeReady?.(app);
+  await app.ready();
+  if (options.workers) await platform.jobs.start({ work: true });
+  return {
+    app,
+    platform,
+    config,
+    dataDir,
+    async close() {
+      await app.close();
+      await platform.jobs.stop({ graceful: false, timeoutMs: 2_000 }).catch(() => {});
+      await bus.close();
+      await platform.mailer.close();
+      await database.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

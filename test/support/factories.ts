@@ -1,0 +1,52 @@
+// Factories with overrides: they create missing parents and make unique data.
+import { randomBytes } from 'node:crypto';
+import type { Database } from '../../src/platform/db/client.js';
+import { hashPassword } from '../../src/modules/auth/passwords.js';
+import { insertInstitution, insertMembership, type NewInstitution } from '../../src/modules/institutions/institutions.repo.js';
+import type { InstitutionRow, MembershipRow } from '../../src/modules/institutions/institutions.tables.js';
+import { insertUser, updateUser, type NewUser } from '../../src/modules/users/users.repo.js';
+import type { UserRow } from '../../src/modules/users/users.tables.js';
+import type { App } from '../../src/platform/http/schemas.js';
+
+export const DEFAULT_PASSWORD = 'correct horse battery staple';
+let sequence = 0;
+const unique = () => `${++sequence}${randomBytes(3).toString('hex')}`;
+let cachedHash: Promise<string> | undefined;
+
+export function buildInstitution(db: Database, overrides: Partial<NewInstitution> = {}): Promise<InstitutionRow> {
+  return insertInstitution(db, { name: `Twin ${unique()}`, ainame: 'Twin AI', ...overrides });
+}
+
+export interface BuiltUser {
+  user: UserRow;
+  institution: InstitutionRow | null;
+  membership: MembershipRow | null;
+  password: string;
+}
+
+/**
+ * A person with a password, a member of `institution` (created when not given) with `role`,
+ * and that twin as current. `institution: null` makes a person with no twin.
+ */
+export async function buildUser(
+  db: Database,
+  overrides: Partial<NewUser> & { password?: string; institution?: InstitutionRow | null; role?: 'user' | 'admin'; grants?: string[] } = {},
+): Promise<BuiltUser> {
+  const { password, institution: given, role = 'user', grants = [], ...fields } = overrides;
+  const passwordHash = password ? await hashPassword(password) : await (cachedHash ??= hashPassword(DEFAULT_PASSWORD));
+  const institution = given === undefined ? await buildInstitution(db) : given;
+  let user = await insertUser(db, { email: `person-${unique()}@example.test`, fname: 'Test', lname: 'Person', passwordHash, ...fields });
+  let membership: MembershipRow | null = null;
+  if (institution) {
+    membership = await insertMembership(db, { institutionId: institution.id, userId: user.id, role, permissions: grants });
+    user = (await updateUser(db, user.id, { currentInstitutionId: institution.id }))!;
+  }
+  return { user, institution, membership, password: password ?? DEFAULT_PASSWORD };
+}
+
+/** Signs in through the real route and returns the token. */
+export async function signIn(app: App, email: string, password = DEFAULT_PASSWORD): Promise<string> {
+  const response = await app.inject({ method: 'POST', url: '/api/auth/signin', payload: { email, password } });
+  if (response.statusCode !== 200) throw new Error(`sign-in failed: ${response.statusCode} ${response.body}`);
+  return response.json().token as string;
+}

@@ -1,0 +1,51 @@
+// Builds one migrated database template per test run: a PGlite data-dir tarball by default, or a
+// template database on the PostgreSQL server when TEST_DATABASE_URL is set. Each test file clones it.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { createPglite, openDatabase } from '../../src/platform/db/client.js';
+import { withDatabase } from './urls.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgliteTemplate: string;
+    postgresTemplate: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dt-test-'));
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) {
+    const pglite = createPglite();
+    const handle = await openDatabase({ pglite });
+    const dump = await pglite.dumpDataDir('none');
+    const file = path.join(dir, 'template.tar');
+    writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
+    await handle.close();
+    project.provide('pgliteTemplate', file);
+    project.provide('postgresTemplate', '');
+    return () => rmSync(dir, { recursive: true, force: true });
+  }
+
+  const templateName = `dt_template_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${templateName}`);
+  const handle = await openDatabase({ databaseUrl: withDatabase(serverUrl, templateName), poolSize: 1 });
+  await handle.close();
+  project.provide('pgliteTemplate', '');
+  project.provide('postgresTemplate', templateName);
+  return async () => {
+    const leftovers = await admin.query<{ datname: string }>(
+      `select datname from pg_database where datname like $1`,
+      [`dt_t_${process.pid}_%`],
+    );
+    for (const { datname } of leftovers.rows) await admin.query(`drop database if exists ${datname} with (force)`);
+    await admin.query(`drop database if exists ${templateName} with (force)`);
+    await admin.end();
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
