@@ -23,6 +23,8 @@ import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { historyRoutes } from './modules/history/history.routes.js';
+import { createHistoryService } from './modules/history/history.service.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { userRoutes } from './modules/users/users.routes.js';
 
@@ -71,6 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   healthRoutes(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
   authRoutes(app, auth);
   userRoutes(app, profiles);
+  historyRoutes(app, createHistoryService(database.db));
 
   return app;
 }

@@ -292,3 +292,12 @@ export async function deleteFeedback(db: Executor, ids: readonly string[], scope
   const deleted = await db.delete(historyFeedback).where(and(...conditions)).returning({ id: historyFeedback.id });
   return deleted.length;
 }
+
+export async function findFeedback(db: Executor, institutionId: string, historyId: string): Promise<FeedbackRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(historyFeedback)
+    .where(and(eq(historyFeedback.institutionId, institutionId), eq(historyFeedback.historyId, historyId)))
+    .limit(1);
+  return row;
+}
