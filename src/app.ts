@@ -23,6 +23,8 @@ import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { historyAdminRoutes } from './modules/history/history.admin.routes.js';
+import { createHistoryAdminService } from './modules/history/history.admin.service.js';
 import { historyRoutes } from './modules/history/history.routes.js';
 import { createHistoryService } from './modules/history/history.service.js';
 import { createProfileService } from './modules/users/profile.service.js';
@@ -74,6 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   authRoutes(app, auth);
   userRoutes(app, profiles);
   historyRoutes(app, createHistoryService(database.db));
+  historyAdminRoutes(app, createHistoryAdminService(database.db));
 
   return app;
 }

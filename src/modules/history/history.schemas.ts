@@ -145,3 +145,4 @@ export type HistoryDetailWire = z.infer<typeof historyDetailSchema>;
 export type AdminHistoryWire = z.infer<typeof adminHistorySchema>;
 export type AdminFeedbackWire = z.infer<typeof adminFeedbackSchema>;
 export type FeedbackWire = z.infer<typeof feedbackSchema>;
+export type RetrievalEntryWire = z.infer<typeof retrievalEntrySchema>;
