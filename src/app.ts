@@ -18,6 +18,7 @@ import type { Mailer } from './platform/mail/mailer.js';
 import type { FileStorage } from './platform/storage/storage.js';
 import type { SecretBox } from './platform/crypto/secrets.js';
 import type { JobQueue } from './platform/jobs/queue.js';
+import { defineJobs } from './jobs.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
@@ -63,6 +64,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerBodyGuard(app);
   registerMetrics(app);
   await registerOpenApi(app, { version: VERSION, publicUrl: config.publicUrl });
+
+  // Jobs (main.ts defines them itself in a worker, which builds no app).
+  defineJobs(deps);
 
   // Services.
   const profiles = createProfileService(database.db);
