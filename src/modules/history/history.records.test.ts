@@ -5,7 +5,7 @@ import { openTestDatabase, type TestDatabase } from '../../../test/support/datab
 import { buildInstitution, buildUser, type BuiltUser } from '../../../test/support/factories.js';
 import { withTransaction } from '../../platform/db/client.js';
 import { CONFIDENTIAL_SUFFIX, redactConfidential } from './history.detail.js';
-import { finishRecord, recentExchanges, startRecord } from './history.records.js';
+import { finishRecord, recentExchanges, recordToolCall, startRecord } from './history.records.js';
 import { deleteHistory } from './history.repo.js';
 import { conversations, history, type RetrievalEntry } from './history.tables.js';
 
@@ -121,6 +121,24 @@ describe('finishRecord', () => {
 
   it('refuses an unknown record', async () => {
     await expect(finishRecord(database.db, 'f'.repeat(24), { answer: 'a', status: 'complete' })).rejects.toThrow(/does not exist/);
+  });
+});
+
+describe('recordToolCall', () => {
+  it('puts a decided tool call on the message during the turn, and finishRecord keeps it', async () => {
+    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'book it' });
+    const pending = { id: 'call-1', server: 'calendar', tool: 'book', arguments: { at: '10:00' }, status: 'pending' as const };
+    await recordToolCall(database.db, started.id, pending);
+    const decided = await withTransaction(database.db, (tx) =>
+      recordToolCall(tx, started.id, { ...pending, status: 'ok', result: 'booked', approval: { decision: 'approve_conversation', decidedAt: '2031-01-01T00:00:00.000Z' } }),
+    );
+    expect(decided?.toolCalls).toEqual([{ ...pending, status: 'ok', result: 'booked', approval: { decision: 'approve_conversation', decidedAt: '2031-01-01T00:00:00.000Z' } }]);
+    expect(decided?.toolCallCount).toBe(1);
+
+    const finished = await finishRecord(database.db, started.id, { answer: 'Booked.', status: 'complete' });
+    expect(finished.toolCalls).toHaveLength(1);
+    expect(finished.toolCallCount).toBe(1);
+    expect(await recordToolCall(database.db, started.id, { ...pending, id: 'late' })).toBeUndefined();
   });
 });
 

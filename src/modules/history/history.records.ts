@@ -99,11 +99,12 @@ export async function finishRecord(tx: Executor, id: string, input: FinishRecord
     credits: input.credits ?? 0,
   };
   if (current.deletedAt) return updateHistory(tx, id, accounting);
+  // Detail not given keeps what was written during the turn (recordToolCall), else stays empty.
   const detail = {
-    toolCalls: input.toolCalls ?? [],
-    subagents: input.subagents ?? [],
-    ragSearch: storableRetrieval(input.ragSearch ?? []),
-    memories: input.memories ?? [],
+    toolCalls: input.toolCalls ?? current.toolCalls,
+    subagents: input.subagents ?? current.subagents,
+    ragSearch: storableRetrieval(input.ragSearch ?? current.ragSearch),
+    memories: input.memories ?? current.memories,
   };
   const row = await updateHistory(tx, id, {
     ...accounting,
@@ -116,6 +117,19 @@ export async function finishRecord(tx: Executor, id: string, input: FinishRecord
   });
   await touchConversation(tx, row.institutionId, row.conversationId, at);
   return row;
+}
+
+/**
+ * Writes one tool call on a record during the turn (replacing the entry with the same id), so a
+ * decision on an approval card is on the message at once (behaviour 5), not only when the turn ends.
+ * A record already finished or deleted is left alone.
+ */
+export async function recordToolCall(tx: Executor, id: string, entry: ToolCallEntry): Promise<HistoryRow | undefined> {
+  const current = await lockHistory(tx, id);
+  if (!current || current.status !== 'streaming' || current.deletedAt) return undefined;
+  const exists = current.toolCalls.some((call) => call.id === entry.id);
+  const toolCalls = exists ? current.toolCalls.map((call) => (call.id === entry.id ? entry : call)) : [...current.toolCalls, entry];
+  return updateHistory(tx, id, { toolCalls, toolCallCount: toolCalls.length });
 }
 
 /** The last `limit` finished exchanges of the person's conversation, oldest first (remember_history). */

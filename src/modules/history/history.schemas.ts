@@ -23,7 +23,7 @@ const toolCallSchema = z.object({
   tool: z.string(),
   arguments: z.unknown(),
   result: z.unknown().optional(),
-  status: z.enum(['ok', 'error', 'declined']),
+  status: z.enum(['pending', 'ok', 'error', 'declined']),
   approval: z.object({ decision: z.enum(APPROVAL_DECISIONS), decidedAt: z.string() }).optional(),
   startedAt: z.string().optional(),
   durationMs: z.number().optional(),

@@ -20,7 +20,8 @@ export interface ToolCallEntry {
   tool: string;
   arguments: unknown;
   result?: unknown;
-  status: 'ok' | 'error' | 'declined';
+  /** 'pending' while an approval card waits for a decision. */
+  status: 'pending' | 'ok' | 'error' | 'declined';
   approval?: { decision: ApprovalDecision; decidedAt: string };
   startedAt?: string;
   durationMs?: number;
