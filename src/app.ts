@@ -18,11 +18,16 @@ import type { Mailer } from './platform/mail/mailer.js';
 import type { FileStorage } from './platform/storage/storage.js';
 import type { SecretBox } from './platform/crypto/secrets.js';
 import type { JobQueue } from './platform/jobs/queue.js';
+import { defineJobs } from './jobs.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { historyAdminRoutes } from './modules/history/history.admin.routes.js';
+import { createHistoryAdminService } from './modules/history/history.admin.service.js';
+import { historyRoutes } from './modules/history/history.routes.js';
+import { createHistoryService } from './modules/history/history.service.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { userRoutes } from './modules/users/users.routes.js';
 
@@ -60,6 +65,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerMetrics(app);
   await registerOpenApi(app, { version: VERSION, publicUrl: config.publicUrl });
 
+  // Jobs (main.ts defines them itself in a worker, which builds no app).
+  defineJobs(deps);
+
   // Services.
   const profiles = createProfileService(database.db);
   const cache = await createSessionCache(deps.bus);
@@ -71,6 +79,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   healthRoutes(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
   authRoutes(app, auth);
   userRoutes(app, profiles);
+  historyRoutes(app, createHistoryService(database.db));
+  historyAdminRoutes(app, createHistoryAdminService(database.db));
 
   return app;
 }

@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type ProcessRole } from './config.js';
 import { closePlatform, openPlatform } from './platform/platform.js';
 import { bootstrapFirstAdmin } from './modules/users/bootstrap.js';
+import { defineJobs, scheduleJobs } from './jobs.js';
 
 const ROLES: ProcessRole[] = ['all', 'api', 'worker'];
 
@@ -31,7 +32,9 @@ async function main(): Promise<void> {
   if (bootstrap.created) logger.info({ email: config.admin?.email }, 'created the first super admin and "Default Twin"');
 
   const app = role === 'worker' ? undefined : await buildApp({ ...platform, logger: { level: config.logLevel } });
+  if (role === 'worker') defineJobs(platform); // buildApp defines them in the other roles
   await platform.jobs.start({ work: role !== 'api' });
+  await scheduleJobs(platform.jobs);
   if (app) await app.listen({ port: config.port, host: config.host });
   logger.info({ role, port: app ? config.port : undefined }, 'service started');
 

@@ -1,0 +1,172 @@
+// The record API the conversation engine uses (start, finish, recent exchanges), on a real database.
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
+import { buildInstitution, buildUser, type BuiltUser } from '../../../test/support/factories.js';
+import { withTransaction } from '../../platform/db/client.js';
+import { CONFIDENTIAL_SUFFIX, redactConfidential } from './history.detail.js';
+import { finishRecord, recentExchanges, recordToolCall, startRecord } from './history.records.js';
+import { deleteHistory } from './history.repo.js';
+import { conversations, history, type RetrievalEntry } from './history.tables.js';
+
+let database: TestDatabase;
+let person: BuiltUser;
+let other: BuiltUser;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  person = await buildUser(database.db);
+  other = await buildUser(database.db, { institution: person.institution });
+});
+afterAll(() => database.close());
+
+const twin = () => person.institution!.id;
+
+function entry(overrides: Partial<RetrievalEntry> = {}): RetrievalEntry {
+  return { uploadId: 'a'.repeat(24), originalname: 'notes.md', chunkText: 'The moon is made of rock.', chunkIndex: 0, length: 25, score: 0.8, mode: 'RAG', confidential: false, ...overrides };
+}
+
+describe('startRecord', () => {
+  it('opens a streaming record in a new conversation titled after the question', async () => {
+    const record = await withTransaction(database.db, (tx) =>
+      startRecord(tx, { institutionId: twin(), userId: person.user.id, assistantId: 'b'.repeat(24), assistantName: 'Tutor', question: 'What is the moon made of?\nPlease be brief.', models: ['gpt-4o'] }),
+    );
+    expect(record).toMatchObject({ status: 'streaming', question: 'What is the moon made of?\nPlease be brief.', answer: '', assistantName: 'Tutor', models: ['gpt-4o'] });
+    const [conversation] = await database.db.select().from(conversations).where(eq(conversations.id, record.conversationId));
+    expect(conversation).toMatchObject({ institutionId: twin(), userId: person.user.id, title: 'What is the moon made of?' });
+  });
+
+  it('continues the person’s own conversation and moves its last activity', async () => {
+    const first = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'one', at: new Date('2030-01-01T00:00:00Z') });
+    const second = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'two', conversationId: first.conversationId, at: new Date('2030-01-02T00:00:00Z') });
+    expect(second.conversationId).toBe(first.conversationId);
+    const [conversation] = await database.db.select().from(conversations).where(eq(conversations.id, first.conversationId));
+    expect(conversation.lastActivityAt.toISOString()).toBe('2030-01-02T00:00:00.000Z');
+  });
+
+  it('never joins another person’s conversation, nor one of another twin: it starts a new one', async () => {
+    const mine = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'mine' });
+    const theirs = await startRecord(database.db, { institutionId: twin(), userId: other.user.id, question: 'theirs', conversationId: mine.conversationId });
+    expect(theirs.conversationId).not.toBe(mine.conversationId);
+    const elsewhere = await buildInstitution(database.db);
+    const moved = await startRecord(database.db, { institutionId: elsewhere.id, userId: person.user.id, question: 'elsewhere', conversationId: mine.conversationId });
+    expect(moved.conversationId).not.toBe(mine.conversationId);
+  });
+});
+
+describe('finishRecord', () => {
+  it('stores the answer, usage, credits, models, detail and counts', async () => {
+    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'q', models: ['planned'] });
+    const finished = await withTransaction(database.db, (tx) =>
+      finishRecord(tx, started.id, {
+        answer: 'The answer',
+        status: 'complete',
+        usage: { inputTokens: 120, outputTokens: 30, reasoningTokens: 5 },
+        models: ['gpt-4o', 'gpt-4o-mini'],
+        credits: 1.25,
+        toolCalls: [{ id: 't1', server: 'calendar', tool: 'list_events', arguments: { day: 'today' }, result: '3 events', status: 'ok', approval: { decision: 'approve', decidedAt: '2030-01-01T00:00:00.000Z' } }],
+        subagents: [{ id: 's1', name: 'researcher', task: 'look it up', transcript: [{ role: 'assistant', content: 'found it' }], status: 'complete', steps: 2, failedSteps: 0 }],
+        ragSearch: [entry(), entry({ chunkIndex: 1 })],
+        memories: [{ key: 'name', value: 'Ada', shared: false }],
+        reasoning: 'thinking…',
+      }),
+    );
+    expect(finished).toMatchObject({
+      status: 'complete',
+      answer: 'The answer',
+      inputTokens: 120,
+      outputTokens: 30,
+      reasoningTokens: 5,
+      credits: 1.25,
+      models: ['gpt-4o', 'gpt-4o-mini'],
+      toolCallCount: 1,
+      subagentCount: 1,
+      ragSearchCount: 2,
+      memoryCount: 1,
+      ragSearchMode: 'RAG',
+      reasoning: 'thinking…',
+    });
+    expect(finished.toolCalls[0].approval).toEqual({ decision: 'approve', decidedAt: '2030-01-01T00:00:00.000Z' });
+    expect(finished.completedAt).toBeInstanceOf(Date);
+  });
+
+  it('cuts confidential chunk text to its preview before storing it', async () => {
+    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'q' });
+    const secret = 'S'.repeat(250);
+    const finished = await finishRecord(database.db, started.id, {
+      answer: 'a',
+      status: 'complete',
+      ragSearch: [entry({ chunkText: secret, length: 250, confidential: true }), entry({ chunkText: 'short secret', confidential: true })],
+    });
+    expect(finished.ragSearch[0].chunkText).toBe('S'.repeat(100) + CONFIDENTIAL_SUFFIX);
+    expect(finished.ragSearch[0].length).toBe(250);
+    expect(finished.ragSearch[1].chunkText).toBe('short secret');
+    const [stored] = await database.db.select().from(history).where(eq(history.id, started.id));
+    expect(JSON.stringify(stored.ragSearch)).not.toContain('S'.repeat(101));
+  });
+
+  it('is idempotent: a finished record is returned unchanged', async () => {
+    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'q' });
+    await finishRecord(database.db, started.id, { answer: 'first', status: 'cancelled', credits: 0.5 });
+    const again = await finishRecord(database.db, started.id, { answer: 'second', status: 'complete', credits: 9 });
+    expect(again).toMatchObject({ answer: 'first', status: 'cancelled', credits: 0.5 });
+  });
+
+  it('keeps only usage and credits of a record its owner deleted while it streamed', async () => {
+    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'private' });
+    expect(await deleteHistory(database.db, [started.id], { ids: [twin()] }, person.user.id)).toBe(1);
+    const finished = await finishRecord(database.db, started.id, { answer: 'should not be kept', status: 'complete', credits: 2, usage: { inputTokens: 10, outputTokens: 4 } });
+    expect(finished).toMatchObject({ answer: '', question: '', status: 'complete', credits: 2, inputTokens: 10, outputTokens: 4 });
+  });
+
+  it('refuses an unknown record', async () => {
+    await expect(finishRecord(database.db, 'f'.repeat(24), { answer: 'a', status: 'complete' })).rejects.toThrow(/does not exist/);
+  });
+});
+
+describe('recordToolCall', () => {
+  it('puts a decided tool call on the message during the turn, and finishRecord keeps it', async () => {
+    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'book it' });
+    const pending = { id: 'call-1', server: 'calendar', tool: 'book', arguments: { at: '10:00' }, status: 'pending' as const };
+    await recordToolCall(database.db, started.id, pending);
+    const decided = await withTransaction(database.db, (tx) =>
+      recordToolCall(tx, started.id, { ...pending, status: 'ok', result: 'booked', approval: { decision: 'approve_conversation', decidedAt: '2031-01-01T00:00:00.000Z' } }),
+    );
+    expect(decided?.toolCalls).toEqual([{ ...pending, status: 'ok', result: 'booked', approval: { decision: 'approve_conversation', decidedAt: '2031-01-01T00:00:00.000Z' } }]);
+    expect(decided?.toolCallCount).toBe(1);
+
+    const finished = await finishRecord(database.db, started.id, { answer: 'Booked.', status: 'complete' });
+    expect(finished.toolCalls).toHaveLength(1);
+    expect(finished.toolCallCount).toBe(1);
+    expect(await recordToolCall(database.db, started.id, { ...pending, id: 'late' })).toBeUndefined();
+  });
+});
+
+describe('recentExchanges', () => {
+  it('returns the last finished exchanges of the conversation, oldest first', async () => {
+    const at = (day: number) => new Date(Date.UTC(2031, 0, day));
+    const first = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'q1', at: at(1) });
+    await finishRecord(database.db, first.id, { answer: 'a1', status: 'complete' });
+    const conversationId = first.conversationId;
+    for (const [day, status] of [[2, 'complete'], [3, 'failed'], [4, 'cancelled'], [5, 'complete']] as const) {
+      const record = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: `q${day}`, conversationId, at: at(day) });
+      await finishRecord(database.db, record.id, { answer: status === 'failed' ? '' : `a${day}`, status });
+    }
+    await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'still streaming', conversationId, at: at(6) });
+
+    const recent = await recentExchanges(database.db, conversationId, person.user.id, 3);
+    expect(recent.map((exchange) => [exchange.question, exchange.answer])).toEqual([['q2', 'a2'], ['q4', 'a4'], ['q5', 'a5']]);
+    expect(await recentExchanges(database.db, conversationId, person.user.id, 0)).toEqual([]);
+    expect(await recentExchanges(database.db, conversationId, other.user.id, 3)).toEqual([]);
+  });
+});
+
+describe('redactConfidential', () => {
+  it('keeps short text, cuts long text to 100 characters plus the suffix, and is idempotent', () => {
+    expect(redactConfidential('x'.repeat(100))).toBe('x'.repeat(100));
+    const cut = redactConfidential('y'.repeat(101));
+    expect(cut).toBe('y'.repeat(100) + CONFIDENTIAL_SUFFIX);
+    expect(redactConfidential(cut)).toBe(cut);
+    expect(Array.from(redactConfidential('😀'.repeat(150))).length).toBe(100 + Array.from(CONFIDENTIAL_SUFFIX).length);
+  });
+});

@@ -1,0 +1,145 @@
+// What the conversation engine calls to keep history: a record at the START of a turn and its
+// outcome at the END (never per chunk), and the previous exchanges of a conversation for context.
+// The engine runs these inside its own transactions; nothing here checks access (the engine has).
+import type { Executor } from '../../platform/db/client.js';
+import { detailCounts, retrievalMode, storableRetrieval } from './history.detail.js';
+import { findOwnConversation, insertConversation, insertHistory, lockHistory, recentExchangeRows, touchConversation, updateHistory } from './history.repo.js';
+import type { HistoryRow, MemoryEntry, RetrievalEntry, SubagentEntry, ToolCallEntry } from './history.tables.js';
+
+const TITLE_CHARS = 80;
+
+export interface StartRecordInput {
+  institutionId: string;
+  userId: string;
+  /** Continue this conversation; unknown, another person's or another twin's id starts a new one. */
+  conversationId?: string | null;
+  assistantId?: string | null;
+  assistantName?: string;
+  question: string;
+  /** Models the turn is about to use; finishRecord may replace them with the ones actually used. */
+  models?: string[];
+  /** The moment of the turn (defaults to now). */
+  at?: Date;
+}
+
+export interface FinishRecordInput {
+  answer: string;
+  status: 'complete' | 'cancelled' | 'failed';
+  error?: string | null;
+  usage?: { inputTokens: number; outputTokens: number; reasoningTokens?: number };
+  models?: string[];
+  credits?: number;
+  toolCalls?: ToolCallEntry[];
+  subagents?: SubagentEntry[];
+  /** Retrieval entries; confidential chunk text is cut to its preview before it is stored. */
+  ragSearch?: RetrievalEntry[];
+  /** Defaults to the mode of the entries. */
+  ragSearchMode?: string | null;
+  reasoning?: string | null;
+  memories?: MemoryEntry[];
+  at?: Date;
+}
+
+export interface Exchange {
+  historyId: string;
+  question: string;
+  answer: string;
+  created: Date;
+}
+
+/**
+ * Opens the record of a turn (status 'streaming') in the caller's conversation, creating the
+ * conversation when none is given or the given one is not the caller's in this twin.
+ */
+export async function startRecord(tx: Executor, input: StartRecordInput): Promise<HistoryRow> {
+  const at = input.at ?? new Date();
+  const existing = input.conversationId
+    ? await findOwnConversation(tx, input.conversationId, input.userId, input.institutionId)
+    : undefined;
+  const conversation =
+    existing ??
+    (await insertConversation(tx, {
+      institutionId: input.institutionId,
+      userId: input.userId,
+      assistantId: input.assistantId ?? null,
+      title: titleOf(input.question),
+      createdAt: at,
+      lastActivityAt: at,
+    }));
+  if (existing) await touchConversation(tx, conversation.institutionId, conversation.id, at);
+  return insertHistory(tx, {
+    institutionId: input.institutionId,
+    conversationId: conversation.id,
+    userId: input.userId,
+    assistantId: input.assistantId ?? null,
+    assistantName: input.assistantName ?? '',
+    question: input.question,
+    models: input.models ?? [],
+    status: 'streaming',
+    createdAt: at,
+  });
+}
+
+/**
+ * Records the outcome of a turn. Idempotent: a record already finished is returned unchanged.
+ * A record its owner deleted while it streamed keeps only status, usage, models and credits.
+ */
+export async function finishRecord(tx: Executor, id: string, input: FinishRecordInput): Promise<HistoryRow> {
+  const at = input.at ?? new Date();
+  const current = await lockHistory(tx, id);
+  if (!current) throw new Error(`History record ${id} does not exist`);
+  if (current.status !== 'streaming') return current;
+  const accounting = {
+    status: input.status,
+    completedAt: at,
+    models: input.models ?? current.models,
+    inputTokens: input.usage?.inputTokens ?? 0,
+    outputTokens: input.usage?.outputTokens ?? 0,
+    reasoningTokens: input.usage?.reasoningTokens ?? 0,
+    credits: input.credits ?? 0,
+  };
+  if (current.deletedAt) return updateHistory(tx, id, accounting);
+  // Detail not given keeps what was written during the turn (recordToolCall), else stays empty.
+  const detail = {
+    toolCalls: input.toolCalls ?? current.toolCalls,
+    subagents: input.subagents ?? current.subagents,
+    ragSearch: storableRetrieval(input.ragSearch ?? current.ragSearch),
+    memories: input.memories ?? current.memories,
+  };
+  const row = await updateHistory(tx, id, {
+    ...accounting,
+    answer: input.answer,
+    error: input.error ?? null,
+    ...detail,
+    ...detailCounts(detail),
+    ragSearchMode: detail.ragSearch.length > 0 ? retrievalMode(detail.ragSearch, input.ragSearchMode) : (input.ragSearchMode ?? null),
+    reasoning: input.reasoning ?? null,
+  });
+  await touchConversation(tx, row.institutionId, row.conversationId, at);
+  return row;
+}
+
+/**
+ * Writes one tool call on a record during the turn (replacing the entry with the same id), so a
+ * decision on an approval card is on the message at once (behaviour 5), not only when the turn ends.
+ * A record already finished or deleted is left alone.
+ */
+export async function recordToolCall(tx: Executor, id: string, entry: ToolCallEntry): Promise<HistoryRow | undefined> {
+  const current = await lockHistory(tx, id);
+  if (!current || current.status !== 'streaming' || current.deletedAt) return undefined;
+  const exists = current.toolCalls.some((call) => call.id === entry.id);
+  const toolCalls = exists ? current.toolCalls.map((call) => (call.id === entry.id ? entry : call)) : [...current.toolCalls, entry];
+  return updateHistory(tx, id, { toolCalls, toolCallCount: toolCalls.length });
+}
+
+/** The last `limit` finished exchanges of the person's conversation, oldest first (remember_history). */
+export async function recentExchanges(db: Executor, conversationId: string, userId: string, limit: number): Promise<Exchange[]> {
+  const rows = await recentExchangeRows(db, conversationId, userId, limit);
+  return rows.map((row) => ({ historyId: row.id, question: row.question, answer: row.answer, created: row.createdAt }));
+}
+
+function titleOf(question: string): string {
+  const firstLine = question.trim().split('\n', 1)[0] ?? '';
+  const chars = Array.from(firstLine);
+  return chars.length > TITLE_CHARS ? `${chars.slice(0, TITLE_CHARS - 1).join('')}…` : firstLine;
+}

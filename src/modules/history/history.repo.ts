@@ -1,0 +1,303 @@
+// Data access for conversations, history records and their feedback. Every function takes the
+// executor it runs on; reads of lists never load the working detail columns.
+import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import type { Executor } from '../../platform/db/client.js';
+import { institutions } from '../institutions/institutions.tables.js';
+import { users } from '../users/users.tables.js';
+import { conversations, history, historyFeedback, type ConversationRow, type FeedbackRow, type HistoryRow } from './history.tables.js';
+
+export type NewConversation = typeof conversations.$inferInsert;
+export type NewHistory = typeof history.$inferInsert;
+export type HistoryUpdate = Partial<Omit<NewHistory, 'id' | 'institutionId' | 'conversationId' | 'userId'>>;
+
+/** Which twins a query may read: every twin (super admin) or the listed ones. */
+export type TwinScope = { all: true } | { ids: readonly string[] };
+
+/** The columns a list shows: everything but the working detail itself. */
+const summaryColumns = {
+  id: history.id,
+  institutionId: history.institutionId,
+  conversationId: history.conversationId,
+  userId: history.userId,
+  assistantId: history.assistantId,
+  assistantName: history.assistantName,
+  question: history.question,
+  answer: history.answer,
+  status: history.status,
+  models: history.models,
+  inputTokens: history.inputTokens,
+  outputTokens: history.outputTokens,
+  reasoningTokens: history.reasoningTokens,
+  credits: history.credits,
+  hasReasoning: sql<boolean>`(${history.reasoning} is not null and ${history.reasoning} <> '')`.as('has_reasoning'),
+  toolCallCount: history.toolCallCount,
+  subagentCount: history.subagentCount,
+  ragSearchCount: history.ragSearchCount,
+  memoryCount: history.memoryCount,
+  ragSearchMode: history.ragSearchMode,
+  detailsExpiredAt: history.detailsExpiredAt,
+  createdAt: history.createdAt,
+  completedAt: history.completedAt,
+  feedbackRating: historyFeedback.rating,
+  feedbackComment: historyFeedback.comment,
+};
+
+const feedbackJoin = and(eq(historyFeedback.institutionId, history.institutionId), eq(historyFeedback.historyId, history.id));
+
+function selectSummaries(db: Executor) {
+  return db.select(summaryColumns).from(history).leftJoin(historyFeedback, feedbackJoin);
+}
+
+export type HistorySummaryRow = Awaited<ReturnType<typeof selectSummaries>>[number];
+
+export interface AdminHistoryRow extends HistorySummaryRow {
+  userEmail: string | null;
+  userFname: string | null;
+  userLname: string | null;
+  institutionName: string | null;
+}
+
+// Conversations.
+
+export async function insertConversation(db: Executor, values: NewConversation): Promise<ConversationRow> {
+  const [row] = await db.insert(conversations).values(values).returning();
+  return row;
+}
+
+export async function findOwnConversation(db: Executor, id: string, userId: string, institutionId: string): Promise<ConversationRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(conversations)
+    .where(and(eq(conversations.institutionId, institutionId), eq(conversations.id, id), eq(conversations.userId, userId)))
+    .limit(1);
+  return row;
+}
+
+export async function touchConversation(db: Executor, institutionId: string, id: string, at: Date): Promise<void> {
+  await db
+    .update(conversations)
+    .set({ lastActivityAt: sql`greatest(${conversations.lastActivityAt}, ${at.toISOString()}::timestamptz)` })
+    .where(and(eq(conversations.institutionId, institutionId), eq(conversations.id, id)));
+}
+
+// Records.
+
+export async function insertHistory(db: Executor, values: NewHistory): Promise<HistoryRow> {
+  const [row] = await db.insert(history).values(values).returning();
+  return row;
+}
+
+/** A live (not deleted) record by id, whatever its twin: callers decide who may see it. */
+export async function findHistory(db: Executor, id: string): Promise<HistoryRow | undefined> {
+  const [row] = await db.select().from(history).where(and(eq(history.id, id), isNull(history.deletedAt))).limit(1);
+  return row;
+}
+
+/** The record locked for the rest of the transaction (deleted ones too: the engine still records usage). */
+export async function lockHistory(db: Executor, id: string): Promise<HistoryRow | undefined> {
+  const [row] = await db.select().from(history).where(eq(history.id, id)).limit(1).for('update');
+  return row;
+}
+
+export async function updateHistory(db: Executor, id: string, values: HistoryUpdate): Promise<HistoryRow> {
+  const [row] = await db.update(history).set(values).where(eq(history.id, id)).returning();
+  return row;
+}
+
+export interface HistoryFilter {
+  scope: TwinScope;
+  userId?: string;
+  conversationId?: string;
+  institutionId?: string;
+  page: number;
+  limit: number;
+}
+
+function historyWhere(filter: Omit<HistoryFilter, 'page' | 'limit'>): SQL | undefined {
+  const conditions: (SQL | undefined)[] = [isNull(history.deletedAt)];
+  if (!('all' in filter.scope)) conditions.push(inArray(history.institutionId, [...filter.scope.ids]));
+  if (filter.institutionId) conditions.push(eq(history.institutionId, filter.institutionId));
+  if (filter.userId) conditions.push(eq(history.userId, filter.userId));
+  if (filter.conversationId) conditions.push(eq(history.conversationId, filter.conversationId));
+  return and(...conditions);
+}
+
+export async function listHistory(db: Executor, filter: HistoryFilter): Promise<{ rows: HistorySummaryRow[]; total: number }> {
+  if ('ids' in filter.scope && filter.scope.ids.length === 0) return { rows: [], total: 0 };
+  const where = historyWhere(filter);
+  const [rows, [{ total }]] = await Promise.all([
+    selectSummaries(db)
+      .where(where)
+      .orderBy(desc(history.createdAt), desc(history.id))
+      .limit(filter.limit)
+      .offset((filter.page - 1) * filter.limit),
+    db.select({ total: sql<number>`count(*)::int` }).from(history).where(where),
+  ]);
+  return { rows, total };
+}
+
+export async function listAdminHistory(db: Executor, filter: HistoryFilter): Promise<{ rows: AdminHistoryRow[]; total: number }> {
+  if ('ids' in filter.scope && filter.scope.ids.length === 0) return { rows: [], total: 0 };
+  const where = historyWhere(filter);
+  const [rows, [{ total }]] = await Promise.all([
+    db
+      .select({
+        ...summaryColumns,
+        userEmail: users.email,
+        userFname: users.fname,
+        userLname: users.lname,
+        institutionName: institutions.name,
+      })
+      .from(history)
+      .leftJoin(historyFeedback, feedbackJoin)
+      .leftJoin(users, eq(users.id, history.userId))
+      .leftJoin(institutions, eq(institutions.id, history.institutionId))
+      .where(where)
+      .orderBy(desc(history.createdAt), desc(history.id))
+      .limit(filter.limit)
+      .offset((filter.page - 1) * filter.limit),
+    db.select({ total: sql<number>`count(*)::int` }).from(history).where(where),
+  ]);
+  return { rows, total };
+}
+
+/**
+ * Deletes records: they disappear from every view, their question, answer and working detail are
+ * erased, their feedback goes; usage, models and credits stay for usage caps and billing.
+ * Only rows of `ownerId` (when given) inside `scope` change; returns how many did.
+ */
+export async function deleteHistory(db: Executor, ids: readonly string[], scope: TwinScope, ownerId?: string): Promise<number> {
+  if (ids.length === 0 || ('ids' in scope && scope.ids.length === 0)) return 0;
+  const conditions: (SQL | undefined)[] = [inArray(history.id, [...ids]), isNull(history.deletedAt)];
+  if ('ids' in scope) conditions.push(inArray(history.institutionId, [...scope.ids]));
+  if (ownerId) conditions.push(eq(history.userId, ownerId));
+  const deleted = await db
+    .update(history)
+    .set({
+      deletedAt: new Date(),
+      question: '',
+      answer: '',
+      error: null,
+      toolCalls: [],
+      subagents: [],
+      ragSearch: [],
+      reasoning: null,
+      memories: [],
+    })
+    .where(and(...conditions))
+    .returning({ id: history.id });
+  if (deleted.length > 0) {
+    await db.delete(historyFeedback).where(inArray(historyFeedback.historyId, deleted.map((row) => row.id)));
+  }
+  return deleted.length;
+}
+
+/** The last `limit` finished exchanges of a conversation, oldest first. */
+export async function recentExchangeRows(
+  db: Executor,
+  conversationId: string,
+  userId: string,
+  limit: number,
+): Promise<Array<{ id: string; question: string; answer: string; createdAt: Date }>> {
+  if (limit <= 0) return [];
+  const rows = await db
+    .select({ id: history.id, question: history.question, answer: history.answer, createdAt: history.createdAt })
+    .from(history)
+    .where(
+      and(
+        // The twin comes from the conversation, so the index leading with institution_id serves the query.
+        eq(history.institutionId, sql`(select ${conversations.institutionId} from ${conversations} where ${conversations.id} = ${conversationId})`),
+        eq(history.conversationId, conversationId),
+        eq(history.userId, userId),
+        isNull(history.deletedAt),
+        inArray(history.status, ['complete', 'cancelled']),
+        sql`${history.answer} <> ''`,
+      ),
+    )
+    .orderBy(desc(history.createdAt), desc(history.id))
+    .limit(limit);
+  return rows.reverse();
+}
+
+// Feedback.
+
+export async function upsertFeedback(
+  db: Executor,
+  values: { institutionId: string; historyId: string; userId: string; rating: FeedbackRow['rating']; comment: string },
+): Promise<FeedbackRow> {
+  const [row] = await db
+    .insert(historyFeedback)
+    .values(values)
+    .onConflictDoUpdate({
+      target: [historyFeedback.institutionId, historyFeedback.historyId],
+      set: { rating: values.rating, comment: values.comment, updatedAt: new Date() },
+    })
+    .returning();
+  return row;
+}
+
+export interface AdminFeedbackRow {
+  feedback: FeedbackRow;
+  question: string;
+  answer: string;
+  conversationId: string;
+  assistantName: string;
+  userEmail: string | null;
+  userFname: string | null;
+  userLname: string | null;
+  institutionName: string | null;
+}
+
+export async function listFeedback(
+  db: Executor,
+  filter: { scope: TwinScope; institutionId?: string; userId?: string; rating?: FeedbackRow['rating']; page: number; limit: number },
+): Promise<{ rows: AdminFeedbackRow[]; total: number }> {
+  if ('ids' in filter.scope && filter.scope.ids.length === 0) return { rows: [], total: 0 };
+  const conditions: (SQL | undefined)[] = [];
+  if ('ids' in filter.scope) conditions.push(inArray(historyFeedback.institutionId, [...filter.scope.ids]));
+  if (filter.institutionId) conditions.push(eq(historyFeedback.institutionId, filter.institutionId));
+  if (filter.userId) conditions.push(eq(historyFeedback.userId, filter.userId));
+  if (filter.rating) conditions.push(eq(historyFeedback.rating, filter.rating));
+  const where = and(...conditions);
+  const [rows, [{ total }]] = await Promise.all([
+    db
+      .select({
+        feedback: historyFeedback,
+        question: history.question,
+        answer: history.answer,
+        conversationId: history.conversationId,
+        assistantName: history.assistantName,
+        userEmail: users.email,
+        userFname: users.fname,
+        userLname: users.lname,
+        institutionName: institutions.name,
+      })
+      .from(historyFeedback)
+      .innerJoin(history, and(eq(history.institutionId, historyFeedback.institutionId), eq(history.id, historyFeedback.historyId)))
+      .leftJoin(users, eq(users.id, historyFeedback.userId))
+      .leftJoin(institutions, eq(institutions.id, historyFeedback.institutionId))
+      .where(where)
+      .orderBy(desc(historyFeedback.createdAt), asc(historyFeedback.id))
+      .limit(filter.limit)
+      .offset((filter.page - 1) * filter.limit),
+    db.select({ total: sql<number>`count(*)::int` }).from(historyFeedback).where(where),
+  ]);
+  return { rows, total };
+}
+
+export async function deleteFeedback(db: Executor, ids: readonly string[], scope: TwinScope): Promise<number> {
+  if (ids.length === 0 || ('ids' in scope && scope.ids.length === 0)) return 0;
+  const conditions: (SQL | undefined)[] = [inArray(historyFeedback.id, [...ids])];
+  if ('ids' in scope) conditions.push(inArray(historyFeedback.institutionId, [...scope.ids]));
+  const deleted = await db.delete(historyFeedback).where(and(...conditions)).returning({ id: historyFeedback.id });
+  return deleted.length;
+}
+
+export async function findFeedback(db: Executor, institutionId: string, historyId: string): Promise<FeedbackRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(historyFeedback)
+    .where(and(eq(historyFeedback.institutionId, institutionId), eq(historyFeedback.historyId, historyId)))
+    .limit(1);
+  return row;
+}

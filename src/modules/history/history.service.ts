@@ -1,0 +1,72 @@
+// A person's own history in the twin they are working in: list (by conversation), one record with its
+// working detail, delete, and feedback on an answer. Another person's record, or one of another twin,
+// answers 404 as if it did not exist.
+import type { Database } from '../../platform/db/client.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { NotFoundError } from '../../platform/http/errors.js';
+import { presentFeedback, presentHistoryDetail, presentHistorySummary } from './history.presenter.js';
+import { deleteHistory, findFeedback, findHistory, listHistory, upsertFeedback } from './history.repo.js';
+import type { FeedbackWire, HistoryDetailWire, HistorySummaryWire } from './history.schemas.js';
+import type { FeedbackRating, HistoryRow } from './history.tables.js';
+
+export const HISTORY_NOT_FOUND = 'History not found';
+
+export interface Page<T> {
+  success: true;
+  data: T[];
+  page: number;
+  limit: number;
+  total: number;
+}
+
+export interface HistoryService {
+  list(actor: Actor, query: { page: number; limit: number; conversationId?: string }): Promise<Page<HistorySummaryWire>>;
+  get(actor: Actor, id: string): Promise<HistoryDetailWire>;
+  remove(actor: Actor, id: string): Promise<void>;
+  giveFeedback(actor: Actor, id: string, input: { rating: FeedbackRating; comment?: string }): Promise<FeedbackWire>;
+}
+
+/** The twin whose history the person sees: the launch twin of a launch session, else the current twin. */
+export function workingTwin(actor: Actor): string | null {
+  return actor.launchScope?.institutionId ?? actor.institutionId;
+}
+
+export function createHistoryService(db: Database): HistoryService {
+  async function ownRecord(actor: Actor, id: string): Promise<HistoryRow> {
+    const twin = workingTwin(actor);
+    const record = await findHistory(db, id);
+    if (!record || !twin || record.institutionId !== twin || record.userId !== actor.userId) throw new NotFoundError(HISTORY_NOT_FOUND);
+    return record;
+  }
+
+  return {
+    async list(actor, query) {
+      const twin = workingTwin(actor);
+      if (!twin) return { success: true, data: [], page: query.page, limit: query.limit, total: 0 };
+      const { rows, total } = await listHistory(db, { scope: { ids: [twin] }, userId: actor.userId, conversationId: query.conversationId, page: query.page, limit: query.limit });
+      return { success: true, data: rows.map(presentHistorySummary), page: query.page, limit: query.limit, total };
+    },
+
+    async get(actor, id) {
+      const record = await ownRecord(actor, id);
+      return presentHistoryDetail(record, await findFeedback(db, record.institutionId, record.id));
+    },
+
+    async remove(actor, id) {
+      const record = await ownRecord(actor, id);
+      await deleteHistory(db, [record.id], { ids: [record.institutionId] }, actor.userId);
+    },
+
+    async giveFeedback(actor, id, input) {
+      const record = await ownRecord(actor, id);
+      const row = await upsertFeedback(db, {
+        institutionId: record.institutionId,
+        historyId: record.id,
+        userId: actor.userId,
+        rating: input.rating,
+        comment: input.comment ?? '',
+      });
+      return presentFeedback(row);
+    },
+  };
+}

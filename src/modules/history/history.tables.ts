@@ -1,0 +1,152 @@
+// Conversations and their history records (one per question and answer), with the working detail
+// behind each answer (tool calls, subagents, retrieval entries, reasoning, memories) and the feedback
+// people give on answers. Tenant data: every table carries institution_id and its indexes lead with it.
+import { sql } from 'drizzle-orm';
+import { index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { amount, createdAt, idColumn, refColumn, stringList, timestampColumn, updatedAt } from '../../platform/db/columns.js';
+import { institutions } from '../institutions/institutions.tables.js';
+
+export const HISTORY_STATUSES = ['streaming', 'complete', 'cancelled', 'failed'] as const;
+export type HistoryStatus = (typeof HISTORY_STATUSES)[number];
+export const APPROVAL_DECISIONS = ['approve', 'approve_conversation', 'deny', 'timeout'] as const;
+export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+export const FEEDBACK_RATINGS = ['up', 'down'] as const;
+export type FeedbackRating = (typeof FEEDBACK_RATINGS)[number];
+
+/** One connector tool call; `approval` records the decision when the connector requires one (behaviour 5). */
+export interface ToolCallEntry {
+  id: string;
+  server: string;
+  tool: string;
+  arguments: unknown;
+  result?: unknown;
+  /** 'pending' while an approval card waits for a decision. */
+  status: 'pending' | 'ok' | 'error' | 'declined';
+  approval?: { decision: ApprovalDecision; decidedAt: string };
+  startedAt?: string;
+  durationMs?: number;
+}
+
+export interface SubagentMessage {
+  role: string;
+  content: string;
+}
+
+/** A delegated agent's run: its task and transcript are working detail; steps and outcome are kept. */
+export interface SubagentEntry {
+  id: string;
+  name: string;
+  model?: string;
+  task: string;
+  transcript: SubagentMessage[];
+  status: 'complete' | 'failed' | 'cancelled';
+  steps: number;
+  failedSteps: number;
+}
+
+/** The spec's retrieval entry (history `ragSearch` item). */
+export interface RetrievalEntry {
+  uploadId: string;
+  originalname: string;
+  chunkText: string;
+  chunkIndex: number;
+  length: number;
+  score: number;
+  mode: string;
+  confidential: boolean;
+}
+
+/** A memory recalled into the turn's context. */
+export interface MemoryEntry {
+  id?: string;
+  key: string;
+  value: string;
+  shared: boolean;
+}
+
+export const conversations = pgTable(
+  'conversations',
+  {
+    id: idColumn(),
+    institutionId: refColumn('institution_id').notNull().references(() => institutions.id),
+    userId: refColumn('user_id').notNull(),
+    assistantId: refColumn('assistant_id'),
+    title: text('title').notNull().default(''),
+    createdAt: createdAt(),
+    /** Working detail expires 180 days after this moment (behaviour 4). */
+    lastActivityAt: timestampColumn('last_activity_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('conversations_institution_user_activity_idx').on(t.institutionId, t.userId, t.lastActivityAt),
+    index('conversations_institution_activity_idx').on(t.institutionId, t.lastActivityAt),
+  ],
+);
+
+export const history = pgTable(
+  'history',
+  {
+    id: idColumn(),
+    institutionId: refColumn('institution_id').notNull().references(() => institutions.id),
+    conversationId: refColumn('conversation_id').notNull().references(() => conversations.id),
+    userId: refColumn('user_id').notNull(),
+    assistantId: refColumn('assistant_id'),
+    /** The assistant's name when the turn ran, so the record reads well after the assistant is gone. */
+    assistantName: text('assistant_name').notNull().default(''),
+    question: text('question').notNull(),
+    answer: text('answer').notNull().default(''),
+    status: text('status', { enum: HISTORY_STATUSES }).notNull().default('streaming'),
+    error: text('error'),
+    models: stringList('models'),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
+    reasoningTokens: integer('reasoning_tokens').notNull().default(0),
+    credits: amount('credits'),
+    // Working detail: replaced by the expiry marker 180 days after the conversation.
+    toolCalls: jsonb('tool_calls').$type<ToolCallEntry[]>().notNull().default(sql`'[]'::jsonb`),
+    subagents: jsonb('subagents').$type<SubagentEntry[]>().notNull().default(sql`'[]'::jsonb`),
+    ragSearch: jsonb('rag_search').$type<RetrievalEntry[]>().notNull().default(sql`'[]'::jsonb`),
+    reasoning: text('reasoning'),
+    memories: jsonb('memories').$type<MemoryEntry[]>().notNull().default(sql`'[]'::jsonb`),
+    // Counts survive expiry.
+    toolCallCount: integer('tool_call_count').notNull().default(0),
+    subagentCount: integer('subagent_count').notNull().default(0),
+    ragSearchCount: integer('rag_search_count').notNull().default(0),
+    memoryCount: integer('memory_count').notNull().default(0),
+    ragSearchMode: text('rag_search_mode'),
+    detailsExpiredAt: timestampColumn('details_expired_at'),
+    createdAt: createdAt(),
+    completedAt: timestampColumn('completed_at'),
+    updatedAt: updatedAt(),
+    /** Deleted by its owner or an admin: hidden everywhere, content erased, usage and credits kept. */
+    deletedAt: timestampColumn('deleted_at'),
+  },
+  (t) => [
+    index('history_institution_user_created_idx').on(t.institutionId, t.userId, t.createdAt),
+    index('history_institution_conversation_created_idx').on(t.institutionId, t.conversationId, t.createdAt),
+    index('history_institution_created_idx').on(t.institutionId, t.createdAt),
+    // The retention job looks only at rows whose detail is still there.
+    index('history_unexpired_idx').on(t.institutionId, t.conversationId).where(sql`${t.detailsExpiredAt} is null`),
+  ],
+);
+
+export const historyFeedback = pgTable(
+  'history_feedback',
+  {
+    id: idColumn(),
+    institutionId: refColumn('institution_id').notNull().references(() => institutions.id),
+    historyId: refColumn('history_id').notNull().references(() => history.id, { onDelete: 'cascade' }),
+    userId: refColumn('user_id').notNull(),
+    rating: text('rating', { enum: FEEDBACK_RATINGS }).notNull(),
+    comment: text('comment').notNull().default(''),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('history_feedback_institution_history_key').on(t.institutionId, t.historyId),
+    index('history_feedback_institution_created_idx').on(t.institutionId, t.createdAt),
+  ],
+);
+
+export type ConversationRow = typeof conversations.$inferSelect;
+export type HistoryRow = typeof history.$inferSelect;
+export type FeedbackRow = typeof historyFeedback.$inferSelect;
