@@ -22,6 +22,7 @@ import { authRoutes } from './modules/auth/auth.routes.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
+import { registerAssistants } from './modules/assistants/assistants.module.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { userRoutes } from './modules/users/users.routes.js';
@@ -71,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   healthRoutes(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
   authRoutes(app, auth);
   userRoutes(app, profiles);
+  await registerAssistants(app, { db: database.db, profiles });
 
   return app;
 }
