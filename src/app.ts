@@ -23,6 +23,7 @@ import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
 import { registerAssistants } from './modules/assistants/assistants.module.js';
+import { registerCustomModels } from './modules/custom-models/custom-models.module.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { userRoutes } from './modules/users/users.routes.js';
@@ -73,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   authRoutes(app, auth);
   userRoutes(app, profiles);
   await registerAssistants(app, { db: database.db, profiles });
+  registerCustomModels(app, { db: database.db, secrets: deps.secrets });
 
   return app;
 }
