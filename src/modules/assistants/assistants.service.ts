@@ -47,7 +47,10 @@ export function createAssistantService(db: Database) {
       const byId = new Map(rows.map((row) => [row.id, row]));
       const ordered = ids.map((id) => byId.get(id)).filter((row): row is AssistantRow => Boolean(row));
       if (actor) return presentPickable(actor, ctx, ordered);
-      return ordered.map((row) => presentAssistant(row, { canEdit: row.userId === ctx.userId || row.editableOthers }));
+      // Without a request (profile refresh): owner, editable_others, or managing the current twin's assistants.
+      const canEdit = (row: AssistantRow) =>
+        row.userId === ctx.userId || (row.editableOthers && Boolean(row.userId || row.institutionId)) || (row.institutionId !== null && row.institutionId === ctx.institutionId && ctx.managesCurrent);
+      return ordered.map((row) => presentAssistant(row, { canEdit: canEdit(row) }));
     },
 
     async get(actor: Actor, id: string): Promise<AssistantWire> {
