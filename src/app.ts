@@ -23,6 +23,8 @@ import { authRoutes } from './modules/auth/auth.routes.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
+import { registerAssistants } from './modules/assistants/assistants.module.js';
+import { registerCustomModels } from './modules/custom-models/custom-models.module.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { historyAdminRoutes } from './modules/history/history.admin.routes.js';
 import { createHistoryAdminService } from './modules/history/history.admin.service.js';
@@ -81,6 +83,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   userRoutes(app, profiles);
   historyRoutes(app, createHistoryService(database.db));
   historyAdminRoutes(app, createHistoryAdminService(database.db));
+  await registerAssistants(app, { db: database.db, profiles });
+  registerCustomModels(app, { db: database.db, secrets: deps.secrets });
 
   return app;
 }

@@ -26,6 +26,9 @@ export function findForbiddenKey(value: unknown, depth = 0): string | null {
 export function registerBodyGuard(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     const key = findForbiddenKey(request.body) ?? findForbiddenKey(request.query);
-    if (key) throw new BadRequestError(`Invalid Properties: key "${key}" is not allowed`, 'FORBIDDEN_KEY', { field: key });
+    if (!key) return;
+    // A route whose schema-error message the spec fixes (e.g. "Invalid Properties") uses it here too.
+    const message = request.routeOptions.config?.validationMessage ?? `Invalid Properties: key "${key}" is not allowed`;
+    throw new BadRequestError(message, 'FORBIDDEN_KEY', { field: key });
   });
 }

@@ -3,7 +3,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 
 export async function registerOpenApi(app: FastifyInstance, info: { version: string; publicUrl: string }): Promise<void> {
   await app.register(swagger, {
@@ -27,6 +27,8 @@ export async function registerOpenApi(app: FastifyInstance, info: { version: str
       security: [{ accessToken: [] }, { bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    // Schemas registered with an id (`.meta({ id })`, e.g. the assistant enums) become named components.
+    transformObject: jsonSchemaTransformObject,
   });
   await app.register(async (docs) => {
     docs.addHook('onRoute', (route) => {

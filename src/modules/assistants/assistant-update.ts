@@ -1,0 +1,72 @@
+// PUT /api/user/assistant/{id} (and the admin edit): who may edit, which twin the assistant ends in,
+// and the sharing decided on that twin (sharing.ts). Checks run in this order: visible (404), may edit
+// (403), may move / change status or editable_others (403), target twin (404, then 403 when assistant
+// creation is off there), then the update in one statement.
+import type { Executor } from '../../platform/db/client.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { hasPermission, isMemberOf } from '../users/access.js';
+import { loadAssistantFor } from './assistant-access.js';
+import { contentColumns, requestedInstitution, requestedSharing } from './assistant-fields.js';
+import { updateAssistant } from './assistants.repo.js';
+import type { AssistantScope, AssistantUpdateInput } from './assistants.schemas.js';
+import { STANDARD_ASSISTANT_KEY } from './scope.js';
+import { decideSharing } from './sharing.js';
+
+export const ASSISTANT_UPDATED = 'Assistant updated successfully';
+export const ASSISTANTS_DISABLED_MESSAGE = 'Assistant creation is turned off for this twin';
+
+export interface UpdateOutcome {
+  success: true;
+  message: string;
+  scope: AssistantScope;
+  sharingDropped: boolean;
+}
+
+export async function updateAssistantAs(
+  db: Executor,
+  actor: Actor,
+  id: string,
+  body: AssistantUpdateInput,
+  options: { includeDeleted?: boolean } = {},
+): Promise<UpdateOutcome> {
+  const access = await loadAssistantFor(db, actor, id, options);
+  if (!access.canEdit) throw new ForbiddenError('You are not allowed to edit this assistant', 'ASSISTANT_NOT_EDITABLE');
+  const { row } = access;
+
+  const named = requestedInstitution(body);
+  const targetId = named === undefined ? row.institutionId : named;
+  const moving = targetId !== row.institutionId;
+  const statusChange = body.status !== undefined && body.status !== row.status;
+  const editableChange = body.editable_others !== undefined && body.editable_others !== row.editableOthers;
+  if ((moving || statusChange || editableChange) && !(access.owner || access.manages)) {
+    throw new ForbiddenError(
+      "Only the owner or the twin's assistant editors may move this assistant or change its status or editable_others",
+      'ASSISTANT_OWNER_ONLY',
+    );
+  }
+  if (access.system && (moving || (statusChange && row.systemKey === STANDARD_ASSISTANT_KEY))) {
+    throw new ForbiddenError('A system assistant stays a system assistant, and the standard one stays active', 'SYSTEM_ASSISTANT');
+  }
+
+  const target = targetId ? await findInstitutionById(db, targetId) : undefined;
+  let managesTarget = access.manages;
+  if (moving && targetId) {
+    if (!target || !(await isMemberOf(db, actor, targetId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
+    managesTarget = await hasPermission(db, actor, targetId, 'assistants.edit');
+    if (target.disableAssistantsForUser && !managesTarget) throw new ForbiddenError(ASSISTANTS_DISABLED_MESSAGE, 'ASSISTANTS_DISABLED');
+  }
+
+  const outcome = decideSharing({
+    previous: { institutionShared: row.institutionShared, accountShared: row.accountShared, adminOnly: row.adminOnly },
+    requested: requestedSharing(body),
+    target: { institutionId: targetId, hasAccount: Boolean(target?.accountId) },
+    moving,
+    callerManagesTarget: managesTarget,
+    callerIsOwner: access.owner,
+    system: access.system,
+  });
+  await updateAssistant(db, id, { ...contentColumns(body), ...outcome.flags, institutionId: targetId });
+  return { success: true, message: ASSISTANT_UPDATED, scope: outcome.scope, sharingDropped: outcome.sharingDropped };
+}

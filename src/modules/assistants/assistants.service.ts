@@ -1,0 +1,107 @@
+// The Assistants family for the signed-in person: the pickable list (behaviour 1), read, create,
+// update (assistant-update.ts) and delete (status becomes deleted).
+import type { Database } from '../../platform/db/client.js';
+import { isSuper, type Actor } from '../../platform/http/actor.js';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { hasPermission, isMemberOf } from '../users/access.js';
+import { holdsOn, loadAssistantFor } from './assistant-access.js';
+import { contentColumns, requestedInstitution, requestedSharing } from './assistant-fields.js';
+import { ASSISTANTS_DISABLED_MESSAGE, updateAssistantAs } from './assistant-update.js';
+import { presentAssistant } from './assistants.presenter.js';
+import { insertAssistant, listPickableAssistants, updateAssistant } from './assistants.repo.js';
+import type { AssistantCreateInput, AssistantScope, AssistantUpdateInput, AssistantWire } from './assistants.schemas.js';
+import type { AssistantRow } from './assistants.tables.js';
+import { pickContextForActor, STANDARD_ASSISTANT_KEY, type PickContext } from './scope.js';
+import { decideSharing } from './sharing.js';
+
+export function createAssistantService(db: Database) {
+  /** canEdit of rows already known to be pickable, with one permission lookup per other twin. */
+  async function presentPickable(actor: Actor, ctx: PickContext, rows: AssistantRow[]): Promise<AssistantWire[]> {
+    const manages = new Map<string, boolean>();
+    if (ctx.institutionId) manages.set(ctx.institutionId, ctx.managesCurrent);
+    const out: AssistantWire[] = [];
+    for (const row of rows) {
+      let canEdit: boolean;
+      if (!row.userId && !row.institutionId) canEdit = isSuper(actor) && !actor.launchScope;
+      else if (row.userId === actor.userId || row.editableOthers) canEdit = true;
+      else if (!row.institutionId) canEdit = false;
+      else {
+        if (!manages.has(row.institutionId)) manages.set(row.institutionId, await hasPermission(db, actor, row.institutionId, 'assistants.edit'));
+        canEdit = manages.get(row.institutionId)!;
+      }
+      out.push(presentAssistant(row, { canEdit }));
+    }
+    return out;
+  }
+
+  return {
+    async list(actor: Actor): Promise<AssistantWire[]> {
+      const ctx = await pickContextForActor(db, actor);
+      return presentPickable(actor, ctx, await listPickableAssistants(db, ctx));
+    },
+
+    /** Favorites as records, keeping the caller's order, dropping those no longer pickable. */
+    async pickableByIds(ctx: PickContext, ids: string[], actor?: Actor): Promise<AssistantWire[]> {
+      const rows = await listPickableAssistants(db, ctx, ids);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      const ordered = ids.map((id) => byId.get(id)).filter((row): row is AssistantRow => Boolean(row));
+      if (actor) return presentPickable(actor, ctx, ordered);
+      // Without a request (profile refresh): owner, editable_others, or managing the current twin's assistants.
+      const canEdit = (row: AssistantRow) =>
+        row.userId === ctx.userId || (row.editableOthers && Boolean(row.userId || row.institutionId)) || (row.institutionId !== null && row.institutionId === ctx.institutionId && ctx.managesCurrent);
+      return ordered.map((row) => presentAssistant(row, { canEdit: canEdit(row) }));
+    },
+
+    async get(actor: Actor, id: string): Promise<AssistantWire> {
+      const access = await loadAssistantFor(db, actor, id);
+      return presentAssistant(access.row, { canEdit: access.canEdit });
+    },
+
+    async create(actor: Actor, body: AssistantCreateInput): Promise<{ data: AssistantWire; scope: AssistantScope; sharingDropped: boolean }> {
+      if (body.status === 'deleted') throw new BadRequestError('Invalid Properties', 'VALIDATION_FAILED', { field: 'body.status' });
+      const named = requestedInstitution(body);
+      const targetId = named === undefined ? actor.institutionId : named;
+      let managesTarget = false;
+      let hasAccount = false;
+      if (targetId) {
+        const twin = await findInstitutionById(db, targetId);
+        if (!twin || !(await isMemberOf(db, actor, targetId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
+        managesTarget = await hasPermission(db, actor, targetId, 'assistants.edit');
+        if (twin.disableAssistantsForUser && !managesTarget) throw new ForbiddenError(ASSISTANTS_DISABLED_MESSAGE, 'ASSISTANTS_DISABLED');
+        hasAccount = Boolean(twin.accountId);
+      }
+      const outcome = decideSharing({
+        previous: { institutionShared: false, accountShared: false, adminOnly: false },
+        requested: requestedSharing(body),
+        target: { institutionId: targetId, hasAccount },
+        moving: false,
+        callerManagesTarget: managesTarget,
+        callerIsOwner: true,
+        system: false,
+      });
+      const row = await insertAssistant(db, {
+        ...contentColumns(body),
+        name: body.name,
+        ...outcome.flags,
+        userId: actor.userId,
+        institutionId: targetId,
+      });
+      return { data: presentAssistant(row, { canEdit: true }), scope: outcome.scope, sharingDropped: outcome.sharingDropped };
+    },
+
+    update: (actor: Actor, id: string, body: AssistantUpdateInput) => updateAssistantAs(db, actor, id, body),
+
+    async remove(actor: Actor, id: string): Promise<void> {
+      const access = await loadAssistantFor(db, actor, id);
+      if (access.row.systemKey === STANDARD_ASSISTANT_KEY) {
+        throw new ForbiddenError('The standard assistant cannot be deleted', 'SYSTEM_ASSISTANT');
+      }
+      const allowed = access.owner || (await holdsOn(db, actor, access.row.institutionId, 'assistants.delete'));
+      if (!allowed) throw new ForbiddenError('You are not allowed to delete this assistant', 'ASSISTANT_NOT_DELETABLE');
+      await updateAssistant(db, id, { status: 'deleted' });
+    },
+  };
+}
+
+export type AssistantService = ReturnType<typeof createAssistantService>;

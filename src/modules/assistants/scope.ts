@@ -1,0 +1,88 @@
+// Behaviour 1 in one place: which assistants a person may pick in their current twin. The same SQL
+// condition drives the Assistants list, the conversation resolver and populated favorites.
+//
+// Pickable, for a caller in current twin T (on account A):
+// - status active; an unpublished assistant only for its owner; deleted never;
+// - system assistants (no owner, no twin);
+// - the caller's personal assistants (owner = caller, no twin);
+// - T's assistants the caller owns, and T's institution_shared ones; admin_only ones only for people
+//   who manage T's assistants (its administrators and holders of assistants.edit);
+// - account_shared (and institution_shared) assistants of another live twin on account A, unless admin_only;
+// - never an id listed in T's assistantsDisabled (except the standard assistant, the fallback of all).
+import { and, eq, isNull, ne, notInArray, or, sql, type SQL } from 'drizzle-orm';
+import type { Executor } from '../../platform/db/client.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { findInstitutionById, findMembership } from '../institutions/institutions.repo.js';
+import { institutions } from '../institutions/institutions.tables.js';
+import { permissionsFor } from '../users/permissions.js';
+import type { UserRow } from '../users/users.tables.js';
+import { assistants } from './assistants.tables.js';
+
+export const STANDARD_ASSISTANT_KEY = 'new-conversation';
+export const STANDARD_ASSISTANT_NAME = 'New Conversation';
+
+export interface PickContext {
+  userId: string;
+  institutionId: string | null;
+  accountId: string | null;
+  /** The caller manages the current twin's assistants (admin, super, or assistants.edit). */
+  managesCurrent: boolean;
+  disabledIds: string[];
+}
+
+export async function pickContextForActor(db: Executor, actor: Actor): Promise<PickContext> {
+  const twin = actor.institutionId ? await findInstitutionById(db, actor.institutionId) : undefined;
+  return {
+    userId: actor.userId,
+    institutionId: twin?.id ?? null,
+    accountId: twin?.accountId ?? null,
+    managesCurrent: Boolean(twin) && actor.permissions.includes('assistants.edit'),
+    disabledIds: twin?.assistantsDisabled ?? [],
+  };
+}
+
+/** The same context for a person outside a request (favorites on profile refresh). */
+export async function pickContextForUser(db: Executor, user: UserRow): Promise<PickContext> {
+  const twin = user.currentInstitutionId ? await findInstitutionById(db, user.currentInstitutionId) : undefined;
+  const membership = twin ? await findMembership(db, user.id, twin.id) : undefined;
+  const permissions = twin ? permissionsFor(user.accountType, membership?.role, membership?.permissions ?? []) : [];
+  return {
+    userId: user.id,
+    institutionId: twin?.id ?? null,
+    accountId: twin?.accountId ?? null,
+    managesCurrent: permissions.includes('assistants.edit'),
+    disabledIds: twin?.assistantsDisabled ?? [],
+  };
+}
+
+export function pickableWhere(ctx: PickContext): SQL {
+  const own = eq(assistants.userId, ctx.userId);
+  const status = or(eq(assistants.status, 'active'), and(eq(assistants.status, 'unpublished'), own))!;
+  const places: SQL[] = [
+    and(isNull(assistants.userId), isNull(assistants.institutionId))!,
+    and(own, isNull(assistants.institutionId))!,
+  ];
+  if (ctx.institutionId) {
+    const sharedHere = ctx.managesCurrent
+      ? eq(assistants.institutionShared, true)
+      : and(eq(assistants.institutionShared, true), eq(assistants.adminOnly, false))!;
+    places.push(and(eq(assistants.institutionId, ctx.institutionId), or(own, sharedHere))!);
+    if (ctx.accountId) {
+      places.push(
+        and(
+          ne(assistants.institutionId, ctx.institutionId),
+          eq(assistants.accountShared, true),
+          eq(assistants.institutionShared, true),
+          eq(assistants.adminOnly, false),
+          sql`${assistants.institutionId} in (select ${institutions.id} from ${institutions} where ${institutions.accountId} = ${ctx.accountId} and ${institutions.deletedAt} is null)`,
+        )!,
+      );
+    }
+  }
+  const condition = and(status, or(...places))!;
+  if (ctx.disabledIds.length === 0) return condition;
+  return and(
+    condition,
+    or(notInArray(assistants.id, ctx.disabledIds), eq(assistants.systemKey, STANDARD_ASSISTANT_KEY)),
+  )!;
+}

@@ -1,0 +1,118 @@
+// Custom AI models: administrators holding models.edit manage their twins' models; deployment-wide
+// models (no twin) are read by any such administrator and written by super admins only. People see the
+// active models of their current twin and the deployment-wide ones.
+import type { Database } from '../../platform/db/client.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import { isSuper, type Actor } from '../../platform/http/actor.js';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { inTwins, twinsWhere } from '../users/admin-twins.js';
+import { presentAdminCustomModel, presentCustomModel } from './custom-models.presenter.js';
+import {
+  deleteCustomModels,
+  findCustomModelById,
+  insertCustomModel,
+  listAvailableModels,
+  listCustomModelsForAdmin,
+  updateCustomModel,
+} from './custom-models.repo.js';
+import type { AdminCustomModelWire, AdminModelsQuery, CustomModelCreateInput, CustomModelUpdateInput, CustomModelWire } from './custom-models.schemas.js';
+import type { CustomModelRow, NewCustomModel } from './custom-models.tables.js';
+
+export const MODEL_NOT_FOUND = 'AI model not found';
+
+function isUniqueViolation(error: unknown): boolean {
+  const candidate = error as { code?: string; cause?: { code?: string } };
+  return candidate?.code === '23505' || candidate?.cause?.code === '23505';
+}
+
+export function createCustomModelService(db: Database, secrets: Pick<SecretBox, 'encrypt'>) {
+  function columns(body: CustomModelUpdateInput): Partial<NewCustomModel> {
+    const values: Partial<NewCustomModel> = {
+      name: body.name,
+      model: body.model,
+      description: body.description,
+      provider: body.provider,
+      status: body.status,
+      maxTokens: body.maxTokens,
+      contextWindow: body.contextWindow,
+      baseUrl: body.baseUrl,
+      minReasoningEffort: body.minReasoningEffort,
+      inputPricePer1k: body.inputPricePer1k,
+      outputPricePer1k: body.outputPricePer1k,
+    };
+    // An empty or missing key keeps the stored one; clearApiKey removes it.
+    if (body.apiKey) values.apiKeySealed = secrets.encrypt(body.apiKey);
+    else if (body.clearApiKey) values.apiKeySealed = null;
+    return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<NewCustomModel>;
+  }
+
+  async function save<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ConflictError('A model with this name already exists', 'MODEL_NAME_TAKEN');
+      throw error;
+    }
+  }
+
+  /** The model as an admin may reach it: 404 outside their twins; writes of deployment-wide ones need a super admin. */
+  async function reach(actor: Actor, id: string, intent: 'read' | 'write'): Promise<CustomModelRow> {
+    const twins = await twinsWhere(db, actor, 'models.edit');
+    const row = await findCustomModelById(db, id);
+    const visible = row && (row.institutionId ? inTwins(twins, row.institutionId) : twins === 'all' || twins.length > 0);
+    if (!row || !visible) throw new NotFoundError(MODEL_NOT_FOUND, 'MODEL_NOT_FOUND');
+    if (intent === 'write' && !row.institutionId && !isSuper(actor)) {
+      throw new ForbiddenError('Only a super admin can change a deployment-wide model', 'FORBIDDEN');
+    }
+    return row;
+  }
+
+  return {
+    async available(actor: Actor): Promise<CustomModelWire[]> {
+      return (await listAvailableModels(db, actor.institutionId)).map(presentCustomModel);
+    },
+
+    async list(actor: Actor, query: AdminModelsQuery) {
+      const twins = await twinsWhere(db, actor, 'models.edit');
+      if (twins !== 'all' && twins.length === 0) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
+      const { rows, total } = await listCustomModelsForAdmin(db, { twins, institutionId: query.institution, search: query.search, page: query.page, limit: query.limit });
+      return { data: rows.map(presentAdminCustomModel), page: query.page, limit: query.limit, total };
+    },
+
+    async get(actor: Actor, id: string): Promise<AdminCustomModelWire> {
+      return presentAdminCustomModel(await reach(actor, id, 'read'));
+    },
+
+    async create(actor: Actor, body: CustomModelCreateInput): Promise<AdminCustomModelWire> {
+      const institutionId = body.institution === undefined ? actor.institutionId : body.institution;
+      if (institutionId === null) {
+        if (!isSuper(actor) || actor.launchScope) throw new ForbiddenError('Only a super admin can add a deployment-wide model', 'FORBIDDEN');
+      } else {
+        const twins = await twinsWhere(db, actor, 'models.edit');
+        if (!inTwins(twins, institutionId)) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
+        if (!(await findInstitutionById(db, institutionId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
+      }
+      const row = await save(() => insertCustomModel(db, { ...columns(body), name: body.name, model: body.model, institutionId }));
+      return presentAdminCustomModel(row);
+    },
+
+    async update(actor: Actor, id: string, body: CustomModelUpdateInput): Promise<AdminCustomModelWire> {
+      await reach(actor, id, 'write');
+      const row = await save(() => updateCustomModel(db, id, columns(body)));
+      return presentAdminCustomModel(row!);
+    },
+
+    async remove(actor: Actor, id: string): Promise<void> {
+      await reach(actor, id, 'write');
+      await deleteCustomModels(db, [id], 'all');
+    },
+
+    async bulkDelete(actor: Actor, ids: string[]): Promise<number> {
+      const twins = await twinsWhere(db, actor, 'models.edit');
+      return deleteCustomModels(db, ids, twins);
+    },
+  };
+}
+
+export type CustomModelService = ReturnType<typeof createCustomModelService>;

@@ -1,0 +1,32 @@
+// Test helpers of the assistants family: assistants with overrides, and the Actor a signed-in person
+// would have (built from the database the same way the auth guard builds it).
+import type { Database } from '../../src/platform/db/client.js';
+import type { Actor } from '../../src/platform/http/actor.js';
+import { findMembership } from '../../src/modules/institutions/institutions.repo.js';
+import { insertAssistant } from '../../src/modules/assistants/assistants.repo.js';
+import type { AssistantRow, NewAssistant } from '../../src/modules/assistants/assistants.tables.js';
+import { permissionsFor } from '../../src/modules/users/permissions.js';
+import { findUserById } from '../../src/modules/users/users.repo.js';
+
+let sequence = 0;
+
+export function buildAssistant(db: Database, overrides: Partial<NewAssistant> = {}): Promise<AssistantRow> {
+  return insertAssistant(db, { name: `Assistant ${++sequence}`, instructions: 'Be helpful.', ...overrides });
+}
+
+export async function actorFor(db: Database, userId: string): Promise<Actor> {
+  const user = await findUserById(db, userId);
+  if (!user) throw new Error(`no user ${userId}`);
+  const membership = user.currentInstitutionId ? await findMembership(db, user.id, user.currentInstitutionId) : undefined;
+  return {
+    userId: user.id,
+    sessionId: 'test-session',
+    email: user.email,
+    accountType: user.accountType,
+    institutionId: user.currentInstitutionId,
+    role: membership?.role ?? null,
+    permissions: permissionsFor(user.accountType, membership?.role, membership?.permissions ?? []),
+    launchScope: null,
+    mustChangePassword: false,
+  };
+}
