@@ -232,7 +232,7 @@ describe('streamAnswer with an OpenAI-compatible endpoint', () => {
     server.enqueue({ chunks: ['Sorry, no luck.'] });
     const broken = tool({
       inputSchema: z.object({}),
-      execute: async () => {
+      execute: async (): Promise<string> => {
         throw new Error('tool exploded');
       },
     });
