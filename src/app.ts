@@ -14,6 +14,7 @@ import { registerOpenApi } from './platform/http/openapi.js';
 import type { App } from './platform/http/schemas.js';
 import { registerMetrics } from './platform/metrics/metrics.js';
 import type { EventBus } from './platform/realtime/bus.js';
+import { createSocketServer } from './platform/realtime/socket.js';
 import type { Mailer } from './platform/mail/mailer.js';
 import type { FileStorage } from './platform/storage/storage.js';
 import type { SecretBox } from './platform/crypto/secrets.js';
@@ -25,6 +26,7 @@ import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
 import { registerAssistants } from './modules/assistants/assistants.module.js';
 import { registerCustomModels } from './modules/custom-models/custom-models.module.js';
+import { attachStreamSockets, type StreamRouter } from './modules/conversations/socket-events.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { historyAdminRoutes } from './modules/history/history.admin.routes.js';
 import { createHistoryAdminService } from './modules/history/history.admin.service.js';
@@ -44,6 +46,13 @@ export interface AppDeps {
   jobs: JobQueue;
   secrets: SecretBox;
   logger?: FastifyServerOptions['logger'];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Socket.IO streaming of answers (RECEIVE_STREAM) and cancels, across processes. */
+    streams: StreamRouter;
+  }
 }
 
 export async function buildApp(deps: AppDeps): Promise<App> {
@@ -76,6 +85,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.addHook('onClose', () => cache.close());
   const auth = createAuthService({ db: database.db, tokens: createTokenSigner(config.jwtSecret), profiles, cache });
   registerAuthGuard(app, auth.verify);
+  const sockets = await createSocketServer(app.server, { redisUrl: config.redisUrl, onError: (error) => app.log.error({ err: error }, 'socket.io redis') });
+  const streams = await attachStreamSockets({ io: sockets.io, bus: deps.bus, verify: auth.verify });
+  app.decorate('streams', streams);
+  // Open sockets would keep the HTTP server from closing: drop them before it closes.
+  app.addHook('preClose', async () => sockets.close());
+  app.addHook('onClose', async () => streams.close());
 
   // Route families.
   healthRoutes(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });

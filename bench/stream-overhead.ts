@@ -1,0 +1,176 @@
+// bench/stream-overhead: what the service adds to a streamed answer. The fake model (its own process)
+// streams BENCH_CHUNKS pieces BENCH_GAP_MS apart; a client here measures time to first chunk and the
+// delay between chunks, directly from the fake model (baseline) and through the service, at 1, 100
+// and 1,000 concurrent SSE streams and at 1,000 Socket.IO streams, and prints the added latency
+// (p50/p99) and the ratio. The service routes are bench-only stand-ins wired like the Q&A routes.
+//   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench npm run bench:stream
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { io, type Socket } from 'socket.io-client';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 20);
+const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 50);
+const LEVELS = (process.env.BENCH_LEVELS ?? '1,100,1000').split(',').map(Number);
+const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
+const SCENARIO_TIMEOUT_MS = 120_000;
+
+interface Timing {
+  /** ms from sending the request to the first text chunk. */
+  first: number;
+  /** ms between consecutive text chunks. */
+  gaps: number[];
+  chunks: number;
+}
+
+function start<T>(script: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess } & T> {
+  const child = fork(path.join(here, 'servers', script), { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env } });
+  return new Promise((resolve, reject) => {
+    child.once('message', (message: T) => resolve({ child, ...message }));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+/** Reads an event stream and calls onData with each `data:` payload as it arrives. */
+async function readEvents(response: Response, onData: (data: string) => void): Promise<void> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      for (const line of block.split('\n')) if (line.startsWith('data: ')) onData(line.slice(6));
+    }
+  }
+}
+
+function timing(sentAt: number, arrivals: number[]): Timing {
+  return { first: arrivals[0] - sentAt, gaps: arrivals.slice(1).map((t, i) => t - arrivals[i]), chunks: arrivals.length };
+}
+
+async function direct(modelUrl: string): Promise<Timing> {
+  const arrivals: number[] = [];
+  const sentAt = performance.now();
+  const response = await fetch(`${modelUrl}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Go' }] }),
+  });
+  await readEvents(response, (data) => {
+    if (data === '[DONE]') return;
+    const content = (JSON.parse(data) as { choices: Array<{ delta?: { content?: string } }> }).choices[0]?.delta?.content;
+    if (content) arrivals.push(performance.now());
+  });
+  return timing(sentAt, arrivals);
+}
+
+async function viaSse(base: string, token: string): Promise<Timing> {
+  const arrivals: number[] = [];
+  const sentAt = performance.now();
+  const response = await fetch(`${base}/api/bench/sse`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ question: 'Go' }),
+  });
+  await readEvents(response, (data) => {
+    if ((JSON.parse(data) as { type: string }).type === 'stream') arrivals.push(performance.now());
+  });
+  return timing(sentAt, arrivals);
+}
+
+async function viaSocket(base: string, token: string, socket: Socket): Promise<Timing> {
+  const arrivals: number[] = [];
+  const onChunk = () => arrivals.push(performance.now());
+  socket.on('RECEIVE_STREAM', onChunk);
+  const sentAt = performance.now();
+  const response = await fetch(`${base}/api/bench/socket`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-access-token': token },
+    body: JSON.stringify({ question: 'Go', socketId: socket.id }),
+  });
+  const body = (await response.json()) as { streamingFailed?: boolean };
+  if (body.streamingFailed) throw new Error('streamingFailed');
+  // The last chunks may still be on the wire when the request answers.
+  const deadline = Date.now() + 5_000;
+  while (arrivals.length < CHUNKS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  socket.off('RECEIVE_STREAM', onChunk);
+  return timing(sentAt, arrivals);
+}
+
+async function connectSockets(base: string, token: string, userId: string, count: number): Promise<Socket[]> {
+  const sockets: Socket[] = [];
+  for (let i = 0; i < count; i += 100) {
+    const batch = Array.from({ length: Math.min(100, count - i) }, () => {
+      const socket = io(base, { path: '/socket.io', transports: ['websocket'], auth: { token }, reconnection: false, forceNew: true });
+      return new Promise<Socket>((resolve, reject) => {
+        socket.once('connect', () => socket.emit('REGISTER', { userId }));
+        socket.once('connect_success', () => resolve(socket));
+        socket.once('connect_error', reject);
+        socket.once('error', (error: unknown) => reject(new Error(JSON.stringify(error))));
+      });
+    });
+    sockets.push(...(await Promise.all(batch)));
+  }
+  return sockets;
+}
+
+async function concurrently(count: number, run: (index: number) => Promise<Timing>): Promise<Timing[]> {
+  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('scenario timed out')), SCENARIO_TIMEOUT_MS).unref());
+  return Promise.race([Promise.all(Array.from({ length: count }, (_, i) => run(i))), timeout]);
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+function summary(timings: Timing[]) {
+  const firsts = timings.map((t) => t.first);
+  const gaps = timings.flatMap((t) => t.gaps);
+  const complete = timings.filter((t) => t.chunks === CHUNKS).length;
+  return { first50: percentile(firsts, 50), first99: percentile(firsts, 99), gap50: percentile(gaps, 50), gap99: percentile(gaps, 99), complete };
+}
+
+const f = (ms: number) => `${ms.toFixed(1)} ms`;
+function report(label: string, count: number, service: Timing[], baseline: Timing[]): boolean {
+  const s = summary(service);
+  const d = summary(baseline);
+  console.log(`\n${label}, ${count} concurrent (${s.complete}/${count} complete; baseline ${d.complete}/${count})`);
+  console.log(`  first chunk   direct p50 ${f(d.first50)} p99 ${f(d.first99)} | service p50 ${f(s.first50)} p99 ${f(s.first99)} | added p50 ${f(s.first50 - d.first50)} p99 ${f(s.first99 - d.first99)} | ratio p50 ${(s.first50 / d.first50).toFixed(2)}x`);
+  console.log(`  between chunks direct p50 ${f(d.gap50)} p99 ${f(d.gap99)} | service p50 ${f(s.gap50)} p99 ${f(s.gap99)} | added p50 ${f(s.gap50 - d.gap50)} p99 ${f(s.gap99 - d.gap99)} | ratio p50 ${(s.gap50 / d.gap50).toFixed(2)}x`);
+  return s.complete === count;
+}
+
+const model = await start<{ url: string }>('fake-model.ts', { BENCH_CHUNKS: String(CHUNKS), BENCH_GAP_MS: String(GAP_MS) });
+const service = await start<{ port: number; token: string; userId: string; database: string }>('stream-service.ts', { BENCH_MODEL_URL: model.url });
+const base = `http://127.0.0.1:${service.port}`;
+console.log(`database: ${service.database}; ${CHUNKS} chunks ${GAP_MS} ms apart per answer`);
+let ok = true;
+try {
+  await concurrently(5, () => viaSse(base, service.token)); // warm-up
+  for (const level of LEVELS) {
+    const baseline = await concurrently(level, () => direct(model.url));
+    const measured = await concurrently(level, () => viaSse(base, service.token));
+    ok = report('SSE', level, measured, baseline) && ok;
+  }
+  if (SOCKETS > 0) {
+    const sockets = await connectSockets(base, service.token, service.userId, SOCKETS);
+    const baseline = await concurrently(SOCKETS, () => direct(model.url));
+    const measured = await concurrently(SOCKETS, (i) => viaSocket(base, service.token, sockets[i]));
+    ok = report('Socket.IO', SOCKETS, measured, baseline) && ok;
+    for (const socket of sockets) socket.close();
+  }
+} catch (error) {
+  console.error('bench failed:', error);
+  ok = false;
+} finally {
+  service.child.kill();
+  model.child.kill();
+}
+process.exit(ok ? 0 : 1);

@@ -1,0 +1,138 @@
+// The model registry: turns "which model answers this turn" into an AI SDK language model.
+// Sources: the deployment's OpenAI-compatible endpoint (OPENAI_BASE_URL/OPENAI_API_KEY/DEFAULT_MODEL,
+// optionally with an assistant's conversationModel), an explicit endpoint (a twin's custom model),
+// or the built-in local model when nothing is configured. Also owns reasoning-effort clamping (behaviour 12).
+import { createHash } from 'node:crypto';
+import { createOpenAICompatible, type OpenAICompatibleProvider } from '@ai-sdk/openai-compatible';
+import type { LanguageModelV3, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import { createLocalModel } from './local-model.js';
+
+/** The public OpenAI endpoint, used when only OPENAI_API_KEY is set. */
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+/** Used when an endpoint is configured without DEFAULT_MODEL. */
+export const FALLBACK_MODEL_ID = 'gpt-4o-mini';
+/**
+ * The provider name given to every OpenAI-compatible provider, hence also the providerOptions key
+ * its chat model reads (`providerOptions.endpoint.reasoningEffort` → `reasoning_effort` on the wire).
+ */
+export const ENDPOINT_PROVIDER_NAME = 'endpoint';
+
+export interface DeploymentModelConfig {
+  baseUrl?: string;
+  apiKey?: string;
+  defaultModel?: string;
+}
+
+export type ModelSource =
+  /** The deployment's endpoint; `model` (an assistant's conversationModel) replaces DEFAULT_MODEL. */
+  | { kind: 'default'; model?: string }
+  /** An explicit endpoint, such as a twin's custom model. */
+  | { kind: 'endpoint'; baseUrl: string; apiKey?: string; model: string }
+  /** The built-in local model, whatever is configured. */
+  | { kind: 'local' };
+
+export interface ResolvedModel {
+  model: LanguageModelV3;
+  /** 'endpoint' for an OpenAI-compatible server, 'local' for the built-in model. */
+  kind: 'endpoint' | 'local';
+  modelId: string;
+  /** The providerOptions that carry the given reasoning effort to this model (empty when none applies). */
+  providerOptions(effort: ClampedReasoningEffort | undefined): SharedV3ProviderOptions | undefined;
+}
+
+export interface ModelRegistry {
+  resolveModel(source?: ModelSource): ResolvedModel;
+  /** True when the deployment has an endpoint; false means the built-in local model answers. */
+  readonly hasDeploymentEndpoint: boolean;
+  /** How many provider instances are cached (one per distinct endpoint and key). */
+  readonly providerCount: number;
+}
+
+export function createModelRegistry(config: DeploymentModelConfig): ModelRegistry {
+  const providers = new Map<string, OpenAICompatibleProvider>();
+  const local = localModel();
+  const deploymentBaseUrl = config.baseUrl ?? (config.apiKey ? OPENAI_DEFAULT_BASE_URL : undefined);
+
+  /** One provider per endpoint (base URL + key): its fetch settings and headers are built once. */
+  function provider(baseUrl: string, apiKey: string | undefined): OpenAICompatibleProvider {
+    const key = `${normaliseBaseUrl(baseUrl)}\n${apiKey ? createHash('sha256').update(apiKey).digest('hex') : ''}`;
+    let existing = providers.get(key);
+    if (!existing) {
+      existing = createOpenAICompatible({
+        name: ENDPOINT_PROVIDER_NAME,
+        baseURL: normaliseBaseUrl(baseUrl),
+        apiKey,
+        includeUsage: true,
+      });
+      providers.set(key, existing);
+    }
+    return existing;
+  }
+
+  function endpointModel(baseUrl: string, apiKey: string | undefined, modelId: string): ResolvedModel {
+    return {
+      model: provider(baseUrl, apiKey).chatModel(modelId),
+      kind: 'endpoint',
+      modelId,
+      providerOptions: (effort) => {
+        const wire = reasoningEffortOnWire(effort);
+        return wire ? { [ENDPOINT_PROVIDER_NAME]: { reasoningEffort: wire } } : undefined;
+      },
+    };
+  }
+
+  return {
+    hasDeploymentEndpoint: deploymentBaseUrl !== undefined,
+    get providerCount() {
+      return providers.size;
+    },
+    resolveModel(source = { kind: 'default' }) {
+      switch (source.kind) {
+        case 'local':
+          return local;
+        case 'endpoint':
+          return endpointModel(source.baseUrl, source.apiKey, source.model);
+        case 'default': {
+          if (!deploymentBaseUrl) return local;
+          const modelId = source.model?.trim() || config.defaultModel || FALLBACK_MODEL_ID;
+          return endpointModel(deploymentBaseUrl, config.apiKey, modelId);
+        }
+      }
+    },
+  };
+}
+
+function localModel(): ResolvedModel {
+  const model = createLocalModel();
+  // The local model does not reason: it never gets a reasoning option.
+  return { model, kind: 'local', modelId: model.modelId, providerOptions: () => undefined };
+}
+
+function normaliseBaseUrl(baseUrl: string): string {
+  return baseUrl.trim().replace(/\/+$/, '');
+}
+
+// ---- Reasoning effort (behaviour 12) ----
+
+export const REASONING_LEVELS = ['minimal', 'low', 'medium', 'high'] as const;
+export type ReasoningLevel = (typeof REASONING_LEVELS)[number];
+export type RequestedReasoningEffort = 'off' | ReasoningLevel;
+export type ClampedReasoningEffort = 'off' | ReasoningLevel;
+
+/**
+ * The effort a turn runs with: a level below the model's minimum is raised to that minimum; 'off'
+ * is respected whatever the minimum; nothing requested stays nothing (the model's own default).
+ */
+export function clampReasoningEffort(
+  requested: RequestedReasoningEffort | undefined,
+  modelMinimum?: ReasoningLevel,
+): ClampedReasoningEffort | undefined {
+  if (requested === undefined || requested === 'off' || modelMinimum === undefined) return requested;
+  return REASONING_LEVELS.indexOf(requested) < REASONING_LEVELS.indexOf(modelMinimum) ? modelMinimum : requested;
+}
+
+/** The `reasoning_effort` value sent to an OpenAI-compatible server: 'off' is OpenAI's 'none'. */
+export function reasoningEffortOnWire(effort: ClampedReasoningEffort | undefined): string | undefined {
+  if (effort === undefined) return undefined;
+  return effort === 'off' ? 'none' : effort;
+}

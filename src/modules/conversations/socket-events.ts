@@ -1,0 +1,221 @@
+// The Socket.IO side of conversations (spec, Events): who may connect, REGISTER / UNSUBSCRIBE /
+// cancel_request / cancel_streaming, and the StreamRouter the Q&A route uses to reach a socket held
+// by any process and to hear a cancel received by any process (through the event bus).
+import type { Server, Socket } from 'socket.io';
+import { z } from 'zod';
+import type { VerifyToken } from '../../platform/http/auth-guard.js';
+import type { EventBus } from '../../platform/realtime/bus.js';
+import { AUTH_INVALIDATE_CHANNEL, type AuthInvalidation } from '../auth/session-cache.js';
+
+export const SOCKET_EVENTS = {
+  register: 'REGISTER',
+  unsubscribe: 'UNSUBSCRIBE',
+  cancelRequest: 'cancel_request',
+  cancelStreaming: 'cancel_streaming',
+  receiveStream: 'RECEIVE_STREAM',
+  connectSuccess: 'connect_success',
+  error: 'error',
+} as const;
+
+/** Bus channels: a cancel received by one process reaches the turn wherever it runs. */
+export const TURN_CANCEL_CHANNEL = 'turn.cancel';
+export const STREAM_CANCEL_CHANNEL = 'turn.cancel_streaming';
+
+export const SOCKET_MESSAGES = {
+  authRequired: 'Authentication Required',
+  invalidToken: 'Invalid or expired token',
+  registered: 'Registered',
+  userMismatch: 'REGISTER refused: the user does not match the signed-in session',
+  notRegistered: 'Send REGISTER first',
+} as const;
+
+/** The spec's streaming payload: prompt is the whole answer so far, delta the last piece. */
+export interface StreamPayload {
+  prompt: string;
+  delta: string;
+  type: 'STREAM';
+}
+
+export interface CancelRequest {
+  userId: string;
+  socketId: string;
+}
+
+/** What a socket carries, readable from any process through the adapter (fetchSockets). */
+interface SocketData {
+  sessionUserId: string;
+  sessionId: string;
+  /** The user this socket registered for (REGISTER), null before or after UNSUBSCRIBE. */
+  userId: string | null;
+}
+
+type StreamSocket = Socket<Record<string, (payload: unknown) => void>, Record<string, (payload: unknown) => void>, Record<string, never>, SocketData>;
+
+export interface StreamRouter {
+  /** The socket exists on some process and is registered for this user (else: streamingFailed). */
+  isLive(socketId: string, userId: string): Promise<boolean>;
+  /** Starts an answer on this socket: clears a cancel_streaming left from an earlier answer. */
+  beginAnswer(socketId: string): void;
+  /** Sends RECEIVE_STREAM unless cancel_streaming stopped this answer; returns whether it was sent. */
+  emitChunk(socketId: string, payload: StreamPayload): boolean;
+  /** Ends the answer on this socket (forgets its cancel_streaming state). */
+  endAnswer(socketId: string): void;
+  /** Sends an event to every registered socket (tab) of a user, on any process. */
+  emitToUser(userId: string, event: string, payload: unknown): void;
+  /** Calls handler when cancel_request arrives from this user's socket (any socket if none given). */
+  onCancel(target: { userId: string; socketId?: string }, handler: (cancel: CancelRequest) => void): () => void;
+  close(): Promise<void>;
+}
+
+export interface StreamSocketsDeps {
+  io: Server;
+  bus: EventBus;
+  verify: VerifyToken;
+}
+
+const userPayload = z.object({ userId: z.string().min(1) }).passthrough();
+const cancelMessage = z.object({ userId: z.string(), socketId: z.string() });
+
+const userRoom = (userId: string) => `user:${userId}`;
+
+export async function attachStreamSockets({ io, bus, verify }: StreamSocketsDeps): Promise<StreamRouter> {
+  /** Answers streaming from this process, by socket id: muted once cancel_streaming arrived. */
+  const answers = new Map<string, { muted: boolean }>();
+  const cancelHandlers = new Set<{ userId: string; socketId?: string; handler: (cancel: CancelRequest) => void }>();
+  /** Tokens of this process's sockets, kept here (never in socket data, which crosses processes). */
+  const tokens = new WeakMap<StreamSocket, string>();
+
+  io.use(async (raw, next) => {
+    const socket = raw as StreamSocket;
+    const token = handshakeToken(socket);
+    if (!token) return next(refusal(SOCKET_MESSAGES.authRequired));
+    const actor = await verify(token).catch(() => null);
+    if (!actor) return next(refusal(SOCKET_MESSAGES.invalidToken));
+    socket.data = { sessionUserId: actor.userId, sessionId: actor.sessionId, userId: null };
+    tokens.set(socket, token);
+    next();
+  });
+
+  io.on('connection', (raw) => {
+    const socket = raw as StreamSocket;
+    const fail = (message: string, code: string) => socket.emit(SOCKET_EVENTS.error, { success: false, message, code });
+
+    socket.on(SOCKET_EVENTS.register, (payload: unknown) => {
+      const parsed = userPayload.safeParse(payload);
+      // The payload names a user; only the signed-in one is accepted, or anyone could receive
+      // someone else's stream by naming them.
+      if (!parsed.success || parsed.data.userId !== socket.data.sessionUserId) {
+        fail(SOCKET_MESSAGES.userMismatch, 'SOCKET_USER_MISMATCH');
+        return;
+      }
+      socket.data.userId = parsed.data.userId;
+      void socket.join(userRoom(parsed.data.userId));
+      socket.emit(SOCKET_EVENTS.connectSuccess, { success: true, message: SOCKET_MESSAGES.registered, socketId: socket.id });
+    });
+
+    socket.on(SOCKET_EVENTS.unsubscribe, () => {
+      if (socket.data.userId) void socket.leave(userRoom(socket.data.userId));
+      socket.data.userId = null;
+    });
+
+    const relay = (channel: string) => () => {
+      const userId = socket.data.userId;
+      if (!userId) {
+        fail(SOCKET_MESSAGES.notRegistered, 'SOCKET_NOT_REGISTERED');
+        return;
+      }
+      const message: CancelRequest = { userId, socketId: socket.id };
+      void bus.publish(channel, message).catch(() => fail('The cancel could not be delivered; try again', 'CANCEL_FAILED'));
+    };
+    socket.on(SOCKET_EVENTS.cancelRequest, relay(TURN_CANCEL_CHANNEL));
+    socket.on(SOCKET_EVENTS.cancelStreaming, relay(STREAM_CANCEL_CHANNEL));
+  });
+
+  const offCancel = await bus.subscribe(TURN_CANCEL_CHANNEL, (message) => {
+    const parsed = cancelMessage.safeParse(message);
+    if (!parsed.success) return;
+    for (const entry of [...cancelHandlers]) {
+      if (entry.userId !== parsed.data.userId) continue;
+      if (entry.socketId !== undefined && entry.socketId !== parsed.data.socketId) continue;
+      entry.handler(parsed.data);
+    }
+  });
+  const offMute = await bus.subscribe(STREAM_CANCEL_CHANNEL, (message) => {
+    const parsed = cancelMessage.safeParse(message);
+    const answer = parsed.success ? answers.get(parsed.data.socketId) : undefined;
+    if (answer) answer.muted = true;
+  });
+  // A revoked session or a changed account: sockets opened with it must not keep receiving.
+  const offAuth = await bus.subscribe(AUTH_INVALIDATE_CHANNEL, (message) => {
+    const change = message as AuthInvalidation;
+    // Let the session cache drop its entry first (it listens on the same channel).
+    setTimeout(() => void recheckSockets(change), 0);
+  });
+
+  async function recheckSockets(change: AuthInvalidation): Promise<void> {
+    for (const raw of io.of('/').sockets.values()) {
+      const socket = raw as StreamSocket;
+      const hit = 'userId' in change ? socket.data.sessionUserId === change.userId : change.sessionIds.includes(socket.data.sessionId);
+      if (!hit) continue;
+      const token = tokens.get(socket);
+      const actor = token ? await verify(token).catch(() => null) : null;
+      if (!actor || actor.userId !== socket.data.sessionUserId) socket.disconnect(true);
+    }
+  }
+
+  return {
+    async isLive(socketId, userId) {
+      const local = io.of('/').sockets.get(socketId) as StreamSocket | undefined;
+      if (local) return local.data.userId === userId;
+      try {
+        const remote = await io.in(socketId).fetchSockets();
+        return remote.some((socket) => socket.id === socketId && (socket.data as SocketData).userId === userId);
+      } catch {
+        return false; // another process did not answer in time: treat the mapping as lost
+      }
+    },
+    beginAnswer(socketId) {
+      answers.set(socketId, { muted: false });
+    },
+    emitChunk(socketId, payload) {
+      if (answers.get(socketId)?.muted) return false;
+      const local = io.of('/').sockets.get(socketId);
+      // A socket held here needs no trip through the adapter (and Redis).
+      if (local) local.emit(SOCKET_EVENTS.receiveStream, payload);
+      else io.to(socketId).emit(SOCKET_EVENTS.receiveStream, payload);
+      return true;
+    },
+    endAnswer(socketId) {
+      answers.delete(socketId);
+    },
+    emitToUser(userId, event, payload) {
+      io.to(userRoom(userId)).emit(event, payload);
+    },
+    onCancel(target, handler) {
+      const entry = { ...target, handler };
+      cancelHandlers.add(entry);
+      return () => void cancelHandlers.delete(entry);
+    },
+    async close() {
+      await Promise.all([offCancel(), offMute(), offAuth()]).catch(() => {});
+      cancelHandlers.clear();
+      answers.clear();
+    },
+  };
+}
+
+/** The session token: `auth.token`, then `x-access-token`, then `Authorization: Bearer`, then `?token=`. */
+function handshakeToken(socket: Socket): string | null {
+  const { auth, headers, query } = socket.handshake;
+  const fromAuth = typeof auth?.token === 'string' ? auth.token : undefined;
+  const header = headers['x-access-token'];
+  const bearer = typeof headers.authorization === 'string' ? /^Bearer\s+(.+)$/i.exec(headers.authorization)?.[1] : undefined;
+  const fromQuery = typeof query.token === 'string' ? query.token : undefined;
+  const token = fromAuth ?? (typeof header === 'string' ? header : undefined) ?? bearer ?? fromQuery;
+  return token?.trim() || null;
+}
+
+/** A refused handshake: the client's connect_error carries the message and data. */
+function refusal(message: string): Error & { data: { success: false; message: string } } {
+  return Object.assign(new Error(message), { data: { success: false as const, message } });
+}

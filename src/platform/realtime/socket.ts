@@ -1,0 +1,63 @@
+// The Socket.IO server (path /socket.io) on the app's own HTTP server. With REDIS_URL it uses the
+// Redis adapter, so an emit or a fetchSockets on one process reaches sockets held by any other.
+// No business rules here: events and their meaning live in modules/conversations/socket-events.ts.
+import type { Server as HttpServer } from 'node:http';
+import { createAdapter } from '@socket.io/redis-adapter';
+import { Redis } from 'ioredis';
+import { Server } from 'socket.io';
+
+export const SOCKET_PATH = '/socket.io';
+
+export interface SocketServerOptions {
+  redisUrl?: string;
+  /** How long a cross-process request (fetchSockets) waits for the other processes. */
+  requestsTimeoutMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+export interface SocketServer {
+  io: Server;
+  readonly kind: 'memory' | 'redis';
+  /** Disconnects this process's sockets (so the HTTP server can close) and ends the adapter's connections. */
+  close(): Promise<void>;
+}
+
+export async function createSocketServer(httpServer: HttpServer, options: SocketServerOptions = {}): Promise<SocketServer> {
+  const io = new Server(httpServer, {
+    path: SOCKET_PATH,
+    // Same policy as the HTTP CORS plugin: any origin, with credentials; the token is what counts.
+    cors: { origin: true, credentials: true },
+    serveClient: false,
+  });
+  let clients: Redis[] = [];
+  if (options.redisUrl) {
+    const onError = options.onError ?? ((error: unknown) => console.error('[socket.io redis]', error));
+    const pub = new Redis(options.redisUrl, { lazyConnect: true });
+    const sub = pub.duplicate();
+    clients = [pub, sub];
+    for (const client of clients) client.on('error', onError);
+    await Promise.all(clients.map((client) => client.connect()));
+    io.adapter(createAdapter(pub, sub, { requestsTimeout: options.requestsTimeoutMs ?? 2_000 }));
+  }
+  let closed = false;
+  return {
+    io,
+    kind: options.redisUrl ? 'redis' : 'memory',
+    async close() {
+      if (closed) return;
+      closed = true;
+      io.local.disconnectSockets(true);
+      // io.close() would also close the HTTP server, which Fastify owns: close the engine only.
+      io.engine.close();
+      await Promise.all(
+        clients.map(async (client) => {
+          try {
+            await client.quit();
+          } catch {
+            client.disconnect();
+          }
+        }),
+      );
+    },
+  };
+}

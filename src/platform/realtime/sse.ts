@@ -1,0 +1,87 @@
+// A Server-Sent Events writer for Fastify routes: takes the response over (reply.hijack) while
+// keeping the headers plugins already set (CORS, helmet, request id), writes `data: <JSON>` frames,
+// sends comment heartbeats so idle proxies keep the stream, and tells the route when the client left.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+export const DEFAULT_HEARTBEAT_MS = 15_000;
+
+export interface SseOptions {
+  /** Interval of `: ping` comment lines; 0 turns them off. */
+  heartbeatMs?: number;
+}
+
+export interface SseStream {
+  /** Writes one frame `data: <JSON>\n\n`; returns false (and writes nothing) once the stream is closed. */
+  send(frame: object): boolean;
+  /** Ends the response; idempotent. */
+  close(): void;
+  /** Aborted when the client goes away before close() (the route cancels its work then). */
+  readonly signal: AbortSignal;
+  /** True after close() or after the client went away. */
+  readonly closed: boolean;
+}
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  // nginx and similar proxies would otherwise buffer the stream.
+  'x-accel-buffering': 'no',
+} as const;
+
+export function openSse(request: FastifyRequest, reply: FastifyReply, options: SseOptions = {}): SseStream {
+  const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  const res = reply.raw;
+  const controller = new AbortController();
+  let closed = false;
+
+  // Headers set by hooks so far live on the reply, not on the raw response: hijacking without
+  // copying them would drop CORS and the rest.
+  const headers: Record<string, string | number | string[]> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined && name.toLowerCase() !== 'content-length') headers[name] = value;
+  }
+  reply.hijack();
+  res.writeHead(200, { ...headers, ...SSE_HEADERS });
+  res.flushHeaders();
+  // Small frames must leave at once, not wait for Nagle's algorithm.
+  request.raw.socket?.setNoDelay(true);
+
+  const heartbeat =
+    heartbeatMs > 0
+      ? setInterval(() => {
+          if (!closed) res.write(': ping\n\n');
+        }, heartbeatMs)
+      : undefined;
+
+  const finish = (): void => {
+    if (closed) return;
+    closed = true;
+    if (heartbeat) clearInterval(heartbeat);
+  };
+
+  // The response closes when we end it or when the connection drops; only the latter is an abort.
+  res.on('close', () => {
+    const clientLeft = !res.writableFinished;
+    finish();
+    if (clientLeft) controller.abort(new DOMException('The client closed the stream', 'AbortError'));
+  });
+  res.on('error', () => finish());
+
+  return {
+    send(frame) {
+      if (closed || res.destroyed) return false;
+      res.write(`data: ${JSON.stringify(frame)}\n\n`);
+      return true;
+    },
+    close() {
+      if (closed) return;
+      finish();
+      if (!res.destroyed) res.end();
+    },
+    signal: controller.signal,
+    get closed() {
+      return closed;
+    },
+  };
+}

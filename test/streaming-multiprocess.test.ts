@@ -1,0 +1,176 @@
+// Streaming in the scaled shape: two real API processes on one PostgreSQL database and one Redis,
+// no sticky sessions. A request on process A streams a model answer to a socket held by process B
+// (Socket.IO Redis adapter), and a cancel_request or cancel_streaming received by B acts on the turn
+// running on A (event bus). The processes run test/support/stream-node.ts: the real app plus a
+// test-only route wired the way the Q&A route will be.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import type { Socket } from 'socket.io-client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openTestDatabase, type TestDatabase } from './support/database.js';
+import { buildUser, type BuiltUser } from './support/factories.js';
+import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
+import { collect, connectSocket, register } from './support/socket-client.js';
+
+const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
+
+interface Node {
+  child: ChildProcess;
+  url: string;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+async function startNode(env: Record<string, string>): Promise<Node> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/stream-node.ts'], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 150; attempt++) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}`);
+    if (await fetch(`${url}/api/test`).then((r) => r.ok, () => false)) return { child, url };
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('process did not start');
+}
+
+const stopNode = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+
+async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe.runIf(enabled)('streaming across two API processes', () => {
+  let database: TestDatabase;
+  let model: FakeModelServer;
+  let a: Node;
+  let b: Node;
+  let ada: BuiltUser;
+  let token: string;
+  const sockets: Socket[] = [];
+
+  beforeAll(async () => {
+    [database, model] = await Promise.all([openTestDatabase(), startFakeModelServer()]);
+    const env = {
+      DATABASE_URL: database.url!,
+      REDIS_URL: process.env.TEST_REDIS_URL!,
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      OPENAI_BASE_URL: model.url,
+      DEFAULT_MODEL: 'fake-chat',
+    };
+    [a, b] = await Promise.all([startNode(env), startNode(env)]);
+    ada = await buildUser(database.db);
+    const signIn = await fetch(`${a.url}/api/auth/signin`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: ada.user.email, password: ada.password }),
+    });
+    token = ((await signIn.json()) as { token: string }).token;
+  }, 60_000);
+
+  afterEach(() => {
+    for (const socket of sockets.splice(0)) socket.close();
+  });
+
+  afterAll(async () => {
+    await Promise.all([a && stopNode(a.child), b && stopNode(b.child)]);
+    await model?.close();
+    await database?.close();
+  });
+
+  /** A socket held by process B, registered for Ada with the token issued by process A. */
+  async function socketOnB(): Promise<Socket> {
+    const socket = await connectSocket(b.url, { auth: { token } });
+    sockets.push(socket);
+    expect((await register(socket, ada.user.id)).event).toBe('connect_success');
+    return socket;
+  }
+
+  function askOnA(socketId: string, question = 'Tell me'): Promise<Record<string, unknown>> {
+    return fetch(`${a.url}/api/test-only/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-access-token': token },
+      body: JSON.stringify({ socketId, question }),
+    }).then((response) => response.json() as Promise<Record<string, unknown>>);
+  }
+
+  it('streams an answer computed on A to the socket held by B', async () => {
+    const socket = await socketOnB();
+    const received = collect(socket, 'RECEIVE_STREAM');
+    model.enqueue({ chunks: ['One ', 'two ', 'three.'], gapMs: 20 });
+
+    const answer = await askOnA(socket.id!);
+    expect(answer).toMatchObject({ success: true, text: 'One two three.', cancelled: false, sent: 3 });
+    await until(() => received.length === 3);
+    expect(received).toEqual([
+      { prompt: 'One ', delta: 'One ', type: 'STREAM' },
+      { prompt: 'One two ', delta: 'two ', type: 'STREAM' },
+      { prompt: 'One two three.', delta: 'three.', type: 'STREAM' },
+    ]);
+  });
+
+  it('answers streamingFailed when the socket is gone or registered to nobody', async () => {
+    const socket = await socketOnB();
+    const id = socket.id!;
+    socket.emit('UNSUBSCRIBE', { userId: ada.user.id });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await askOnA(id)).toEqual({ success: true, streamingFailed: true });
+    socket.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await askOnA(id)).toEqual({ success: true, streamingFailed: true });
+  });
+
+  it('stops the turn running on A when B receives cancel_request, keeping the partial answer', async () => {
+    const socket = await socketOnB();
+    const received = collect(socket, 'RECEIVE_STREAM');
+    model.enqueue({ chunks: ['Partial ', 'answer ', 'never sent'], stallAfter: 2 });
+    const pending = askOnA(socket.id!);
+    await until(() => received.length === 2);
+
+    socket.emit('cancel_request', { userId: ada.user.id });
+    expect(await pending).toMatchObject({ success: true, cancelled: true, text: 'Partial answer ', sent: 2 });
+    await until(() => model.requests.at(-1)?.aborted === true);
+  });
+
+  it('mutes the rest of the answer on A when B receives cancel_streaming, and the next answer streams again', async () => {
+    const socket = await socketOnB();
+    const received = collect(socket, 'RECEIVE_STREAM');
+    model.enqueue({ chunks: ['a', 'b', 'c', 'd', 'e', 'f'], gapMs: 150 });
+    const pending = askOnA(socket.id!);
+    await until(() => received.length === 1);
+
+    socket.emit('cancel_streaming', { userId: ada.user.id });
+    const answer = await pending;
+    // The turn itself ran to the end; only the sending stopped.
+    expect(answer).toMatchObject({ success: true, cancelled: false, text: 'abcdef' });
+    expect(answer.sent).toBeLessThan(6);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(received).toHaveLength(answer.sent as number);
+
+    model.enqueue({ chunks: ['again'] });
+    expect(await askOnA(socket.id!)).toMatchObject({ text: 'again', sent: 1 });
+    await until(() => received.length === (answer.sent as number) + 1);
+    expect(received.at(-1)).toEqual({ prompt: 'again', delta: 'again', type: 'STREAM' });
+  });
+});
