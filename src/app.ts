@@ -18,7 +18,9 @@ import type { Mailer } from './platform/mail/mailer.js';
 import type { FileStorage } from './platform/storage/storage.js';
 import type { SecretBox } from './platform/crypto/secrets.js';
 import type { JobQueue } from './platform/jobs/queue.js';
-import { authRoutes } from './modules/auth/auth.routes.js';
+import { identityRoutes } from './modules/auth/identity.js';
+import { launchScopeCheck, mustChangePasswordCheck } from './modules/auth/launch-scope.js';
+import type { AuthLimits } from './modules/auth/throttle.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
@@ -37,6 +39,8 @@ export interface AppDeps {
   jobs: JobQueue;
   secrets: SecretBox;
   logger?: FastifyServerOptions['logger'];
+  /** Sign-in throttling; defaults in modules/auth/throttle.ts (tests set small numbers). */
+  authLimits?: Partial<AuthLimits>;
 }
 
 export async function buildApp(deps: AppDeps): Promise<App> {
@@ -65,11 +69,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const cache = await createSessionCache(deps.bus);
   app.addHook('onClose', () => cache.close());
   const auth = createAuthService({ db: database.db, tokens: createTokenSigner(config.jwtSecret), profiles, cache });
-  registerAuthGuard(app, auth.verify);
+  registerAuthGuard(app, auth.verify, [launchScopeCheck, mustChangePasswordCheck]);
 
   // Route families.
   healthRoutes(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
-  authRoutes(app, auth);
+  await identityRoutes(app, { ...deps, auth, cache, profiles });
   userRoutes(app, profiles);
 
   return app;
