@@ -6,6 +6,8 @@ import type { AppDeps } from '../../app.js';
 import { TooManyRequestsError } from '../../platform/http/errors.js';
 import type { App } from '../../platform/http/schemas.js';
 import type { ProfileService } from '../users/profile.service.js';
+import { adminSessionRoutes } from '../admin-sessions/admin-sessions.routes.js';
+import { createAdminSessionsService } from '../admin-sessions/admin-sessions.service.js';
 import { authRoutes } from './auth.routes.js';
 import type { AuthService } from './auth.service.js';
 import { createFactorService } from './factors.service.js';
@@ -66,4 +68,5 @@ export async function identityRoutes(app: App, deps: IdentityDeps): Promise<void
 
   authRoutes(app, { auth, signin, passwords, launch, requestsPerMinute: limits.requestsPerMinute });
   meRoutes(app, { factors, passwords, signin, requestsPerMinute: limits.requestsPerMinute });
+  adminSessionRoutes(app, createAdminSessionsService({ db, cache }));
 }
