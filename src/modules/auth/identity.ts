@@ -8,6 +8,12 @@ import type { App } from '../../platform/http/schemas.js';
 import type { ProfileService } from '../users/profile.service.js';
 import { adminSessionRoutes } from '../admin-sessions/admin-sessions.routes.js';
 import { createAdminSessionsService } from '../admin-sessions/admin-sessions.service.js';
+import { idpRevokeRoutes } from '../oauth/idp-revoke.routes.js';
+import { createIdpRevokeService } from '../oauth/idp-revoke.service.js';
+import { oauthRoutes } from '../oauth/oauth.routes.js';
+import { ssoProviderRoutes } from '../oauth/sso-providers.routes.js';
+import { createSsoProviderService } from '../oauth/sso-providers.service.js';
+import { createOAuthService } from '../oauth/oauth.service.js';
 import { authRoutes } from './auth.routes.js';
 import type { AuthService } from './auth.service.js';
 import { createFactorService } from './factors.service.js';
@@ -69,4 +75,9 @@ export async function identityRoutes(app: App, deps: IdentityDeps): Promise<void
   authRoutes(app, { auth, signin, passwords, launch, requestsPerMinute: limits.requestsPerMinute });
   meRoutes(app, { factors, passwords, signin, requestsPerMinute: limits.requestsPerMinute });
   adminSessionRoutes(app, createAdminSessionsService({ db, cache }));
+  const log = (error: unknown, message: string) => app.log.warn({ err: error }, message);
+  const oauth = createOAuthService({ db, config, secrets, auth, signin, log });
+  oauthRoutes(app, oauth, { publicUrl: config.publicUrl, requestsPerMinute: limits.requestsPerMinute });
+  ssoProviderRoutes(app, createSsoProviderService({ db, secrets }));
+  idpRevokeRoutes(app, createIdpRevokeService({ db, secrets, config, log }));
 }

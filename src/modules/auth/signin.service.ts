@@ -144,14 +144,21 @@ export function createSignInService(deps: SignInServiceDeps) {
     return auth.openSession(current, client);
   }
 
+  /** The person proved the first factor (password, or a provider's sign-in): a session, or the second factor. */
+  async function afterFirstFactor(user: UserRow, client: ClientInfo): Promise<SignedIn | MfaRequired> {
+    if (!user.mfaEnabled) return auth.openSession(user, client);
+    const opened = await openChallenge(user, { purpose: 'signin' });
+    return { success: true, mfaRequired: true, mfaToken: opened.mfaToken, mfaMethod: opened.method, methods: opened.methods };
+  }
+
   return {
     async signIn(email: string, password: string, client: ClientInfo): Promise<SignedIn | MfaRequired> {
       const keys = { account: email.toLowerCase(), ip: client.ip };
       const user = await throttled(throttle, keys, () => auth.checkCredentials(email, password), isWrongPassword);
-      if (!user.mfaEnabled) return auth.openSession(user, client);
-      const opened = await openChallenge(user, { purpose: 'signin' });
-      return { success: true, mfaRequired: true, mfaToken: opened.mfaToken, mfaMethod: opened.method, methods: opened.methods };
+      return afterFirstFactor(user, client);
     },
+
+    afterFirstFactor,
 
     async verify(
       input: { mfaToken?: string; code: string; method?: MfaMethod },
