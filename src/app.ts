@@ -20,7 +20,9 @@ import type { FileStorage } from './platform/storage/storage.js';
 import type { SecretBox } from './platform/crypto/secrets.js';
 import type { JobQueue } from './platform/jobs/queue.js';
 import { defineJobs } from './jobs.js';
-import { authRoutes } from './modules/auth/auth.routes.js';
+import { identityRoutes } from './modules/auth/identity.js';
+import { launchScopeCheck, mustChangePasswordCheck } from './modules/auth/launch-scope.js';
+import type { AuthLimits } from './modules/auth/throttle.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
@@ -46,6 +48,8 @@ export interface AppDeps {
   jobs: JobQueue;
   secrets: SecretBox;
   logger?: FastifyServerOptions['logger'];
+  /** Sign-in throttling; defaults in modules/auth/throttle.ts (tests set small numbers). */
+  authLimits?: Partial<AuthLimits>;
 }
 
 declare module 'fastify' {
@@ -84,7 +88,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const cache = await createSessionCache(deps.bus);
   app.addHook('onClose', () => cache.close());
   const auth = createAuthService({ db: database.db, tokens: createTokenSigner(config.jwtSecret), profiles, cache });
-  registerAuthGuard(app, auth.verify);
+  registerAuthGuard(app, auth.verify, [launchScopeCheck, mustChangePasswordCheck]);
   const sockets = await createSocketServer(app.server, { redisUrl: config.redisUrl, onError: (error) => app.log.error({ err: error }, 'socket.io redis') });
   const streams = await attachStreamSockets({ io: sockets.io, bus: deps.bus, verify: auth.verify });
   app.decorate('streams', streams);
@@ -94,7 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   // Route families.
   healthRoutes(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
-  authRoutes(app, auth);
+  await identityRoutes(app, { ...deps, auth, cache, profiles });
   userRoutes(app, profiles);
   historyRoutes(app, createHistoryService(database.db));
   historyAdminRoutes(app, createHistoryAdminService(database.db));

@@ -39,6 +39,11 @@ const envSchema = z.object({
   /** SMTP transport, e.g. smtp://user:pass@host:587; unset means .eml files in DATA_DIR/outbox. */
   SMTP_URL: optionalString.pipe(z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://').optional()),
   MAIL_FROM: z.string().min(3).default('Digital Twin <no-reply@localhost>'),
+  /**
+   * Third-party sign-in providers (OpenID Connect) of the deployment, as a JSON array of
+   * {id, name, issuer, clientId, clientSecret}. Unset: none.
+   */
+  OIDC_PROVIDERS: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Largest JSON body accepted, in bytes. */
   BODY_LIMIT: z.coerce.number().int().min(1024).default(1_048_576),
@@ -47,6 +52,18 @@ const envSchema = z.object({
   /** How long in-flight requests may run after SIGTERM before the process exits, in ms. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
 });
+
+const oidcProviderSchema = z.object({
+  id: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'ids are 1-40 lowercase letters, digits, - or _')
+    .refine((id) => !/^[0-9a-f]{24}$/.test(id), 'an id of 24 hex characters is reserved for twins\' SSO providers'),
+  name: z.string().min(1).max(100),
+  issuer: z.url(),
+  clientId: z.string().min(1),
+  clientSecret: z.string().min(1).optional(),
+});
+export type OidcProviderConfig = z.infer<typeof oidcProviderSchema>;
 
 export type ProcessRole = 'all' | 'api' | 'worker';
 
@@ -66,6 +83,7 @@ export interface Config {
   bodyLimit: number;
   uploadLimit: number;
   shutdownGraceMs: number;
+  oidcProviders: OidcProviderConfig[];
 }
 
 export class ConfigError extends Error {}
@@ -115,7 +133,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: vars.BODY_LIMIT,
     uploadLimit: vars.UPLOAD_LIMIT,
     shutdownGraceMs: vars.SHUTDOWN_GRACE_MS,
+    oidcProviders: parseOidcProviders(vars.OIDC_PROVIDERS),
   };
+}
+
+function parseOidcProviders(raw: string | undefined): OidcProviderConfig[] {
+  if (!raw) return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('Invalid configuration: OIDC_PROVIDERS must be a JSON array');
+  }
+  const parsed = z.array(oidcProviderSchema).safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(`Invalid configuration: OIDC_PROVIDERS.${issue.path.join('.')} ${issue.message}`);
+  }
+  const ids = parsed.data.map((provider) => provider.id);
+  const duplicate = ids.find((id, index) => ids.indexOf(id) !== index);
+  if (duplicate) throw new ConfigError(`Invalid configuration: OIDC_PROVIDERS has the id "${duplicate}" twice`);
+  return parsed.data;
 }
 
 function parseKey(raw: string): Buffer {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createSecretBox } from '../../src/platform/crypto/secrets.js';
 import { createJobQueue } from '../../src/platform/jobs/queue.js';
@@ -29,6 +29,8 @@ export interface TestAppOptions {
   workers?: boolean;
   /** Adds routes or hooks before the app is ready (tests of the HTTP platform). */
   beforeReady?: (app: App) => void | Promise<void>;
+  /** Sign-in throttling; each app gets its own counter keys, and a roomy request rate unless set. */
+  authLimits?: AppDeps['authLimits'];
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -52,7 +54,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     jobs: createJobQueue(database, { pollingIntervalSeconds: 0.5 }),
     secrets: createSecretBox(config.encryptionKey),
   };
-  const app = await buildApp({ ...platform, logger: false });
+  const authLimits = { keyPrefix: `test:${randomBytes(6).toString('hex')}:`, requestsPerMinute: 10_000, ...options.authLimits };
+  const app = await buildApp({ ...platform, logger: false, authLimits });
   await options.beforeReady?.(app);
   await app.ready();
   if (options.workers) await platform.jobs.start({ work: true });

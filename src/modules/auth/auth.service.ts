@@ -47,8 +47,10 @@ export function createAuthService({ db, tokens, profiles, cache }: AuthServiceDe
       expiresAt: new Date(Date.now() + TOKEN_LIFETIME_SECONDS * 1000),
     });
     const token = await tokens.sign({ userId: user.id, sessionId: session.id });
-    const profile = await profiles.load(user.id, scope.kind === 'launch' ? { institutionId: session.institutionId } : {});
-    return { token, profile };
+    if (scope.kind !== 'launch') return { token, profile: await profiles.load(user.id) };
+    // A launch session has user rights in its twin only (behaviour 16): the profile says so too.
+    const profile = await profiles.load(user.id, { institutionId: session.institutionId });
+    return { token, profile: { ...profile, permissions: [] } };
   }
 
   /** Checks email and password; the failure never says which of the two was wrong. */

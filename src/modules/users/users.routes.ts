@@ -23,7 +23,8 @@ export function userRoutes(app: App, profiles: ProfileService): void {
         populateFavorites: true,
         institutionId: actor.launchScope ? actor.launchScope.institutionId : undefined,
       });
-      return { success: true as const, profile };
+      // A launch session holds user rights in its twin only (behaviour 16): show exactly those.
+      return { success: true as const, profile: actor.launchScope ? { ...profile, permissions: actor.permissions } : profile };
     },
   );
 }

@@ -1,0 +1,46 @@
+// Administrators' sessions family: list a twin's live sessions, revoke one, revoke many. A session of
+// a twin the caller cannot administer answers as not found; revocation bites at once in every process.
+import type { Database } from '../../platform/db/client.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { BadRequestError, NotFoundError } from '../../platform/http/errors.js';
+import type { SessionCache } from '../auth/session-cache.js';
+import { hasPermission, requirePermission } from '../users/access.js';
+import { findLiveSession, listTwinSessions, revokeTwinSessions } from './admin-sessions.repo.js';
+import { presentSession } from './admin-sessions.schemas.js';
+
+export function createAdminSessionsService({ db, cache }: { db: Database; cache: SessionCache }) {
+  function twinOf(actor: Actor, institutionId?: string): string {
+    const twin = institutionId ?? actor.institutionId;
+    if (!twin) throw new BadRequestError('Choose a twin first: you have no current twin', 'NO_TWIN');
+    return twin;
+  }
+
+  return {
+    async list(actor: Actor, query: { page: number; limit: number; institutionId?: string }) {
+      const twin = twinOf(actor, query.institutionId);
+      await requirePermission(db, actor, twin, 'sessions.list');
+      const { rows, total } = await listTwinSessions(db, twin, query.page, query.limit);
+      return { data: rows.map(presentSession), page: query.page, limit: query.limit, total };
+    },
+
+    async remove(actor: Actor, id: string): Promise<void> {
+      const session = await findLiveSession(db, id);
+      if (!session?.institutionId || !(await hasPermission(db, actor, session.institutionId, 'sessions.delete'))) {
+        throw new NotFoundError('Session not found');
+      }
+      const revoked = await revokeTwinSessions(db, session.institutionId, [id]);
+      await cache.invalidate({ sessionIds: revoked });
+    },
+
+    /** Only sessions of the caller's current twin are actionable; the rest are skipped and not counted. */
+    async bulkRemove(actor: Actor, ids: string[]): Promise<number> {
+      const twin = twinOf(actor);
+      await requirePermission(db, actor, twin, 'sessions.delete');
+      const revoked = await revokeTwinSessions(db, twin, [...new Set(ids)]);
+      if (revoked.length > 0) await cache.invalidate({ sessionIds: revoked });
+      return revoked.length;
+    },
+  };
+}
+
+export type AdminSessionsService = ReturnType<typeof createAdminSessionsService>;

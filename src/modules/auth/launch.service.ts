@@ -1,0 +1,76 @@
+// Launch tokens for pages that embed a twin: a twin administrator signs a short-lived, single-use
+// token for one person (POST /api/auth/sdk-sign); the page exchanges it for a session restricted to
+// that twin (POST /api/auth/sdk-verify, behaviour 16). The person's account is created when new and
+// joins the twin as a user; an existing role is never lowered.
+import { and, eq, gt, isNull } from 'drizzle-orm';
+import type { Database } from '../../platform/db/client.js';
+import { withTransaction } from '../../platform/db/client.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { isSuper } from '../../platform/http/actor.js';
+import { ForbiddenError, UnauthorizedError } from '../../platform/http/errors.js';
+import { hashToken, randomToken } from '../../platform/crypto/hash.js';
+import { findInstitutionById, findMembership, insertMembership } from '../institutions/institutions.repo.js';
+import { findUserByEmail, insertUser } from '../users/users.repo.js';
+import type { AuthService, ClientInfo, SignedIn } from './auth.service.js';
+import { launchTokens } from './identity.tables.js';
+
+export const LAUNCH_TOKEN_DEFAULT_SECONDS = 300;
+export const LAUNCH_TOKEN_MAX_SECONDS = 3600;
+const TOKEN_PREFIX = 'lt_';
+
+export interface LaunchInput {
+  email: string;
+  fname?: string;
+  lname?: string;
+  role?: 'user';
+  expiresIn?: number;
+}
+
+export function createLaunchService({ db, auth }: { db: Database; auth: AuthService }) {
+  return {
+    async sign(actor: Actor, input: LaunchInput): Promise<{ token: string; expiresAt: Date }> {
+      const twin = actor.institutionId;
+      if (!twin || actor.launchScope || (actor.role !== 'admin' && !isSuper(actor))) {
+        throw new ForbiddenError('Only an administrator of the current twin can sign launch tokens', 'NOT_TWIN_ADMIN');
+      }
+      const token = TOKEN_PREFIX + randomToken(32);
+      const expiresAt = new Date(Date.now() + (input.expiresIn ?? LAUNCH_TOKEN_DEFAULT_SECONDS) * 1000);
+      await db.insert(launchTokens).values({
+        institutionId: twin,
+        tokenHash: hashToken(token),
+        email: input.email.toLowerCase(),
+        fname: input.fname ?? '',
+        lname: input.lname ?? '',
+        createdBy: actor.userId,
+        expiresAt,
+      });
+      return { token, expiresAt };
+    },
+
+    async verify(token: string, client: ClientInfo): Promise<SignedIn> {
+      const invalid = () => new UnauthorizedError('This launch token is invalid, used or expired', 'INVALID_LAUNCH_TOKEN');
+      if (!token.startsWith(TOKEN_PREFIX)) throw invalid();
+      const now = new Date();
+      // Single use: the token is claimed by one atomic update.
+      const [claimed] = await db
+        .update(launchTokens)
+        .set({ usedAt: now })
+        .where(and(eq(launchTokens.tokenHash, hashToken(token)), isNull(launchTokens.usedAt), gt(launchTokens.expiresAt, now)))
+        .returning();
+      if (!claimed) throw invalid();
+      const twin = await findInstitutionById(db, claimed.institutionId);
+      if (!twin || twin.status !== 'active') throw invalid();
+      const user = await withTransaction(db, async (tx) => {
+        const found =
+          (await findUserByEmail(tx, claimed.email)) ??
+          (await insertUser(tx, { email: claimed.email, fname: claimed.fname, lname: claimed.lname, currentInstitutionId: twin.id }));
+        if (!(await findMembership(tx, found.id, twin.id))) await insertMembership(tx, { institutionId: twin.id, userId: found.id, role: 'user' });
+        return found;
+      });
+      if (user.status === 'inactive' || user.status === 'deleted') throw new ForbiddenError('This account is inactive', 'ACCOUNT_INACTIVE');
+      return auth.openSession(user, client, { kind: 'launch', institutionId: twin.id });
+    },
+  };
+}
+
+export type LaunchService = ReturnType<typeof createLaunchService>;

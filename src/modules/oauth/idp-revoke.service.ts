@@ -1,0 +1,87 @@
+// The institution's stored provider token, `cloudServices.idp` (sealed): stored when a twin connects
+// its identity provider, and revoked by an institution editor. Revoking always removes the local
+// record; the revoke at the provider is best effort and its failure never changes the answer.
+import { eq, sql } from 'drizzle-orm';
+import * as client from 'openid-client';
+import type { Config } from '../../config.js';
+import type { Database, Executor } from '../../platform/db/client.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { AppError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { institutions } from '../institutions/institutions.tables.js';
+import { hasPermission, isMemberOf } from '../users/access.js';
+import { providerConfiguration, resolveProvider } from './oauth.providers.js';
+
+/** The `<provider>` key of the spec's identity-provider segment (`idp`). */
+export const IDP_PROVIDER_KEY = 'idp';
+const REVOKE_TIMEOUT_MS = 5_000;
+
+export interface StoredProviderToken {
+  /** Id of the deployment provider (OIDC_PROVIDERS) that issued the token. */
+  providerId: string;
+  accessToken: string;
+  refreshToken?: string;
+}
+
+/** Seals and stores the twin's provider token under cloudServices.<key>. */
+export async function storeInstitutionProviderToken(
+  db: Executor,
+  secrets: SecretBox,
+  institutionId: string,
+  token: StoredProviderToken,
+  key = IDP_PROVIDER_KEY,
+): Promise<void> {
+  const record = { sealed: secrets.encrypt(JSON.stringify(token)), updatedAt: new Date().toISOString() };
+  await db
+    .update(institutions)
+    .set({ cloudServices: sql`${institutions.cloudServices} || ${JSON.stringify({ [key]: record })}::jsonb` })
+    .where(eq(institutions.id, institutionId));
+}
+
+export interface RevokeDeps {
+  db: Database;
+  secrets: SecretBox;
+  config: Pick<Config, 'oidcProviders'>;
+  log: (error: unknown, message: string) => void;
+}
+
+export function createIdpRevokeService({ db, secrets, config, log }: RevokeDeps) {
+  async function revokeUpstream(sealed: string): Promise<void> {
+    const stored = JSON.parse(secrets.decrypt(sealed)) as StoredProviderToken;
+    const provider = await resolveProvider(db, secrets, config.oidcProviders, stored.providerId);
+    if (!provider) throw new Error(`provider ${stored.providerId} is not configured`);
+    const configuration = await providerConfiguration(provider);
+    await client.tokenRevocation(configuration, stored.accessToken, { token_type_hint: 'access_token' });
+    if (stored.refreshToken) await client.tokenRevocation(configuration, stored.refreshToken, { token_type_hint: 'refresh_token' });
+  }
+
+  return {
+    /** Returns whether a stored token was found (and removed). */
+    async revoke(actor: Actor, institutionId: string): Promise<boolean> {
+      const twin = await findInstitutionById(db, institutionId);
+      // A twin the caller does not belong to is not shown (404), as everywhere else.
+      if (!twin || !(await isMemberOf(db, actor, institutionId))) throw new NotFoundError('Institution not found');
+      if (!(await hasPermission(db, actor, institutionId, 'institutions.edit'))) throw new ForbiddenError('Not authorized');
+      const record = twin.cloudServices[IDP_PROVIDER_KEY];
+      try {
+        await db
+          .update(institutions)
+          .set({ cloudServices: sql`${institutions.cloudServices} - ${IDP_PROVIDER_KEY}::text` })
+          .where(eq(institutions.id, institutionId));
+      } catch (error) {
+        log(error, 'removing the stored provider token failed');
+        throw new AppError(500, 'Failed to revoke institution access', 'REVOKE_FAILED');
+      }
+      if (!record) return false;
+      // Best effort, bounded in time: the local removal above already took effect.
+      await Promise.race([
+        revokeUpstream(record.sealed).catch((error: unknown) => log(error, 'revoking the token at the provider failed')),
+        new Promise((resolve) => setTimeout(resolve, REVOKE_TIMEOUT_MS).unref()),
+      ]);
+      return true;
+    },
+  };
+}
+
+export type IdpRevokeService = ReturnType<typeof createIdpRevokeService>;

@@ -1,0 +1,78 @@
+// Data access for third-party sign-in: in-flight requests, bound identities and twins' SSO providers.
+import { and, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
+import type { Executor } from '../../platform/db/client.js';
+import { oauthStates, oidcIdentities, ssoProviders, type SsoProviderRow } from './oauth.tables.js';
+
+export async function insertState(db: Executor, values: typeof oauthStates.$inferInsert): Promise<void> {
+  await db.insert(oauthStates).values(values);
+}
+
+/** Claims the in-flight request once: a replayed callback finds nothing. */
+export async function consumeState(db: Executor, stateHash: string) {
+  const now = new Date();
+  const [row] = await db
+    .update(oauthStates)
+    .set({ consumedAt: now })
+    .where(and(eq(oauthStates.stateHash, stateHash), isNull(oauthStates.consumedAt), gt(oauthStates.expiresAt, now)))
+    .returning();
+  return row;
+}
+
+export async function findIdentity(db: Executor, issuer: string, subject: string) {
+  const [row] = await db
+    .select()
+    .from(oidcIdentities)
+    .where(and(eq(oidcIdentities.issuer, issuer), eq(oidcIdentities.subject, subject)))
+    .limit(1);
+  return row;
+}
+
+export async function insertIdentity(db: Executor, values: typeof oidcIdentities.$inferInsert): Promise<void> {
+  await db.insert(oidcIdentities).values(values);
+}
+
+export async function findSsoProvider(db: Executor, id: string): Promise<SsoProviderRow | undefined> {
+  const [row] = await db.select().from(ssoProviders).where(eq(ssoProviders.id, id)).limit(1);
+  return row;
+}
+
+export async function listSsoProviders(db: Executor, institutionId: string, page = 1, limit = 100) {
+  const where = eq(ssoProviders.institutionId, institutionId);
+  const rows = await db
+    .select()
+    .from(ssoProviders)
+    .where(where)
+    .orderBy(desc(ssoProviders.createdAt), desc(ssoProviders.id))
+    .limit(limit)
+    .offset((page - 1) * limit);
+  const [{ total }] = await db.select({ total: sql<number>`count(*)::int` }).from(ssoProviders).where(where);
+  return { rows, total };
+}
+
+export async function insertSsoProvider(db: Executor, values: typeof ssoProviders.$inferInsert): Promise<SsoProviderRow> {
+  const [row] = await db.insert(ssoProviders).values(values).returning();
+  return row;
+}
+
+export async function updateSsoProvider(db: Executor, institutionId: string, id: string, values: Partial<typeof ssoProviders.$inferInsert>) {
+  const [row] = await db
+    .update(ssoProviders)
+    .set(values)
+    .where(and(eq(ssoProviders.institutionId, institutionId), eq(ssoProviders.id, id)))
+    .returning();
+  return row;
+}
+
+export async function deleteSsoProviders(db: Executor, institutionId: string, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const rows = await db
+    .delete(ssoProviders)
+    .where(and(eq(ssoProviders.institutionId, institutionId), inArray(ssoProviders.id, ids)))
+    .returning({ id: ssoProviders.id });
+  return rows.length;
+}
+
+export async function countSsoProviders(db: Executor, institutionId: string): Promise<number> {
+  const [row] = await db.select({ count: sql<number>`count(*)::int` }).from(ssoProviders).where(eq(ssoProviders.institutionId, institutionId));
+  return row.count;
+}

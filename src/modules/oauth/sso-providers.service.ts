@@ -1,0 +1,74 @@
+// Administrators' SSO providers of their current twin: OpenID Connect providers whose sign-ins open
+// sessions restricted to that twin (behaviour 16). Needs sso.edit there; another twin's provider is 404.
+import type { Database } from '../../platform/db/client.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { BadRequestError, NotFoundError } from '../../platform/http/errors.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import { requirePermission } from '../users/access.js';
+import { deleteSsoProviders, findSsoProvider, insertSsoProvider, listSsoProviders, updateSsoProvider } from './oauth.repo.js';
+import { presentSsoProvider, type SsoProviderWire } from './sso-providers.schemas.js';
+
+export interface SsoProviderInput {
+  name?: string;
+  issuer?: string;
+  clientId?: string;
+  clientSecret?: string;
+}
+
+export function createSsoProviderService({ db, secrets }: { db: Database; secrets: SecretBox }) {
+  async function twinOf(actor: Actor): Promise<string> {
+    if (!actor.institutionId) throw new BadRequestError('Choose a twin first: you have no current twin', 'NO_TWIN');
+    await requirePermission(db, actor, actor.institutionId, 'sso.edit');
+    return actor.institutionId;
+  }
+
+  async function owned(actor: Actor, id: string) {
+    const twin = await twinOf(actor);
+    const row = await findSsoProvider(db, id);
+    if (!row || row.institutionId !== twin) throw new NotFoundError('SSO provider not found');
+    return row;
+  }
+
+  const seal = (secret?: string) => (secret ? secrets.encrypt(secret) : undefined);
+
+  return {
+    async list(actor: Actor, page: number, limit: number) {
+      const { rows, total } = await listSsoProviders(db, await twinOf(actor), page, limit);
+      return { data: rows.map(presentSsoProvider), page, limit, total };
+    },
+    async get(actor: Actor, id: string): Promise<SsoProviderWire> {
+      return presentSsoProvider(await owned(actor, id));
+    },
+    async create(actor: Actor, input: Required<Pick<SsoProviderInput, 'name' | 'issuer' | 'clientId'>> & SsoProviderInput): Promise<SsoProviderWire> {
+      const twin = await twinOf(actor);
+      const row = await insertSsoProvider(db, {
+        institutionId: twin,
+        name: input.name,
+        issuer: input.issuer,
+        clientId: input.clientId,
+        clientSecretSealed: seal(input.clientSecret) ?? null,
+      });
+      return presentSsoProvider(row);
+    },
+    async update(actor: Actor, id: string, input: SsoProviderInput): Promise<SsoProviderWire> {
+      const row = await owned(actor, id);
+      const updated = await updateSsoProvider(db, row.institutionId, id, {
+        name: input.name,
+        issuer: input.issuer,
+        clientId: input.clientId,
+        clientSecretSealed: seal(input.clientSecret),
+      });
+      return presentSsoProvider(updated ?? row);
+    },
+    async remove(actor: Actor, id: string): Promise<void> {
+      const row = await owned(actor, id);
+      await deleteSsoProviders(db, row.institutionId, [id]);
+    },
+    /** Providers of other twins are skipped and not counted. */
+    async bulkRemove(actor: Actor, ids: string[]): Promise<number> {
+      return deleteSsoProviders(db, await twinOf(actor), [...new Set(ids)]);
+    },
+  };
+}
+
+export type SsoProviderService = ReturnType<typeof createSsoProviderService>;

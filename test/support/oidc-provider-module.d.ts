@@ -1,0 +1,2 @@
+// oidc-provider ships no type declarations; the test peer uses a small, typed surface of it.
+declare module 'oidc-provider';
