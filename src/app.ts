@@ -18,6 +18,7 @@ import type { Mailer } from './platform/mail/mailer.js';
 import type { FileStorage } from './platform/storage/storage.js';
 import type { SecretBox } from './platform/crypto/secrets.js';
 import type { JobQueue } from './platform/jobs/queue.js';
+import { adminUserRoutes } from './modules/admin-users/admin-users.routes.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
@@ -71,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   healthRoutes(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
   authRoutes(app, auth);
   userRoutes(app, profiles);
+  adminUserRoutes(app, { db: database.db, cache });
 
   return app;
 }

@@ -33,3 +33,7 @@ export async function insertMembership(db: Executor, values: NewMembership): Pro
   const [row] = await db.insert(memberships).values(values).returning();
   return row;
 }
+
+export async function listMembershipsOfUser(db: Executor, userId: string): Promise<MembershipRow[]> {
+  return db.select().from(memberships).where(eq(memberships.userId, userId));
+}
