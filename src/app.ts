@@ -20,6 +20,7 @@ import type { SecretBox } from './platform/crypto/secrets.js';
 import type { JobQueue } from './platform/jobs/queue.js';
 import { adminUserRoutes } from './modules/admin-users/admin-users.routes.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
+import { creditRoutes } from './modules/credits/credits.routes.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
@@ -73,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   authRoutes(app, auth);
   userRoutes(app, profiles);
   adminUserRoutes(app, { db: database.db, cache });
+  creditRoutes(app, database.db);
 
   return app;
 }
