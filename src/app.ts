@@ -25,6 +25,7 @@ import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { institutionRoutes } from './modules/institutions/institutions.routes.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { userRoutes } from './modules/users/users.routes.js';
 
@@ -75,6 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   userRoutes(app, profiles);
   adminUserRoutes(app, { db: database.db, cache });
   creditRoutes(app, database.db);
+  institutionRoutes(app, database.db);
 
   return app;
 }
