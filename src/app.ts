@@ -26,6 +26,8 @@ import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { institutionRoutes } from './modules/institutions/institutions.routes.js';
+import { membershipRoutes } from './modules/memberships/memberships.routes.js';
+import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { userRoutes } from './modules/users/users.routes.js';
 
@@ -77,6 +79,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   adminUserRoutes(app, { db: database.db, cache });
   creditRoutes(app, database.db);
   institutionRoutes(app, database.db);
+  membershipRoutes(app, { db: database.db, cache, profiles });
+  settingsRoutes(app, database.db);
 
   return app;
 }
