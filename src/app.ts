@@ -20,6 +20,7 @@ import type { SecretBox } from './platform/crypto/secrets.js';
 import type { JobQueue } from './platform/jobs/queue.js';
 import { adminUserRoutes } from './modules/admin-users/admin-users.routes.js';
 import { authRoutes } from './modules/auth/auth.routes.js';
+import { brandingRoutes } from './modules/branding/branding.routes.js';
 import { creditRoutes } from './modules/credits/credits.routes.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
@@ -81,6 +82,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   institutionRoutes(app, database.db);
   membershipRoutes(app, { db: database.db, cache, profiles });
   settingsRoutes(app, database.db);
+  // Third-party sign-in is not configured in this build yet; the identity module supplies the real check.
+  brandingRoutes(app, { db: database.db, idpConfigured: () => false });
 
   return app;
 }
