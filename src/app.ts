@@ -25,6 +25,7 @@ import { creditRoutes } from './modules/credits/credits.routes.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
+import { entitlementRoutes } from './modules/entitlements/entitlements.routes.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { institutionRoutes } from './modules/institutions/institutions.routes.js';
 import { membershipRoutes } from './modules/memberships/memberships.routes.js';
@@ -82,6 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   institutionRoutes(app, database.db);
   membershipRoutes(app, { db: database.db, cache, profiles });
   settingsRoutes(app, database.db);
+  entitlementRoutes(app, database.db);
   // Third-party sign-in is not configured in this build yet; the identity module supplies the real check.
   brandingRoutes(app, { db: database.db, idpConfigured: () => false });
 
