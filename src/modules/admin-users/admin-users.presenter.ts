@@ -23,6 +23,6 @@ export function presentAdminUser(user: UserRow, memberships: MembershipView[]): 
     updated: user.updatedAt.toISOString(),
     memberships: memberships
       .filter((m) => m.userId === user.id)
-      .map((m) => ({ _id: m.id, institution: m.institutionId, name: m.name, role: m.role })),
+      .map((m) => ({ _id: m.id, institution: m.institutionId, name: m.name, role: m.role, permissions: m.permissions })),
   };
 }

@@ -10,6 +10,7 @@ export interface MembershipView {
   institutionId: string;
   name: string;
   role: 'user' | 'admin';
+  permissions: string[];
 }
 
 /** `scope` 'all' or the twins the caller manages: people with a membership in one of them. */
@@ -53,6 +54,7 @@ export async function membershipsOf(db: Executor, userIds: string[], scope: 'all
       institutionId: memberships.institutionId,
       name: institutions.name,
       role: memberships.role,
+      permissions: memberships.permissions,
     })
     .from(memberships)
     .innerJoin(institutions, eq(institutions.id, memberships.institutionId))

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { actorOf } from '../../platform/http/auth-guard.js';
 import { failures, type App } from '../../platform/http/schemas.js';
+import { adminMembershipRoutes } from './admin-memberships.js';
 import { createEnrolService } from './admin-users.import.js';
 import {
   adminUserSchema,
@@ -25,6 +26,7 @@ const SCOPE =
 export function adminUserRoutes(app: App, deps: AdminUsersDeps): void {
   const users = createAdminUsersService(deps);
   const enrol = createEnrolService(deps, users);
+  adminMembershipRoutes(app, deps);
 
   app.get(
     '/api/admin/users',

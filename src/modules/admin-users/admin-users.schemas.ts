@@ -29,7 +29,7 @@ export const adminUserSchema = z
     created: z.string(),
     updated: z.string(),
     memberships: z
-      .array(z.object({ _id: z.string(), institution: z.string(), name: z.string(), role: membershipRole }))
+      .array(z.object({ _id: z.string(), institution: z.string(), name: z.string(), role: membershipRole, permissions: z.array(z.string()) }))
       .describe("the person's memberships in twins the caller manages"),
   })
   .describe('An account as an administrator sees it');

@@ -47,7 +47,7 @@ describe('PUT /api/admin/user/{userId}', () => {
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ success: true, message: 'User updated', ignoredFields: [] });
     expect(response.body.data).toMatchObject({ _id: member.user.id, fname: 'Grace', lname: 'Hopper', institution: twinA.id });
-    expect(response.body.data.memberships).toEqual([{ _id: member.membership!.id, institution: twinA.id, name: 'Twin A', role: 'user' }]);
+    expect(response.body.data.memberships).toEqual([{ _id: member.membership!.id, institution: twinA.id, name: 'Twin A', role: 'user', permissions: [] }]);
     expect(response.body.data).not.toHaveProperty('passwordHash');
   });
 
@@ -234,5 +234,32 @@ describe('GET /api/admin/users', () => {
     const member = await buildUser(db(), { institution: twinA });
     const response = await req(await signIn(t.app, member.user.email), 'GET', '/api/admin/users');
     expect(response.body).toMatchObject({ success: true, total: 0, data: [] });
+  });
+});
+
+describe('PUT|DELETE /api/admin/membership/{id}', () => {
+  it("sets a member's role and grants, which bite at once, and refuses other twins, supers and oneself", async () => {
+    const member = await buildUser(db(), { institution: twinA });
+    const token = await signIn(t.app, member.user.email);
+    expect((await req(token, 'GET', '/api/admin/users')).body.total).toBe(0);
+    const granted = await req(tokenA, 'PUT', `/api/admin/membership/${member.membership!.id}`, { permissions: ['users.list', 'users.list'] });
+    expect(granted.body.data).toMatchObject({ role: 'user', permissions: ['users.list'] });
+    expect((await req(token, 'GET', '/api/admin/users')).body.total).toBeGreaterThan(1);
+    expect((await req(tokenA, 'PUT', `/api/admin/membership/${member.membership!.id}`, { permissions: ['everything'] })).status).toBe(400);
+
+    const other = await buildUser(db(), { institution: twinB });
+    expect((await req(tokenA, 'PUT', `/api/admin/membership/${other.membership!.id}`, { role: 'admin' })).status).toBe(404);
+    const sup = await buildUser(db(), { institution: twinA, accountType: 'super' });
+    expect((await req(tokenA, 'PUT', `/api/admin/membership/${sup.membership!.id}`, { role: 'admin' })).status).toBe(403);
+    expect((await req(tokenA, 'PUT', `/api/admin/membership/${adminA.membership!.id}`, { role: 'user' })).status).toBe(400);
+  });
+
+  it('removes a person from the twin, moving them off it when it was current', async () => {
+    const member = await buildUser(db(), { institution: twinA });
+    const response = await req(tokenA, 'DELETE', `/api/admin/membership/${member.membership!.id}`);
+    expect(response.body).toEqual({ success: true, message: 'Membership removed' });
+    expect(await findMembership(db(), member.user.id, twinA.id)).toBeUndefined();
+    expect((await findUserById(db(), member.user.id))!.currentInstitutionId).toBeNull();
+    expect((await req(tokenA, 'GET', `/api/admin/user/${member.user.id}`)).status).toBe(404);
   });
 });
