@@ -30,10 +30,18 @@ import { registerAssistants } from './modules/assistants/assistants.module.js';
 import { registerCustomModels } from './modules/custom-models/custom-models.module.js';
 import { attachStreamSockets, type StreamRouter } from './modules/conversations/socket-events.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { hasIdentityProvider } from './modules/oauth/oauth.service.js';
 import { historyAdminRoutes } from './modules/history/history.admin.routes.js';
 import { createHistoryAdminService } from './modules/history/history.admin.service.js';
 import { historyRoutes } from './modules/history/history.routes.js';
 import { createHistoryService } from './modules/history/history.service.js';
+import { adminUserRoutes } from './modules/admin-users/admin-users.routes.js';
+import { brandingRoutes } from './modules/branding/branding.routes.js';
+import { creditRoutes } from './modules/credits/credits.routes.js';
+import { entitlementRoutes } from './modules/entitlements/entitlements.routes.js';
+import { institutionRoutes } from './modules/institutions/institutions.routes.js';
+import { membershipRoutes } from './modules/memberships/memberships.routes.js';
+import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { userRoutes } from './modules/users/users.routes.js';
 
@@ -104,6 +112,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   historyAdminRoutes(app, createHistoryAdminService(database.db));
   await registerAssistants(app, { db: database.db, profiles });
   registerCustomModels(app, { db: database.db, secrets: deps.secrets });
+  adminUserRoutes(app, { db: database.db, cache });
+  creditRoutes(app, database.db);
+  institutionRoutes(app, database.db);
+  membershipRoutes(app, { db: database.db, cache, profiles });
+  settingsRoutes(app, database.db);
+  entitlementRoutes(app, database.db);
+  brandingRoutes(app, { db: database.db, idpConfigured: (institutionId) => hasIdentityProvider(database.db, config, institutionId) });
 
   return app;
 }

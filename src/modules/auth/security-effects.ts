@@ -26,7 +26,7 @@ export interface SecurityChange {
  * Applies the change and its effects. Call it with the database (not an open transaction) or right
  * after committing, so the cache is dropped after the new state is visible. Returns the revoked session ids.
  */
-export async function applySecurityChange(db: Executor, cache: SessionCache, userId: string, change: SecurityChange): Promise<string[]> {
+export async function applySecurityChange(db: Executor, cache: Pick<SessionCache, 'invalidate'>, userId: string, change: SecurityChange): Promise<string[]> {
   const user = await findUserById(db, userId);
   if (!user) return [];
   const values: Partial<NewUser> = {};

@@ -1,5 +1,5 @@
 // Data access for twins and memberships.
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, desc, eq, ilike, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { institutions, memberships, type InstitutionRow, type MembershipRow } from './institutions.tables.js';
 
@@ -32,4 +32,72 @@ export async function findMembership(db: Executor, userId: string, institutionId
 export async function insertMembership(db: Executor, values: NewMembership): Promise<MembershipRow> {
   const [row] = await db.insert(memberships).values(values).returning();
   return row;
+}
+
+export async function listMembershipsOfUser(db: Executor, userId: string): Promise<MembershipRow[]> {
+  return db.select().from(memberships).where(eq(memberships.userId, userId));
+}
+
+export async function findInstitutionByPublicId(db: Executor, publicId: string): Promise<InstitutionRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(institutions)
+    .where(and(eq(institutions.publicId, publicId), isNull(institutions.deletedAt)))
+    .limit(1);
+  return row;
+}
+
+export async function updateInstitution(db: Executor, id: string, values: Partial<NewInstitution>): Promise<InstitutionRow | undefined> {
+  const [row] = await db
+    .update(institutions)
+    .set(values)
+    .where(and(eq(institutions.id, id), isNull(institutions.deletedAt)))
+    .returning();
+  return row;
+}
+
+export async function listInstitutions(
+  db: Executor,
+  filter: { scope: 'all' | string[]; search?: string; status?: 'active' | 'inactive' },
+  page: { offset: number; limit: number },
+): Promise<{ rows: InstitutionRow[]; total: number }> {
+  if (filter.scope !== 'all' && filter.scope.length === 0) return { rows: [], total: 0 };
+  const pattern = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+  const where = and(
+    isNull(institutions.deletedAt),
+    filter.scope === 'all' ? undefined : inArray(institutions.id, filter.scope),
+    filter.status ? eq(institutions.status, filter.status) : undefined,
+    pattern ? or(ilike(institutions.name, pattern), ilike(institutions.ainame, pattern)) : undefined,
+  );
+  const rows = await db
+    .select()
+    .from(institutions)
+    .where(where)
+    .orderBy(desc(institutions.createdAt), desc(institutions.id))
+    .offset(page.offset)
+    .limit(page.limit);
+  const [count] = await db.select({ total: sql<number>`count(*)::int` }).from(institutions).where(where);
+  return { rows, total: count.total };
+}
+
+/** Sets the status where it differs; returns the ids that changed. */
+export async function setInstitutionStatus(db: Executor, ids: string[], status: 'active' | 'inactive'): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .update(institutions)
+    .set({ status })
+    .where(and(inArray(institutions.id, ids), isNull(institutions.deletedAt), ne(institutions.status, status)))
+    .returning({ id: institutions.id });
+  return rows.map((row) => row.id);
+}
+
+/** Soft delete: the twin is deactivated and hidden; its data stays for audit and retention jobs. */
+export async function softDeleteInstitutions(db: Executor, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .update(institutions)
+    .set({ status: 'inactive', deletedAt: new Date() })
+    .where(and(inArray(institutions.id, ids), isNull(institutions.deletedAt)))
+    .returning({ id: institutions.id });
+  return rows.map((row) => row.id);
 }

@@ -1,7 +1,12 @@
 // Twins (institutions) and memberships: the tenants and who belongs to them with which role.
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { amount, createdAt, idColumn, refColumn, stringList, timestampColumn, updatedAt } from '../../platform/db/columns.js';
+
+export const MEMORY_MODES = ['off', 'session', 'long_term'] as const;
+export type MemoryMode = (typeof MEMORY_MODES)[number];
+export const REASONING_EFFORTS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
 
 export const institutions = pgTable(
   'institutions',
@@ -45,11 +50,33 @@ export const institutions = pgTable(
     accountId: refColumn('account_id'),
     /** Provider-token records, `cloudServices.<provider>`, each sealed with the secret box. */
     cloudServices: jsonb('cloud_services').$type<Record<string, { sealed: string; updatedAt: string }>>().notNull().default(sql`'{}'::jsonb`),
+    // Settings later features read (docs/decisions.md, "Twins").
+    /** Behaviour 8: opt-in instructions applied to every conversation. */
+    guardrailsEnabled: boolean('guardrails_enabled').notNull().default(false),
+    guardrailsText: text('guardrails_text').notNull().default(''),
+    /** Behaviour 6: enabling long-term memory also clears admins-only and sets the default mode. */
+    longTermMemoryEnabled: boolean('long_term_memory_enabled').notNull().default(false),
+    memoryAdminsOnly: boolean('memory_admins_only').notNull().default(true),
+    defaultMemoryMode: text('default_memory_mode', { enum: MEMORY_MODES }).notNull().default('session'),
+    /** Behaviour 12: the twin's effort; the engine raises it to the model's minimum, 'off' is respected. */
+    reasoningEffort: text('reasoning_effort', { enum: REASONING_EFFORTS }).notNull().default('medium'),
+    /** Behaviour 15: conversation turns allowed per 24 hours, per person and for the whole twin; null = unlimited. */
+    userDailyLimit: integer('user_daily_limit'),
+    twinDailyLimit: integer('twin_daily_limit'),
+    /** Behaviour 14: the embedding page may guide live conversations (off by default). */
+    embedGuidanceEnabled: boolean('embed_guidance_enabled').notNull().default(false),
+    /** Live transcript events for embedding pages (off by default). */
+    embedTranscriptEnabled: boolean('embed_transcript_enabled').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: timestampColumn('deleted_at'),
   },
-  (t) => [uniqueIndex('institutions_public_id_key').on(t.publicId), index('institutions_account_idx').on(t.accountId)],
+  (t) => [
+    uniqueIndex('institutions_public_id_key').on(t.publicId),
+    index('institutions_account_idx').on(t.accountId),
+    // No overdraft, whatever path changes the balance.
+    check('institutions_credits_nonnegative', sql`${t.credits} >= 0`),
+  ],
 );
 
 export const memberships = pgTable(

@@ -3,7 +3,7 @@
 import type { Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { ForbiddenError } from '../../platform/http/errors.js';
-import { findMembership } from '../institutions/institutions.repo.js';
+import { findMembership, listMembershipsOfUser } from '../institutions/institutions.repo.js';
 import { permissionsFor, type Permission } from './permissions.js';
 
 export async function permissionsIn(db: Executor, actor: Actor, institutionId: string): Promise<Permission[]> {
@@ -34,4 +34,17 @@ export async function isMemberOf(db: Executor, actor: Actor, institutionId: stri
   if (actor.launchScope) return actor.launchScope.institutionId === institutionId;
   if (actor.accountType === 'super' || actor.institutionId === institutionId) return true;
   return Boolean(await findMembership(db, actor.userId, institutionId));
+}
+
+/**
+ * The twins in which the caller holds `permission`: 'all' for a super admin, none for a launch session.
+ * Admin lists and bulk actions are scoped to these; a row of any other twin answers as not found.
+ */
+export async function managedInstitutionIds(db: Executor, actor: Actor, permission: Permission): Promise<'all' | string[]> {
+  if (actor.launchScope) return [];
+  if (actor.accountType === 'super') return 'all';
+  const rows = await listMembershipsOfUser(db, actor.userId);
+  return rows
+    .filter((row) => permissionsFor(actor.accountType, row.role, row.permissions).includes(permission))
+    .map((row) => row.institutionId);
 }

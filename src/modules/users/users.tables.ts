@@ -1,7 +1,7 @@
 // People: the account, its sign-in factors and the preferences the profile shows.
 // An email is unique among accounts not deleted, so a soft-deleted email can be used again.
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { amount, createdAt, idColumn, refColumn, stringList, timestampColumn, updatedAt } from '../../platform/db/columns.js';
 
 export const ACCOUNT_TYPES = ['user', 'admin', 'super'] as const;
@@ -73,6 +73,7 @@ export const users = pgTable(
   (t) => [
     uniqueIndex('users_email_live_key').on(sql`lower(${t.email})`).where(sql`${t.deletedAt} is null`),
     index('users_current_institution_idx').on(t.currentInstitutionId),
+    check('users_credits_nonnegative', sql`${t.credits} >= 0`),
   ],
 );
 

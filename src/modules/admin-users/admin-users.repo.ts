@@ -1,0 +1,101 @@
+// Data access for administering accounts: scoped lists, memberships of many people, status changes.
+import { and, desc, eq, exists, ilike, inArray, isNull, ne, or, sql, type SQL } from 'drizzle-orm';
+import type { Executor } from '../../platform/db/client.js';
+import { institutions, memberships } from '../institutions/institutions.tables.js';
+import { users, type UserRow, type UserStatus } from '../users/users.tables.js';
+
+export interface MembershipView {
+  id: string;
+  userId: string;
+  institutionId: string;
+  name: string;
+  role: 'user' | 'admin';
+  permissions: string[];
+}
+
+/** `scope` 'all' or the twins the caller manages: people with a membership in one of them. */
+export function inScope(scope: 'all' | string[], institutionFilter?: string): SQL | undefined {
+  const twins = institutionFilter ? [institutionFilter] : scope;
+  if (twins === 'all') return undefined;
+  return exists(
+    sql`(select 1 from ${memberships} where ${memberships.userId} = ${users.id} and ${inArray(memberships.institutionId, twins)})`,
+  );
+}
+
+export async function listUsers(
+  db: Executor,
+  filter: { scope: 'all' | string[]; search?: string; institutionId?: string; status?: UserStatus },
+  page: { offset: number; limit: number },
+): Promise<{ rows: UserRow[]; total: number }> {
+  const pattern = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+  const where = and(
+    isNull(users.deletedAt),
+    inScope(filter.scope, filter.institutionId),
+    filter.status ? eq(users.status, filter.status) : undefined,
+    pattern ? or(ilike(users.email, pattern), ilike(users.fname, pattern), ilike(users.lname, pattern)) : undefined,
+  );
+  const rows = await db.select().from(users).where(where).orderBy(desc(users.createdAt), desc(users.id)).offset(page.offset).limit(page.limit);
+  const [count] = await db.select({ total: sql<number>`count(*)::int` }).from(users).where(where);
+  return { rows, total: count.total };
+}
+
+export async function findLiveUsers(db: Executor, ids: string[]): Promise<UserRow[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(users).where(and(inArray(users.id, ids), isNull(users.deletedAt)));
+}
+
+/** Memberships of these people, with the twin's name; limited to `scope` unless 'all'. */
+export async function membershipsOf(db: Executor, userIds: string[], scope: 'all' | string[]): Promise<MembershipView[]> {
+  if (userIds.length === 0 || (scope !== 'all' && scope.length === 0)) return [];
+  return db
+    .select({
+      id: memberships.id,
+      userId: memberships.userId,
+      institutionId: memberships.institutionId,
+      name: institutions.name,
+      role: memberships.role,
+      permissions: memberships.permissions,
+    })
+    .from(memberships)
+    .innerJoin(institutions, eq(institutions.id, memberships.institutionId))
+    .where(and(inArray(memberships.userId, userIds), scope === 'all' ? undefined : inArray(memberships.institutionId, scope)))
+    .orderBy(memberships.createdAt);
+}
+
+/** Sets the status of these people where it differs; returns the ids that changed. */
+export async function setStatus(db: Executor, ids: string[], status: 'active' | 'inactive'): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .update(users)
+    .set({ status, version: sql`${users.version} + 1` })
+    .where(and(inArray(users.id, ids), isNull(users.deletedAt), ne(users.status, status)))
+    .returning({ id: users.id });
+  return rows.map((row) => row.id);
+}
+
+/** Soft delete: the account is deactivated (status deleted) and its email freed for a new account. */
+export async function softDeleteUsers(db: Executor, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .update(users)
+    .set({ status: 'deleted', deletedAt: new Date(), version: sql`${users.version} + 1` })
+    .where(and(inArray(users.id, ids), isNull(users.deletedAt)))
+    .returning({ id: users.id });
+  return rows.map((row) => row.id);
+}
+
+export async function updateMembershipRole(db: Executor, id: string, role: 'user' | 'admin'): Promise<void> {
+  await db.update(memberships).set({ role }).where(eq(memberships.id, id));
+}
+
+/** The account whatever its state (the answer to a deletion shows the deleted row). */
+export async function findAnyUser(db: Executor, id: string): Promise<UserRow | undefined> {
+  const [row] = await db.select().from(users).where(eq(users.id, id)).limit(1);
+  return row;
+}
+
+/** Adds the person to the twin with `role` unless already a member; true when added. */
+export async function ensureMembership(db: Executor, institutionId: string, userId: string, role: 'user' | 'admin'): Promise<boolean> {
+  const rows = await db.insert(memberships).values({ institutionId, userId, role }).onConflictDoNothing().returning({ id: memberships.id });
+  return rows.length > 0;
+}

@@ -1,0 +1,81 @@
+// Balance changes as single conditional statements: a debit applies only while the balance covers it,
+// so concurrent charges can never overdraw (the row lock serialises them; the condition is re-checked).
+import { and, desc, eq, gte, sql, type SQL } from 'drizzle-orm';
+import type { Executor } from '../../platform/db/client.js';
+import { institutions } from '../institutions/institutions.tables.js';
+import { users } from '../users/users.tables.js';
+import { creditLedger, type CreditLedgerRow } from './credits.tables.js';
+
+export type NewLedgerRow = typeof creditLedger.$inferInsert;
+
+/** Takes `amount` from the twin's pool; undefined when the twin is missing or the balance is short. */
+export async function debitInstitution(db: Executor, id: string, amount: number): Promise<number | undefined> {
+  const [row] = await db
+    .update(institutions)
+    .set({ credits: sql`${institutions.credits} - ${amount}`, creditsUsed: sql`${institutions.creditsUsed} + ${amount}` })
+    .where(and(eq(institutions.id, id), gte(institutions.credits, amount)))
+    .returning({ credits: institutions.credits });
+  return row?.credits;
+}
+
+export async function debitUser(db: Executor, id: string, amount: number): Promise<number | undefined> {
+  const [row] = await db
+    .update(users)
+    .set({ credits: sql`${users.credits} - ${amount}`, creditsUsed: sql`${users.creditsUsed} + ${amount}` })
+    .where(and(eq(users.id, id), gte(users.credits, amount)))
+    .returning({ credits: users.credits });
+  return row?.credits;
+}
+
+/** Adds to the twin's pool; `award` also counts the amount in creditAward (free credits granted). */
+export async function creditInstitution(db: Executor, id: string, amount: number, award: boolean): Promise<number | undefined> {
+  const set: Record<string, SQL> = { credits: sql`${institutions.credits} + ${amount}` };
+  if (award) set.creditAward = sql`${institutions.creditAward} + ${amount}`;
+  const [row] = await db.update(institutions).set(set).where(eq(institutions.id, id)).returning({ credits: institutions.credits });
+  return row?.credits;
+}
+
+export async function creditUser(db: Executor, id: string, amount: number): Promise<number | undefined> {
+  const [row] = await db
+    .update(users)
+    .set({ credits: sql`${users.credits} + ${amount}` })
+    .where(eq(users.id, id))
+    .returning({ credits: users.credits });
+  return row?.credits;
+}
+
+/** Sets a person's balance, returning it before and after (the row is locked for the change). */
+export async function setUserBalance(db: Executor, id: string, credits: number): Promise<{ before: number; after: number } | undefined> {
+  const [before] = await db.select({ credits: users.credits }).from(users).where(eq(users.id, id)).for('update');
+  if (!before) return undefined;
+  await db.update(users).set({ credits }).where(eq(users.id, id));
+  return { before: before.credits, after: credits };
+}
+
+export async function readPoolSetting(db: Executor, institutionId: string): Promise<{ poolCredits: boolean; status: string } | undefined> {
+  const [row] = await db
+    .select({ poolCredits: institutions.poolCredits, status: institutions.status })
+    .from(institutions)
+    .where(eq(institutions.id, institutionId))
+    .limit(1);
+  return row;
+}
+
+export async function insertLedger(db: Executor, values: NewLedgerRow): Promise<CreditLedgerRow> {
+  const [row] = await db.insert(creditLedger).values(values).returning();
+  return row;
+}
+
+export async function listLedger(
+  db: Executor,
+  filter: { institutionId?: string; userId?: string },
+  page: { offset: number; limit: number },
+): Promise<{ rows: CreditLedgerRow[]; total: number }> {
+  const where = and(
+    filter.institutionId ? eq(creditLedger.institutionId, filter.institutionId) : undefined,
+    filter.userId ? eq(creditLedger.userId, filter.userId) : undefined,
+  );
+  const rows = await db.select().from(creditLedger).where(where).orderBy(desc(creditLedger.createdAt), desc(creditLedger.id)).offset(page.offset).limit(page.limit);
+  const [count] = await db.select({ total: sql<number>`count(*)::int` }).from(creditLedger).where(where);
+  return { rows, total: count.total };
+}

@@ -1,0 +1,125 @@
+// Credits: charging and awarding balances, each change in one short transaction with its ledger row.
+// The conversation engine calls chargeCredits for every turn (behaviour 15); it charges the twin's pool
+// when the twin pools credits, else the person's own balance, and refuses a charge the balance cannot cover.
+import type { Executor } from '../../platform/db/client.js';
+import { AppError, BadRequestError, NotFoundError } from '../../platform/http/errors.js';
+import type { CreditAccount } from './credits.tables.js';
+import { creditInstitution, creditUser, debitInstitution, debitUser, insertLedger, readPoolSetting, setUserBalance } from './credits.repo.js';
+
+/** 402: the balance cannot cover the charge. Nothing was charged. */
+export class InsufficientCreditsError extends AppError {
+  constructor(readonly account: CreditAccount) {
+    super(
+      402,
+      account === 'institution' ? "This Digital Twin's credit balance is too low" : 'Your credit balance is too low',
+      'INSUFFICIENT_CREDITS',
+      { account },
+    );
+  }
+}
+
+export interface ChargeInput {
+  /** The twin the usage happened in; its poolCredits setting decides whose balance pays. */
+  institutionId: string | null;
+  userId: string;
+  amount: number;
+  reason: string;
+  actorId?: string | null;
+  meta?: Record<string, unknown>;
+}
+
+export interface BalanceChange {
+  account: CreditAccount;
+  balance: number;
+  ledgerId: string;
+}
+
+function checkAmount(amount: number): void {
+  if (!Number.isFinite(amount) || amount <= 0) throw new BadRequestError('Amount must be a positive number', 'INVALID_AMOUNT');
+}
+
+/**
+ * Charges `amount` in one transaction (a savepoint when `db` is already a transaction): a single
+ * conditional UPDATE that applies only while the balance covers it, plus the ledger row.
+ * Throws InsufficientCreditsError (402) when it does not; nothing changes then.
+ */
+export async function chargeCredits(db: Executor, input: ChargeInput): Promise<BalanceChange> {
+  checkAmount(input.amount);
+  return db.transaction(async (tx) => {
+    const twin = input.institutionId ? await readPoolSetting(tx, input.institutionId) : undefined;
+    const account: CreditAccount = twin?.poolCredits ? 'institution' : 'user';
+    const balance =
+      account === 'institution' ? await debitInstitution(tx, input.institutionId!, input.amount) : await debitUser(tx, input.userId, input.amount);
+    if (balance === undefined) throw new InsufficientCreditsError(account);
+    const entry = await insertLedger(tx, {
+      institutionId: input.institutionId,
+      account,
+      userId: input.userId,
+      delta: -input.amount,
+      balanceAfter: balance,
+      reason: input.reason,
+      actorId: input.actorId ?? null,
+      meta: input.meta,
+    });
+    return { account, balance, ledgerId: entry.id };
+  });
+}
+
+export interface AwardInput {
+  account: CreditAccount;
+  /** The twin credited (account 'institution') or the twin the award is made in (account 'user'). */
+  institutionId: string | null;
+  /** The person credited (account 'user'). */
+  userId?: string | null;
+  amount: number;
+  reason: string;
+  actorId?: string | null;
+  /** Count the amount as free credits granted (the twin's creditAward). */
+  freeAward?: boolean;
+  meta?: Record<string, unknown>;
+}
+
+/** Adds `amount` to a twin's pool or a person's balance, with its ledger row, in one transaction. */
+export async function awardCredits(db: Executor, input: AwardInput): Promise<BalanceChange> {
+  checkAmount(input.amount);
+  return db.transaction(async (tx) => {
+    const balance =
+      input.account === 'institution'
+        ? await creditInstitution(tx, input.institutionId ?? '', input.amount, input.freeAward ?? false)
+        : await creditUser(tx, input.userId ?? '', input.amount);
+    if (balance === undefined) throw new NotFoundError(input.account === 'institution' ? 'Institution not found' : 'User not found');
+    const entry = await insertLedger(tx, {
+      institutionId: input.institutionId,
+      account: input.account,
+      userId: input.userId ?? null,
+      delta: input.amount,
+      balanceAfter: balance,
+      reason: input.reason,
+      actorId: input.actorId ?? null,
+      meta: input.meta,
+    });
+    return { account: input.account, balance, ledgerId: entry.id };
+  });
+}
+
+/** An administrator sets a person's balance (PUT /api/admin/user): the ledger records the difference. */
+export async function setUserCredits(
+  db: Executor,
+  input: { userId: string; credits: number; institutionId: string | null; actorId: string; reason?: string },
+): Promise<void> {
+  if (!Number.isFinite(input.credits) || input.credits < 0) throw new BadRequestError('Credits cannot be negative', 'INVALID_AMOUNT');
+  await db.transaction(async (tx) => {
+    const change = await setUserBalance(tx, input.userId, input.credits);
+    if (!change) throw new NotFoundError('User not found');
+    if (change.before === change.after) return;
+    await insertLedger(tx, {
+      institutionId: input.institutionId,
+      account: 'user',
+      userId: input.userId,
+      delta: change.after - change.before,
+      balanceAfter: change.after,
+      reason: input.reason ?? 'admin.set',
+      actorId: input.actorId,
+    });
+  });
+}

@@ -1,0 +1,28 @@
+// Shapes a twin for administrators: the spec's institution object plus settings and branding.
+import { presentInstitution } from '../users/profile.presenter.js';
+import type { InstitutionRow } from './institutions.tables.js';
+import type { AdminInstitutionWire } from './institutions.schemas.js';
+
+export function presentAdminInstitution(row: InstitutionRow): AdminInstitutionWire {
+  return {
+    ...presentInstitution(row),
+    creditsUsed: row.creditsUsed,
+    about: row.about,
+    picture_dark_bg: row.pictureDarkBg,
+    voice_agent_id: row.voiceAgentId,
+    accountId: row.accountId,
+    guardrailsEnabled: row.guardrailsEnabled,
+    guardrailsText: row.guardrailsText,
+    longTermMemoryEnabled: row.longTermMemoryEnabled,
+    memoryAdminsOnly: row.memoryAdminsOnly,
+    defaultMemoryMode: row.defaultMemoryMode,
+    reasoningEffort: row.reasoningEffort,
+    userDailyLimit: row.userDailyLimit,
+    twinDailyLimit: row.twinDailyLimit,
+    embedGuidanceEnabled: row.embedGuidanceEnabled,
+    embedTranscriptEnabled: row.embedTranscriptEnabled,
+    cloudServices: Object.keys(row.cloudServices),
+    created: row.createdAt.toISOString(),
+    updated: row.updatedAt.toISOString(),
+  };
+}

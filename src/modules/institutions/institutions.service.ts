@@ -1,0 +1,120 @@
+// Twin administration: create (super), list and read (twins where the caller holds institutions.list),
+// edit settings and branding (institutions.edit; behaviour 6), bulk status and soft delete (behaviour 13).
+// Also the rule every feature applies: an inactive twin cannot be used.
+import type { Database } from '../../platform/db/client.js';
+import { isSuper, type Actor } from '../../platform/http/actor.js';
+import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { hasPermission, managedInstitutionIds } from '../users/access.js';
+import {
+  findInstitutionById,
+  insertInstitution,
+  listInstitutions,
+  setInstitutionStatus,
+  softDeleteInstitutions,
+  updateInstitution,
+  type NewInstitution,
+} from './institutions.repo.js';
+import { presentAdminInstitution } from './institutions.presenter.js';
+import type { EditInstitutionInput } from './institutions.schemas.js';
+import type { InstitutionRow } from './institutions.tables.js';
+
+export const INSTITUTION_NOT_FOUND = 'Institution not found';
+
+/** 403 INSTITUTION_INACTIVE: conversations, switching and joining refuse an inactive twin. */
+export class InstitutionInactiveError extends ForbiddenError {
+  constructor(institutionId: string) {
+    super('This Digital Twin is inactive', 'INSTITUTION_INACTIVE', { institutionId });
+  }
+}
+
+export function assertInstitutionUsable(row: Pick<InstitutionRow, 'id' | 'status'>): void {
+  if (row.status !== 'active') throw new InstitutionInactiveError(row.id);
+}
+
+const WIRE_TO_COLUMN = {
+  picture_bg: 'pictureBg',
+  picture_animated: 'pictureAnimated',
+  picture_dark_bg: 'pictureDarkBg',
+  voice_agent_id: 'voiceAgentId',
+} as const;
+const SUPER_ONLY_FIELDS = new Set(['accountId']);
+
+/** Column values from the wire body; behaviour 6 applied against the twin's current state. */
+function toColumns(input: EditInstitutionInput, current: Pick<InstitutionRow, 'longTermMemoryEnabled'> | null): Partial<NewInstitution> {
+  const values: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined) continue;
+    values[WIRE_TO_COLUMN[key as keyof typeof WIRE_TO_COLUMN] ?? key] = value;
+  }
+  // Behaviour 6: enabling long-term memory also turns admins-only off and makes it the default mode.
+  if (input.longTermMemoryEnabled === true && !current?.longTermMemoryEnabled) {
+    values.memoryAdminsOnly = false;
+    values.defaultMemoryMode = 'long_term';
+  }
+  return values as Partial<NewInstitution>;
+}
+
+export function createInstitutionsService(db: Database) {
+  /** The twin when the caller holds `permission` there; 404 otherwise (never leaks another twin). */
+  async function load(actor: Actor, id: string, permission: 'institutions.list' | 'institutions.edit'): Promise<InstitutionRow> {
+    const row = await findInstitutionById(db, id);
+    if (!row || !(await hasPermission(db, actor, id, permission))) throw new NotFoundError(INSTITUTION_NOT_FOUND);
+    return row;
+  }
+
+  return {
+    async create(actor: Actor, input: EditInstitutionInput & { name: string }) {
+      if (!isSuper(actor)) throw new ForbiddenError('Only a super admin can create a Digital Twin', 'SUPER_ONLY');
+      const row = await insertInstitution(db, { ...toColumns(input, null), name: input.name });
+      return presentAdminInstitution(row);
+    },
+
+    async list(actor: Actor, query: { page: number; limit: number; search?: string; status?: 'active' | 'inactive' }) {
+      const scope = await managedInstitutionIds(db, actor, 'institutions.list');
+      const { rows, total } = await listInstitutions(
+        db,
+        { scope, search: query.search, status: query.status },
+        { offset: (query.page - 1) * query.limit, limit: query.limit },
+      );
+      return { success: true as const, data: rows.map(presentAdminInstitution), page: query.page, limit: query.limit, total };
+    },
+
+    async get(actor: Actor, id: string) {
+      return presentAdminInstitution(await load(actor, id, 'institutions.list'));
+    },
+
+    async edit(actor: Actor, id: string, input: EditInstitutionInput) {
+      const current = await load(actor, id, 'institutions.edit');
+      const ignoredFields: string[] = [];
+      const applied: EditInstitutionInput = { ...input };
+      if (!isSuper(actor)) {
+        for (const key of Object.keys(input)) {
+          if (SUPER_ONLY_FIELDS.has(key)) {
+            delete applied[key as keyof EditInstitutionInput];
+            ignoredFields.push(key);
+          }
+        }
+      }
+      const values = toColumns(applied, current);
+      const row = Object.keys(values).length > 0 ? await updateInstitution(db, id, values) : current;
+      return { data: presentAdminInstitution(row ?? current), ignoredFields };
+    },
+
+    async remove(actor: Actor, id: string): Promise<void> {
+      await load(actor, id, 'institutions.list');
+      if (!isSuper(actor)) throw new ForbiddenError('Only a super admin can delete a Digital Twin', 'SUPER_ONLY');
+      await softDeleteInstitutions(db, [id]);
+    },
+
+    /** Behaviour 13: twins outside the caller's reach are left alone; deleting is for super admins. */
+    async bulk(actor: Actor, action: 'activate' | 'deactivate' | 'delete', ids: string[]): Promise<number> {
+      const unique = [...new Set(ids)];
+      if (action === 'delete') return isSuper(actor) ? (await softDeleteInstitutions(db, unique)).length : 0;
+      const scope = await managedInstitutionIds(db, actor, 'institutions.edit');
+      const actionable = scope === 'all' ? unique : unique.filter((id) => scope.includes(id));
+      return (await setInstitutionStatus(db, actionable, action === 'activate' ? 'active' : 'inactive')).length;
+    },
+  };
+}
+
+export type InstitutionsService = ReturnType<typeof createInstitutionsService>;

@@ -1,0 +1,16 @@
+// A small helper for route tests: inject a request as a signed-in person and read status and body.
+import type { App } from '../../src/platform/http/schemas.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export function requester(app: App) {
+  return async (token: string | null, method: Method, url: string, payload?: unknown) => {
+    const response = await app.inject({
+      method,
+      url,
+      headers: token ? { 'x-access-token': token } : {},
+      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    });
+    return { status: response.statusCode, body: response.body ? response.json() : undefined };
+  };
+}
