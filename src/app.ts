@@ -72,7 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
     bodyLimit: config.bodyLimit,
-    trustProxy: true,
+    trustProxy: config.trustProxy,
     requestIdHeader: 'x-request-id',
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();

@@ -76,6 +76,13 @@ describe('loadConfig', () => {
     }
   });
 
+  it('trusts no proxy unless told which', () => {
+    const dir = tempDir();
+    expect(loadConfig({ DATA_DIR: dir }).trustProxy).toBe(false);
+    expect(loadConfig({ DATA_DIR: dir, TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ DATA_DIR: dir, TRUST_PROXY: '10.0.0.1, 10.1.0.0/16' }).trustProxy).toEqual(['10.0.0.1', '10.1.0.0/16']);
+  });
+
   it('accepts the scaled shape with its secrets', () => {
     const config = loadConfig({
       DATA_DIR: tempDir(),

@@ -49,6 +49,11 @@ const envSchema = z.object({
   BODY_LIMIT: z.coerce.number().int().min(1024).default(1_048_576),
   /** Largest uploaded file, in bytes. */
   UPLOAD_LIMIT: z.coerce.number().int().min(1024).default(26_214_400),
+  /**
+   * Which proxies may set X-Forwarded-For: unset (none, the default: the peer address counts), `true` (any:
+   * only behind a proxy that overwrites the header), or a comma-separated list of addresses/CIDRs.
+   */
+  TRUST_PROXY: optionalString,
   /** How long in-flight requests may run after SIGTERM before the process exits, in ms. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
 });
@@ -83,6 +88,7 @@ export interface Config {
   bodyLimit: number;
   uploadLimit: number;
   shutdownGraceMs: number;
+  trustProxy: boolean | string[];
   oidcProviders: OidcProviderConfig[];
 }
 
@@ -133,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: vars.BODY_LIMIT,
     uploadLimit: vars.UPLOAD_LIMIT,
     shutdownGraceMs: vars.SHUTDOWN_GRACE_MS,
+    trustProxy: parseTrustProxy(vars.TRUST_PROXY),
     oidcProviders: parseOidcProviders(vars.OIDC_PROVIDERS),
   };
 }
@@ -154,6 +161,12 @@ function parseOidcProviders(raw: string | undefined): OidcProviderConfig[] {
   const duplicate = ids.find((id, index) => ids.indexOf(id) !== index);
   if (duplicate) throw new ConfigError(`Invalid configuration: OIDC_PROVIDERS has the id "${duplicate}" twice`);
   return parsed.data;
+}
+
+function parseTrustProxy(raw: string | undefined): boolean | string[] {
+  if (!raw || raw === 'false') return false;
+  if (raw === 'true') return true;
+  return raw.split(',').map((entry) => entry.trim()).filter(Boolean);
 }
 
 function parseKey(raw: string): Buffer {

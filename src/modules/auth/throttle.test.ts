@@ -13,7 +13,8 @@ const from = (ip: string) => ({ 'x-forwarded-for': ip });
 beforeAll(async () => {
   smtp = await startSmtpServer();
   t = await startTestApp({
-    env: { SMTP_URL: smtp.url },
+    // The tests speak from several addresses through a trusted proxy's X-Forwarded-For.
+    env: { SMTP_URL: smtp.url, TRUST_PROXY: 'true' },
     authLimits: { accountFailures: 3, ipFailures: 6, codeAttempts: 10, requestsPerMinute: 10_000 },
   });
 });
@@ -95,7 +96,7 @@ describe('failed codes', () => {
 describe('request rate of /api/auth', () => {
   let strict: TestApp;
   beforeAll(async () => {
-    strict = await startTestApp({ authLimits: { requestsPerMinute: 3 } });
+    strict = await startTestApp({ env: { TRUST_PROXY: 'true' }, authLimits: { requestsPerMinute: 3 } });
   });
   afterAll(() => strict.close());
 
@@ -108,5 +109,21 @@ describe('request rate of /api/auth', () => {
     const last = await post(strict.app, '/api/auth/forgot-password', { email: 'y@example.test' }, undefined, from('10.7.0.1'));
     expect(last.json()).toMatchObject({ success: false, code: 'RATE_LIMITED' });
     expect((await post(strict.app, '/api/auth/forgot-password', { email: 'y@example.test' }, undefined, from('10.7.0.2'))).statusCode).toBe(200);
+  });
+});
+
+describe('without a trusted proxy', () => {
+  let plain: TestApp;
+  beforeAll(async () => {
+    plain = await startTestApp({ authLimits: { requestsPerMinute: 3 } });
+  });
+  afterAll(() => plain.close());
+
+  it('ignores X-Forwarded-For, so a forged address does not escape the limit', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      statuses.push((await post(plain.app, '/api/auth/forgot-password', { email: `z${i}@example.test` }, undefined, from(`10.9.0.${i}`))).statusCode);
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
   });
 });
