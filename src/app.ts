@@ -4,8 +4,6 @@ import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Config } from './config.js';
-import type { DatabaseHandle } from './platform/db/client.js';
 import { registerAuthGuard } from './platform/http/auth-guard.js';
 import { registerBodyGuard } from './platform/http/body-guard.js';
 import { registerErrorHandler } from './platform/http/error-handler.js';
@@ -13,12 +11,8 @@ import { registerJsonParser } from './platform/http/json-parser.js';
 import { registerOpenApi } from './platform/http/openapi.js';
 import type { App } from './platform/http/schemas.js';
 import { registerMetrics } from './platform/metrics/metrics.js';
-import type { EventBus } from './platform/realtime/bus.js';
 import { createSocketServer } from './platform/realtime/socket.js';
-import type { Mailer } from './platform/mail/mailer.js';
-import type { FileStorage } from './platform/storage/storage.js';
-import type { SecretBox } from './platform/crypto/secrets.js';
-import type { JobQueue } from './platform/jobs/queue.js';
+import type { Platform } from './platform/platform.js';
 import { defineJobs } from './jobs.js';
 import { identityRoutes } from './modules/auth/identity.js';
 import { launchScopeCheck, mustChangePasswordCheck } from './modules/auth/launch-scope.js';
@@ -47,14 +41,8 @@ import { userRoutes } from './modules/users/users.routes.js';
 
 export const VERSION = '2.0.262';
 
-export interface AppDeps {
-  config: Config;
-  database: DatabaseHandle;
-  bus: EventBus;
-  mailer: Mailer;
-  storage: FileStorage;
-  jobs: JobQueue;
-  secrets: SecretBox;
+/** The platform of the process (platform.ts) and what the app adds on top. */
+export interface AppDeps extends Platform {
   logger?: FastifyServerOptions['logger'];
   /** Sign-in throttling; defaults in modules/auth/throttle.ts (tests set small numbers). */
   authLimits?: Partial<AuthLimits>;

@@ -9,7 +9,7 @@ import { withTransaction } from '../../platform/db/client.js';
 import { AppError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../platform/http/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import { hashToken, randomToken, safeEqual } from '../../platform/crypto/hash.js';
-import { findInstitutionByPublicId } from './oauth.lookups.js';
+import { findInstitutionByPublicId } from '../institutions/institutions.repo.js';
 import { findMembership, insertMembership } from '../institutions/institutions.repo.js';
 import { findUserByEmail, findUserById, insertUser } from '../users/users.repo.js';
 import type { UserRow } from '../users/users.tables.js';
