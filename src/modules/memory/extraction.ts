@@ -28,9 +28,8 @@ export const extractionPayload = z.object({
 export type ExtractionPayload = z.infer<typeof extractionPayload>;
 
 /** The only shape accepted from the model; anything else proposes nothing. */
-const factsReply = z.object({
-  facts: z.array(z.object({ key: z.string(), value: z.string() }).loose()),
-}).loose();
+const factsReply = z.object({ facts: z.array(z.unknown()) }).loose();
+const factItem = z.object({ key: z.string(), value: z.string() }).loose();
 
 export type ExtractionOutcome = 'disabled' | 'local-model' | 'no-facts' | 'stored';
 
@@ -137,7 +136,10 @@ export function parseFacts(text: string): Fact[] {
   if (!result.success) return [];
   const seen = new Set<string>();
   const facts: Fact[] = [];
-  for (const fact of result.data.facts) {
+  for (const item of result.data.facts) {
+    // A malformed item is dropped; the well-formed ones still count.
+    const fact = factItem.safeParse(item).data;
+    if (!fact) continue;
     const key = fact.key.trim().slice(0, 200);
     const value = fact.value.trim().slice(0, 4000);
     if (!key || !value || seen.has(normaliseKey(key))) continue;
