@@ -1,7 +1,7 @@
 // Long-term memory extraction through the real job queue against the fake model server, and recall
 // (selection within the token budget, the value reaching the model's system context).
 import { generateText } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
@@ -97,6 +97,19 @@ describe('memory.extract job', () => {
     fake.enqueue({ chunks: ['Sure! The person likes teal.'] });
     expect(await extractMemories({ db: db(), registry: createModelRegistry(t.config.model) }, exchange())).toBe('no-facts');
     expect(await longTermRows()).toHaveLength(count);
+  });
+
+  it('queues without waiting for the model, and a failure to queue never reaches the engine', async () => {
+    // The model never answers this one: queuing returns at once all the same, and the job is left to time out.
+    fake.enqueue({ chunks: ['{"facts":[]}'], stallAfter: 0 });
+    const before = fake.requests.length;
+    expect(await enqueueExtraction(t.platform.jobs, exchange())).toEqual(expect.any(String));
+    await vi.waitFor(() => expect(fake.requests.length).toBe(before + 1), { timeout: 10_000, interval: 50 });
+    expect(fake.requests.at(-1)?.aborted).toBe(false);
+    const errors: string[] = [];
+    const failing = { send: () => Promise.reject(new Error('database down')) };
+    expect(await enqueueExtraction(failing, exchange(), { info: () => {}, error: (_o, m) => void errors.push(m ?? '') })).toBeNull();
+    expect(errors).toEqual(['memory extraction could not be queued']);
   });
 
   it('skips extraction on the built-in local model', async () => {

@@ -179,6 +179,16 @@ describe('Enable User Memory switch (behaviour 7)', () => {
     expect((await create('author', { key_name: 'new', key_value: 'fact' })).status).toBe(201);
   });
 
+  it('still saves shared rows for a person whose switch is off', async () => {
+    expect((await req(token.admin, 'PUT', '/api/user/setting', { userMemoryEnabled: false })).status).toBe(200);
+    try {
+      expect((await create('admin', { key_name: 'term dates', key_value: 'Sept to June', shared: true })).status).toBe(201);
+      expect((await create('admin', { key_name: 'mine', key_value: 'no' })).status).toBe(403);
+    } finally {
+      await req(token.admin, 'PUT', '/api/user/setting', { userMemoryEnabled: true });
+    }
+  });
+
   it('recalls nothing of another twin', async () => {
     const recalled = await recallForTurn(db(), { userId: ids.author, institutionId: twinB.id, userMemoryEnabled: true }, 'colour');
     expect(recalled.memories).toEqual([]);
