@@ -35,6 +35,8 @@ import { creditRoutes } from './modules/credits/credits.routes.js';
 import { entitlementRoutes } from './modules/entitlements/entitlements.routes.js';
 import { institutionRoutes } from './modules/institutions/institutions.routes.js';
 import { membershipRoutes } from './modules/memberships/memberships.routes.js';
+import { memoryRoutes } from './modules/memory/memory.routes.js';
+import { createMemoryService } from './modules/memory/memory.service.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { userRoutes } from './modules/users/users.routes.js';
@@ -77,7 +79,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerOpenApi(app, { version: VERSION, publicUrl: config.publicUrl });
 
   // Jobs (main.ts defines them itself in a worker, which builds no app).
-  defineJobs(deps);
+  defineJobs({ ...deps, log: app.log });
 
   // Services.
   const profiles = createProfileService(database.db);
@@ -105,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   institutionRoutes(app, database.db);
   membershipRoutes(app, { db: database.db, cache, profiles });
   settingsRoutes(app, database.db);
+  memoryRoutes(app, createMemoryService(database.db));
   entitlementRoutes(app, database.db);
   brandingRoutes(app, { db: database.db, idpConfigured: (institutionId) => hasIdentityProvider(database.db, config, institutionId) });
 

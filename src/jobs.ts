@@ -1,11 +1,14 @@
 // Every job of the service: defined on each process's queue whatever its role (an API process sends,
 // a worker performs), and the cron schedules, written once the queue has started.
+import type { Config } from './config.js';
 import type { DatabaseHandle } from './platform/db/client.js';
-import type { JobQueue } from './platform/jobs/queue.js';
+import type { JobLogger, JobQueue } from './platform/jobs/queue.js';
 import { defineHistoryJobs, scheduleHistoryJobs } from './modules/history/history.jobs.js';
+import { defineMemoryJobs } from './modules/memory/extraction.js';
 
-export function defineJobs(deps: { jobs: JobQueue; database: DatabaseHandle }): void {
+export function defineJobs(deps: { jobs: JobQueue; database: DatabaseHandle; config: Pick<Config, 'model'>; log?: JobLogger }): void {
   defineHistoryJobs(deps.jobs, deps.database.db);
+  defineMemoryJobs(deps.jobs, deps.database.db, deps.config.model, deps.log);
 }
 
 /** Schedules live in the database keyed by job name, so every process may write them. */

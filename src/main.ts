@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   if (bootstrap.created) logger.info({ email: config.admin?.email }, 'created the first super admin and "Default Twin"');
 
   const app = role === 'worker' ? undefined : await buildApp({ ...platform, logger: { level: config.logLevel } });
-  if (role === 'worker') defineJobs(platform); // buildApp defines them in the other roles
+  if (role === 'worker') defineJobs({ ...platform, log: logger }); // buildApp defines them in the other roles
   await platform.jobs.start({ work: role !== 'api' });
   await scheduleJobs(platform.jobs);
   if (app) await app.listen({ port: config.port, host: config.host });

@@ -1,0 +1,94 @@
+// Data access for memory parameters. Every read names the twin (institution_id first, as the
+// indexes do); list reads join the twin's summary the wire shape carries.
+import { and, desc, eq, or, type SQL } from 'drizzle-orm';
+import type { Executor } from '../../platform/db/client.js';
+import { institutions } from '../institutions/institutions.tables.js';
+import { memoryParameters, type MemoryRow, type NewMemory } from './memory.tables.js';
+
+export interface InstitutionSummary {
+  id: string;
+  name: string;
+  ainame: string;
+  picture: string;
+}
+
+export interface MemoryWithTwin extends MemoryRow {
+  institution: InstitutionSummary;
+}
+
+export type MemoryUpdate = Partial<Pick<NewMemory, 'keyValue' | 'keyDescription' | 'shared'>>;
+
+/** Rows a person sees in a twin: their personal rows (when `personal`) and the twin's shared rows. */
+export function visibleWhere(institutionId: string, userId: string, personal = true): SQL {
+  const mine = and(eq(memoryParameters.userId, userId), eq(memoryParameters.shared, false));
+  return and(eq(memoryParameters.institutionId, institutionId), personal ? or(eq(memoryParameters.shared, true), mine) : eq(memoryParameters.shared, true))!;
+}
+
+function selectWithTwin(db: Executor) {
+  return db
+    .select({
+      row: memoryParameters,
+      institution: { id: institutions.id, name: institutions.name, ainame: institutions.ainame, picture: institutions.picture },
+    })
+    .from(memoryParameters)
+    .innerJoin(institutions, eq(institutions.id, memoryParameters.institutionId));
+}
+
+export async function listVisibleMemories(db: Executor, institutionId: string, userId: string, limit: number): Promise<MemoryWithTwin[]> {
+  const rows = await selectWithTwin(db)
+    .where(visibleWhere(institutionId, userId))
+    .orderBy(desc(memoryParameters.createdAt), desc(memoryParameters.id))
+    .limit(limit);
+  return rows.map(({ row, institution }) => ({ ...row, institution }));
+}
+
+/** One row of the twin, whoever wrote it; the service decides whether the caller may see it. */
+export async function findMemory(db: Executor, institutionId: string, id: string): Promise<MemoryWithTwin | undefined> {
+  const [found] = await selectWithTwin(db)
+    .where(and(eq(memoryParameters.institutionId, institutionId), eq(memoryParameters.id, id)))
+    .limit(1);
+  return found ? { ...found.row, institution: found.institution } : undefined;
+}
+
+export async function insertMemory(db: Executor, values: NewMemory): Promise<MemoryRow> {
+  const [row] = await db.insert(memoryParameters).values(values).returning();
+  return row;
+}
+
+export async function updateMemory(db: Executor, institutionId: string, id: string, values: MemoryUpdate): Promise<void> {
+  if (Object.keys(values).length === 0) return;
+  await db
+    .update(memoryParameters)
+    .set(values)
+    .where(and(eq(memoryParameters.institutionId, institutionId), eq(memoryParameters.id, id)));
+}
+
+export async function deleteMemory(db: Executor, institutionId: string, id: string): Promise<void> {
+  await db.delete(memoryParameters).where(and(eq(memoryParameters.institutionId, institutionId), eq(memoryParameters.id, id)));
+}
+
+/** What a turn may recall: shared rows of the twin, and the person's personal rows when `personal`. */
+export async function listRecallable(db: Executor, institutionId: string, userId: string, personal: boolean, limit: number): Promise<MemoryRow[]> {
+  return db
+    .select()
+    .from(memoryParameters)
+    .where(visibleWhere(institutionId, userId, personal))
+    .orderBy(desc(memoryParameters.updatedAt), desc(memoryParameters.id))
+    .limit(limit);
+}
+
+/** A person's personal rows of one namespace in a twin (long-term memory merges against these). */
+export async function listPersonalInNamespace(db: Executor, institutionId: string, userId: string, namespace: string): Promise<MemoryRow[]> {
+  return db
+    .select()
+    .from(memoryParameters)
+    .where(
+      and(
+        eq(memoryParameters.institutionId, institutionId),
+        eq(memoryParameters.userId, userId),
+        eq(memoryParameters.shared, false),
+        eq(memoryParameters.keyNamespace, namespace),
+      ),
+    )
+    .orderBy(desc(memoryParameters.updatedAt));
+}
