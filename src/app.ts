@@ -2,6 +2,7 @@
 // main.ts listens, tests use inject() or listen on port 0.
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
+import multipart from '@fastify/multipart';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
@@ -22,6 +23,7 @@ import { authRoutes } from './modules/auth/auth.routes.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
+import { filesModule } from './modules/files/files.module.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { userRoutes } from './modules/users/users.routes.js';
@@ -58,6 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerJsonParser(app);
   registerBodyGuard(app);
   registerMetrics(app);
+  await app.register(multipart, { limits: { fileSize: config.uploadLimit, files: 1, fields: 20, fieldSize: 16_384 } });
   await registerOpenApi(app, { version: VERSION, publicUrl: config.publicUrl });
 
   // Services.
@@ -71,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   healthRoutes(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
   authRoutes(app, auth);
   userRoutes(app, profiles);
+  await filesModule(app, deps);
 
   return app;
 }

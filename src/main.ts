@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type ProcessRole } from './config.js';
 import { closePlatform, openPlatform } from './platform/platform.js';
 import { bootstrapFirstAdmin } from './modules/users/bootstrap.js';
+import { setupFiles } from './modules/files/files.module.js';
 
 const ROLES: ProcessRole[] = ['all', 'api', 'worker'];
 
@@ -31,6 +32,8 @@ async function main(): Promise<void> {
   if (bootstrap.created) logger.info({ email: config.admin?.email }, 'created the first super admin and "Default Twin"');
 
   const app = role === 'worker' ? undefined : await buildApp({ ...platform, logger: { level: config.logLevel } });
+  // Without an app, the jobs the modules define are defined here (the app defines them otherwise).
+  if (!app) await setupFiles(platform, logger);
   await platform.jobs.start({ work: role !== 'api' });
   if (app) await app.listen({ port: config.port, host: config.host });
   logger.info({ role, port: app ? config.port : undefined }, 'service started');
