@@ -108,8 +108,9 @@ export function inflateZipGuarded(content: Buffer, limits = DOCX_LIMITS): Set<st
     file.start();
   };
   try {
-    // Pushed in slices so a terminate stops the work early instead of after the whole buffer.
-    const slice = 64 * 1024;
+    // Pushed in small slices: deflate expands at most ~1032:1, so one 1 KB slice yields at most ~1 MB,
+    // and a bomb is stopped after a few MB instead of after inflating everything it declares.
+    const slice = 1024;
     for (let offset = 0; offset < content.length && !failure; offset += slice) {
       unzip.push(content.subarray(offset, offset + slice), offset + slice >= content.length);
     }

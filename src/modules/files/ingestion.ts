@@ -9,7 +9,7 @@ import { withTransaction, type DatabaseHandle } from '../../platform/db/client.j
 import type { JobContext, JobQueue } from '../../platform/jobs/queue.js';
 import type { FileStorage } from '../../platform/storage/storage.js';
 import { chunkText, sanitizeChunk } from './chunking.js';
-import { deleteChunksExcept, insertChunks } from './chunks.repo.js';
+import { countChunks, deleteChunksExcept, insertChunks } from './chunks.repo.js';
 import type { FileKind } from './detect.js';
 import { ExtractionError, extractText } from './extract.js';
 import { findFileById, updateFile } from './files.repo.js';
@@ -29,6 +29,11 @@ export interface IngestionDeps {
   /** Whether chunks get embeddings (the vector column exists). */
   hybrid: boolean;
   logger?: { error(o: object, m?: string): void };
+  /**
+   * Told of each stage and each written batch, after the file row shows it; awaited, and given the
+   * job's signal. A place for progress events (e.g. to a live view); tests use it to stop a worker mid-job.
+   */
+  onProgress?: (event: { fileId: string; stage: IngestionStage; progress: number; chunksWritten: number }, signal: AbortSignal) => Promise<void> | void;
 }
 
 export function defineIngestionJob(jobs: JobQueue, deps: IngestionDeps): void {
@@ -51,12 +56,16 @@ export async function ingestFile(deps: IngestionDeps, { fileId, generation }: In
   const { db } = deps.database;
   const { signal } = context;
   const file = await findFileById(db, fileId);
-  if (!file || file.pendingGeneration !== generation) return; // deleted, or a newer edit took over
+  // Deleted, a newer edit took over, or this generation is already final (a redelivery).
+  if (!file || file.pendingGeneration !== generation || file.generation === generation) return;
   const current = eq(files.pendingGeneration, generation);
+  let written = 0;
   const stage = async (name: IngestionStage, progress: number) => {
     signal.throwIfAborted();
     const updated = await updateFile(db, fileId, { stage: name, progress, status: 'processing' }, current);
     if (!updated) throw new Superseded();
+    await deps.onProgress?.({ fileId, stage: name, progress, chunksWritten: written }, signal);
+    signal.throwIfAborted();
   };
 
   try {
@@ -87,6 +96,7 @@ export async function ingestFile(deps: IngestionDeps, { fileId, generation }: In
         })),
         deps.hybrid,
       );
+      written += batch.length;
       await stage('embed', 40 + Math.floor((55 * Math.min(chunks.length, start + BATCH_SIZE)) / chunks.length));
     }
     await stage('finalize', 95);
@@ -99,6 +109,8 @@ export async function ingestFile(deps: IngestionDeps, { fileId, generation }: In
         current,
       );
       if (!done) throw new Superseded();
+      // Two runs of one generation at once (an expired run still going) would double the rows: refuse, retry cleans up.
+      if ((await countChunks(tx, fileId, generation)) !== chunks.length) throw new Error('Chunk count mismatch at finalize; retrying');
       await deleteChunksExcept(tx, fileId, generation);
     });
   } catch (error) {
