@@ -106,8 +106,8 @@ export function detectType(filename: string, head: Buffer, complete: boolean): D
   }
   const text = TEXT_TYPES[extension];
   if (text) {
-    if (!looksLikeText(head, complete)) {
-      const found = sniffBinary(head);
+    const found = sniffBinary(head);
+    if (found || !looksLikeText(head, complete)) {
       throw new TypeMismatch(`The file content does not match its type (${extension})${found ? `: it is ${found}` : ': it is not text'}`);
     }
     return { kind: text.kind, mimetype: text.mimetype, extension };
