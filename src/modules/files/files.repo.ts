@@ -104,7 +104,7 @@ export async function listCollections(db: Executor, institutionId: string, userI
       userId: fileCollections.userId,
       name: fileCollections.name,
       createdAt: fileCollections.createdAt,
-      fileCount: sql<number>`(select count(*)::int from ${files} where ${files.collectionId} = ${fileCollections.id})`,
+      fileCount: sql<number>`(select count(*)::int from files where files.collection_id = file_collections.id)`,
     })
     .from(fileCollections)
     .where(where)
