@@ -2,7 +2,7 @@
 // The `embedding` column exists only where pgvector does (ensureVectorSchema), so it is written and
 // read with plain SQL rather than through the drizzle table.
 import { sql, type SQL } from 'drizzle-orm';
-import type { DatabaseHandle, Executor } from '../../platform/db/client.js';
+import type { Database, DatabaseHandle, Executor } from '../../platform/db/client.js';
 import { newId } from '../../platform/ids/ids.js';
 
 export interface ChunkInsert {
@@ -87,44 +87,84 @@ export async function countChunks(db: Executor, fileId: string, generation?: num
   return row.n;
 }
 
-/** The words of a question OR-ed: a chat question rarely has every word in one passage. */
-export function orQuery(text: string): string | null {
-  const words = [...new Set(text.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 32);
-  return words.length ? words.join(' | ') : null;
+/** The distinct words of a question (at most 32), for building tsqueries. */
+export function queryWords(text: string): string[] {
+  return [...new Set(text.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 32);
 }
+
+/** Matches ranked per query: a common word can match a large share of a twin's chunks. */
+const RANK_CANDIDATES = 500;
 
 const scopeSql = (scope: SearchScope) =>
   scope.includeShared
     ? sql`f.institution_id = ${scope.institutionId} and (f.user_id = ${scope.userId} or f.shared)`
     : sql`f.institution_id = ${scope.institutionId} and f.user_id = ${scope.userId}`;
 
-const hitColumns = sql`c.id as "chunkId", c.file_id as "fileId", f.originalname, c.text, c.chunk_index as "chunkIndex",
-  char_length(c.text) as length, f.confidential`;
-
+/**
+ * Full-text search in two steps. Passages holding every word come first (AND); when they are fewer
+ * than asked, passages holding any word fill the rest (OR): a chat question rarely has all its words
+ * in one passage. Each step ranks at most RANK_CANDIDATES matches, so one very common word cannot make
+ * a search rank half the table. Score: ts_rank_cd, plus 1 when every word matched.
+ */
 export async function searchFullText(db: Executor, scope: SearchScope, query: string, limit: number): Promise<ChunkHit[]> {
-  const tsquery = orQuery(query);
-  if (!tsquery) return [];
+  const words = queryWords(query);
+  if (words.length === 0) return [];
+  const all = await rankedMatches(db, scope, words.join(' & '), limit, 1);
+  if (all.length >= limit || words.length === 1) return all;
+  const seen = new Set(all.map((hit) => hit.chunkId));
+  const any = await rankedMatches(db, scope, words.join(' | '), limit, 0);
+  return [...all, ...any.filter((hit) => !seen.has(hit.chunkId))].slice(0, limit);
+}
+
+async function rankedMatches(db: Executor, scope: SearchScope, tsquery: string, limit: number, bonus: number): Promise<ChunkHit[]> {
+  // The tsquery is written out twice (not a shared CTE) so the planner sees a constant and uses the GIN index.
+  const q = sql`to_tsquery('english', ${tsquery})`;
   return rows<ChunkHit>(
     db,
-    sql`select ${hitColumns}, ts_rank_cd(c.tsv, q)::float8 as score
-      from to_tsquery('english', ${tsquery}) q, file_chunks c
-      join files f on f.id = c.file_id and f.generation = c.generation
-      where c.institution_id = ${scope.institutionId} and c.tsv @@ q and ${scopeSql(scope)}
-      order by score desc, c.id
-      limit ${limit}`,
+    sql`with candidates as materialized (
+        select c.id, c.tsv
+        from file_chunks c
+        join files f on f.id = c.file_id and f.generation = c.generation
+        where c.institution_id = ${scope.institutionId} and c.tsv @@ ${q} and ${scopeSql(scope)}
+        limit ${RANK_CANDIDATES}
+      ),
+      best as (
+        select id, (ts_rank_cd(tsv, ${q}) + ${bonus})::float8 as score from candidates order by score desc, id limit ${limit}
+      )
+      select c.id as "chunkId", c.file_id as "fileId", f.originalname, c.text, c.chunk_index as "chunkIndex",
+        char_length(c.text) as length, f.confidential, b.score
+      from best b
+      join file_chunks c on c.id = b.id
+      join files f on f.id = c.file_id
+      order by b.score desc, c.id`,
   );
 }
 
-export async function searchVector(db: Executor, scope: SearchScope, embedding: number[], limit: number): Promise<ChunkHit[]> {
+/**
+ * Nearest neighbours by cosine distance. The tenant filter sits beside the HNSW scan, and pgvector's
+ * iterative scan (0.8+) keeps reading the index until enough rows pass it; the outer query restores
+ * exact order and applies the reader's scope. Runs in a short transaction for the SET LOCAL.
+ */
+export async function searchVector(db: Database, scope: SearchScope, embedding: number[], limit: number): Promise<ChunkHit[]> {
   const vector = vectorLiteral(embedding);
-  return rows<ChunkHit>(
-    db,
-    sql`select ${hitColumns}, (1 - (c.embedding <=> ${vector}::vector))::float8 as score
-      from file_chunks c
-      join files f on f.id = c.file_id and f.generation = c.generation
-      where c.institution_id = ${scope.institutionId} and c.embedding is not null and ${scopeSql(scope)}
-      order by c.embedding <=> ${vector}::vector
-      limit ${limit}`,
-  );
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`set local hnsw.iterative_scan = relaxed_order`);
+    return rows<ChunkHit>(
+      tx,
+      sql`with nearest as materialized (
+          select c.id, c.file_id, c.generation, c.text, c.chunk_index, c.embedding <=> ${vector}::vector as distance
+          from file_chunks c
+          where c.institution_id = ${scope.institutionId} and c.embedding is not null
+          order by c.embedding <=> ${vector}::vector
+          limit ${limit * 3}
+        )
+        select c.id as "chunkId", c.file_id as "fileId", f.originalname, c.text, c.chunk_index as "chunkIndex",
+          char_length(c.text) as length, f.confidential, (1 - c.distance)::float8 as score
+        from nearest c
+        join files f on f.id = c.file_id and f.generation = c.generation
+        where ${scopeSql(scope)}
+        order by c.distance, c.id
+        limit ${limit}`,
+    );
+  });
 }
-
