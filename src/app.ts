@@ -2,6 +2,7 @@
 // main.ts listens, tests use inject() or listen on port 0.
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
+import multipart from '@fastify/multipart';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { registerAuthGuard } from './platform/http/auth-guard.js';
@@ -23,6 +24,7 @@ import { createTokenSigner } from './modules/auth/tokens.js';
 import { registerAssistants } from './modules/assistants/assistants.module.js';
 import { registerCustomModels } from './modules/custom-models/custom-models.module.js';
 import { attachStreamSockets, type StreamRouter } from './modules/conversations/socket-events.js';
+import { filesModule } from './modules/files/files.module.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { hasIdentityProvider } from './modules/oauth/oauth.service.js';
 import { historyAdminRoutes } from './modules/history/history.admin.routes.js';
@@ -76,6 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerJsonParser(app);
   registerBodyGuard(app);
   registerMetrics(app);
+  await app.register(multipart, { limits: { fileSize: config.uploadLimit, files: 1, fields: 20, fieldSize: 16_384 } });
   await registerOpenApi(app, { version: VERSION, publicUrl: config.publicUrl });
 
   // Jobs (main.ts defines them itself in a worker, which builds no app).
@@ -110,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   memoryRoutes(app, createMemoryService(database.db));
   entitlementRoutes(app, database.db);
   brandingRoutes(app, { db: database.db, idpConfigured: (institutionId) => hasIdentityProvider(database.db, config, institutionId) });
+  await filesModule(app, deps);
 
   return app;
 }

@@ -36,6 +36,8 @@ const envSchema = z.object({
   OPENAI_BASE_URL: optionalString.pipe(z.url().optional()),
   DEFAULT_MODEL: optionalString,
   EMBEDDING_MODEL: optionalString,
+  /** Size of the embedding vectors stored for retrieval (asked of the model as `dimensions`). */
+  EMBEDDING_DIMENSIONS: z.coerce.number().int().min(8).max(4000).default(256),
   /** SMTP transport, e.g. smtp://user:pass@host:587; unset means .eml files in DATA_DIR/outbox. */
   SMTP_URL: optionalString.pipe(z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://').optional()),
   MAIL_FROM: z.string().min(3).default('Digital Twin <no-reply@localhost>'),
@@ -82,7 +84,7 @@ export interface Config {
   jwtSecret: string;
   encryptionKey: Buffer;
   admin?: { email: string; password: string };
-  model: { apiKey?: string; baseUrl?: string; defaultModel?: string; embeddingModel?: string };
+  model: { apiKey?: string; baseUrl?: string; defaultModel?: string; embeddingModel?: string; embeddingDimensions?: number };
   mail: { smtpUrl?: string; from: string };
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   bodyLimit: number;
@@ -133,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       baseUrl: vars.OPENAI_BASE_URL,
       defaultModel: vars.DEFAULT_MODEL,
       embeddingModel: vars.EMBEDDING_MODEL,
+      embeddingDimensions: vars.EMBEDDING_DIMENSIONS,
     },
     mail: { smtpUrl: vars.SMTP_URL, from: vars.MAIL_FROM },
     logLevel: vars.LOG_LEVEL,

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type ProcessRole } from './config.js';
 import { closePlatform, openPlatform } from './platform/platform.js';
 import { bootstrapFirstAdmin } from './modules/users/bootstrap.js';
 import { defineJobs, scheduleJobs } from './jobs.js';
+import { setupFiles } from './modules/files/files.module.js';
 
 const ROLES: ProcessRole[] = ['all', 'api', 'worker'];
 
@@ -32,7 +33,11 @@ async function main(): Promise<void> {
   if (bootstrap.created) logger.info({ email: config.admin?.email }, 'created the first super admin and "Default Twin"');
 
   const app = role === 'worker' ? undefined : await buildApp({ ...platform, logger: { level: config.logLevel } });
-  if (role === 'worker') defineJobs({ ...platform, log: logger }); // buildApp defines them in the other roles
+  // Without an app, the jobs the modules define are defined here (buildApp defines them otherwise).
+  if (!app) {
+    defineJobs({ ...platform, log: logger });
+    await setupFiles(platform, logger);
+  }
   await platform.jobs.start({ work: role !== 'api' });
   await scheduleJobs(platform.jobs);
   if (app) await app.listen({ port: config.port, host: config.host });

@@ -1,0 +1,50 @@
+// Collections of the files vault and their streamed ZIP download (spec behaviour 10: the owner of
+// the collection, or a holder of files.access in its twin). Anyone else gets 404.
+import type { Readable } from 'node:stream';
+import type { DatabaseHandle } from '../../platform/db/client.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { BadRequestError, NotFoundError } from '../../platform/http/errors.js';
+import type { FileStorage } from '../../platform/storage/storage.js';
+import { hasPermission } from '../users/access.js';
+import { filesOfCollection, findCollectionById, insertCollection, listCollections } from './files.repo.js';
+import { currentTwin } from './files.service.js';
+import { presentCollection } from './files.presenter.js';
+import type { CollectionRecord } from './files.schemas.js';
+import { safeDisplayName } from './detect.js';
+import { zipStream } from './zip.js';
+
+export function createCollectionsService(deps: { database: DatabaseHandle; storage: FileStorage }) {
+  const db = deps.database.db;
+  return {
+    async create(actor: Actor, name: string): Promise<CollectionRecord> {
+      const institutionId = currentTwin(actor);
+      if (!institutionId) throw new BadRequestError('Join a Digital Twin before creating collections', 'NO_TWIN');
+      const row = await insertCollection(db, { institutionId, userId: actor.userId, name });
+      return presentCollection({ ...row, fileCount: 0 }, actor.userId);
+    },
+
+    async list(actor: Actor): Promise<CollectionRecord[]> {
+      const institutionId = currentTwin(actor);
+      if (!institutionId) return [];
+      const all = await hasPermission(db, actor, institutionId, 'files.access');
+      const rows = await listCollections(db, institutionId, actor.userId, all);
+      return rows.map((row) => presentCollection(row, actor.userId));
+    },
+
+    async zip(actor: Actor, collectionId: string): Promise<{ filename: string; stream: Readable }> {
+      const collection = await findCollectionById(db, collectionId);
+      const allowed =
+        collection &&
+        (collection.userId === actor.userId || (await hasPermission(db, actor, collection.institutionId, 'files.access')));
+      if (!collection || !allowed) throw new NotFoundError('Collection not found');
+      const files = await filesOfCollection(db, collection.institutionId, collection.id);
+      const stream = zipStream(
+        deps.storage,
+        files.map((file) => ({ name: file.originalname, storageKey: file.storageKey })),
+      );
+      return { filename: `${safeDisplayName(collection.name).replace(/\.zip$/i, '')}.zip`, stream };
+    },
+  };
+}
+
+export type CollectionsService = ReturnType<typeof createCollectionsService>;

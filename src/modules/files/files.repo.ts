@@ -1,0 +1,112 @@
+// Data access for files and collections. Every function takes the executor it runs on.
+import { and, count, desc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
+import type { Executor } from '../../platform/db/client.js';
+import { fileCollections, files, type CollectionRow, type FileRow, type NewFile } from './files.tables.js';
+
+export async function insertFile(db: Executor, values: NewFile): Promise<FileRow> {
+  const [row] = await db.insert(files).values(values).returning();
+  return row;
+}
+
+export async function findFileById(db: Executor, id: string): Promise<FileRow | undefined> {
+  const [row] = await db.select().from(files).where(eq(files.id, id)).limit(1);
+  return row;
+}
+
+export async function updateFile(db: Executor, id: string, values: Partial<NewFile>, where?: SQL): Promise<FileRow | undefined> {
+  const [row] = await db
+    .update(files)
+    .set(values)
+    .where(where ? and(eq(files.id, id), where) : eq(files.id, id))
+    .returning();
+  return row;
+}
+
+/** Deletes the row; its chunks go with it (foreign key cascade). */
+export async function deleteFileRows(db: Executor, ids: string[]): Promise<FileRow[]> {
+  if (ids.length === 0) return [];
+  return db.delete(files).where(inArray(files.id, ids)).returning();
+}
+
+export async function countFilesOf(db: Executor, institutionId: string, userId: string): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(files)
+    .where(and(eq(files.institutionId, institutionId), eq(files.userId, userId)));
+  return row.n;
+}
+
+/** The files a person sees in a twin: their own, plus the twin's shared files when they hold files.access. */
+export function visibleFilesWhere(institutionId: string, userId: string, includeShared: boolean): SQL {
+  const own = eq(files.userId, userId);
+  return and(eq(files.institutionId, institutionId), includeShared ? or(own, eq(files.shared, true)) : own)!;
+}
+
+export async function listFiles(
+  db: Executor,
+  scope: { institutionId: string; userId: string; includeShared: boolean; collectionId?: string },
+  page: { offset: number; limit: number },
+): Promise<{ rows: FileRow[]; total: number }> {
+  let where = visibleFilesWhere(scope.institutionId, scope.userId, scope.includeShared);
+  if (scope.collectionId) where = and(where, eq(files.collectionId, scope.collectionId))!;
+  const [rows, [{ n }]] = await Promise.all([
+    db.select().from(files).where(where).orderBy(desc(files.createdAt), desc(files.id)).offset(page.offset).limit(page.limit),
+    db.select({ n: count() }).from(files).where(where),
+  ]);
+  return { rows, total: n };
+}
+
+export async function listTwinFiles(
+  db: Executor,
+  institutionId: string,
+  page: { offset: number; limit: number },
+): Promise<{ rows: FileRow[]; total: number }> {
+  const where = eq(files.institutionId, institutionId);
+  const [rows, [{ n }]] = await Promise.all([
+    db.select().from(files).where(where).orderBy(desc(files.createdAt), desc(files.id)).offset(page.offset).limit(page.limit),
+    db.select({ n: count() }).from(files).where(where),
+  ]);
+  return { rows, total: n };
+}
+
+export async function findFilesByIds(db: Executor, ids: string[]): Promise<FileRow[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(files).where(inArray(files.id, ids));
+}
+
+export async function filesOfCollection(db: Executor, institutionId: string, collectionId: string): Promise<FileRow[]> {
+  return db
+    .select()
+    .from(files)
+    .where(and(eq(files.institutionId, institutionId), eq(files.collectionId, collectionId)))
+    .orderBy(files.createdAt, files.id);
+}
+
+export async function insertCollection(db: Executor, values: typeof fileCollections.$inferInsert): Promise<CollectionRow> {
+  const [row] = await db.insert(fileCollections).values(values).returning();
+  return row;
+}
+
+export async function findCollectionById(db: Executor, id: string): Promise<CollectionRow | undefined> {
+  const [row] = await db.select().from(fileCollections).where(eq(fileCollections.id, id)).limit(1);
+  return row;
+}
+
+/** A person's collections in a twin; with files.access, every collection of the twin. */
+export async function listCollections(db: Executor, institutionId: string, userId: string, all: boolean): Promise<Array<CollectionRow & { fileCount: number }>> {
+  const where = all
+    ? eq(fileCollections.institutionId, institutionId)
+    : and(eq(fileCollections.institutionId, institutionId), eq(fileCollections.userId, userId));
+  return db
+    .select({
+      id: fileCollections.id,
+      institutionId: fileCollections.institutionId,
+      userId: fileCollections.userId,
+      name: fileCollections.name,
+      createdAt: fileCollections.createdAt,
+      fileCount: sql<number>`(select count(*)::int from files where files.collection_id = file_collections.id)`,
+    })
+    .from(fileCollections)
+    .where(where)
+    .orderBy(desc(fileCollections.createdAt));
+}

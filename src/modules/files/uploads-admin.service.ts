@@ -1,0 +1,54 @@
+// The admin uploads family: every file of a twin, for holders of uploads.list / uploads.delete there.
+// A file of a twin the admin has no rights in answers 404; bulk delete skips such rows and counts the rest.
+import type { DatabaseHandle } from '../../platform/db/client.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import type { FileStorage } from '../../platform/storage/storage.js';
+import { permissionsIn } from '../users/access.js';
+import { deleteFileRows, findFileById, findFilesByIds, listTwinFiles } from './files.repo.js';
+import { currentTwin } from './files.service.js';
+import { presentFile } from './files.presenter.js';
+
+export function createUploadsAdminService(deps: { database: DatabaseHandle; storage: FileStorage }) {
+  const db = deps.database.db;
+
+  async function deleteRows(ids: string[]): Promise<number> {
+    const deleted = await deleteFileRows(db, ids);
+    for (const row of deleted) await deps.storage.delete(row.storageKey);
+    return deleted.length;
+  }
+
+  return {
+    async list(actor: Actor, query: { institutionId?: string; page: number; limit: number }) {
+      const institutionId = query.institutionId ?? currentTwin(actor);
+      if (!institutionId) throw new BadRequestError('Name a Digital Twin (institutionId)', 'NO_TWIN');
+      const permissions = await permissionsIn(db, actor, institutionId);
+      if (!permissions.includes('uploads.list')) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
+      const { rows, total } = await listTwinFiles(db, institutionId, { offset: (query.page - 1) * query.limit, limit: query.limit });
+      return { data: rows.map(presentFile), page: query.page, limit: query.limit, total };
+    },
+
+    async remove(actor: Actor, fileId: string): Promise<void> {
+      const file = await findFileById(db, fileId);
+      const permissions = file ? await permissionsIn(db, actor, file.institutionId) : [];
+      if (!file || permissions.length === 0) throw new NotFoundError('File not found');
+      if (!permissions.includes('uploads.delete')) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
+      await deleteRows([file.id]);
+    },
+
+    async bulkDelete(actor: Actor, ids: string[]): Promise<number> {
+      const rows = await findFilesByIds(db, [...new Set(ids)]);
+      const allowedTwins = new Map<string, boolean>();
+      const deletable: string[] = [];
+      for (const row of rows) {
+        if (!allowedTwins.has(row.institutionId)) {
+          allowedTwins.set(row.institutionId, (await permissionsIn(db, actor, row.institutionId)).includes('uploads.delete'));
+        }
+        if (allowedTwins.get(row.institutionId)) deletable.push(row.id);
+      }
+      return deleteRows(deletable);
+    },
+  };
+}
+
+export type UploadsAdminService = ReturnType<typeof createUploadsAdminService>;
