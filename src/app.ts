@@ -29,6 +29,7 @@ import { createTokenSigner } from './modules/auth/tokens.js';
 import { registerAssistants } from './modules/assistants/assistants.module.js';
 import { registerCustomModels } from './modules/custom-models/custom-models.module.js';
 import { attachStreamSockets, type StreamRouter } from './modules/conversations/socket-events.js';
+import { registerConversations } from './modules/conversations/conversations.module.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { hasIdentityProvider } from './modules/oauth/oauth.service.js';
 import { historyAdminRoutes } from './modules/history/history.admin.routes.js';
@@ -118,6 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   membershipRoutes(app, { db: database.db, cache, profiles });
   settingsRoutes(app, database.db);
   entitlementRoutes(app, database.db);
+  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, streams });
   brandingRoutes(app, { db: database.db, idpConfigured: (institutionId) => hasIdentityProvider(database.db, config, institutionId) });
 
   return app;
