@@ -4,6 +4,7 @@
 import type { Executor } from '../../platform/db/client.js';
 import { chargeCredits } from '../credits/credits.service.js';
 import { finishRecord, type FinishRecordInput } from '../history/history.records.js';
+import { updateHistory } from '../history/history.repo.js';
 import type { HistoryRow } from '../history/history.tables.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
 import { readBalance } from './turn-limits.js';
@@ -37,27 +38,25 @@ export interface SettleInput {
 }
 
 /**
- * Charges the turn and finishes its record in one transaction. The paying balance is locked first;
- * the charge is min(cost, balance) so a balance never goes below zero, even when several turns that
- * all passed the pre-check end together. The record keeps the credits actually charged.
+ * Charges the turn and finishes its record in one transaction. The record is finished first and the
+ * paying balance locked last, so the lock that all turns of a pooled twin share is held as briefly as
+ * possible. The charge is min(cost, balance): a balance never goes below zero, even when several turns
+ * that all passed the pre-check end together. The record keeps the credits actually charged.
  */
 export async function settleTurn(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number }> {
   return db.transaction(async (tx) => {
-    let credits = 0;
-    if (input.cost > 0) {
-      const { balance } = await readBalance(tx, input.twin, input.userId, true);
-      credits = Math.min(input.cost, Math.max(balance, 0));
-      if (credits > 0) {
-        await chargeCredits(tx, {
-          institutionId: input.twin.id,
-          userId: input.userId,
-          amount: credits,
-          reason: 'conversation.turn',
-          meta: { historyId: input.historyId, cost: input.cost },
-        });
-      }
-    }
-    const row = await finishRecord(tx, input.historyId, { ...input.record, credits });
-    return { row, credits };
+    const finished = await finishRecord(tx, input.historyId, { ...input.record, credits: 0 });
+    if (input.cost <= 0) return { row: finished, credits: 0 };
+    const { balance } = await readBalance(tx, input.twin, input.userId, true);
+    const credits = Math.min(input.cost, Math.max(balance, 0));
+    if (credits <= 0) return { row: finished, credits: 0 };
+    await chargeCredits(tx, {
+      institutionId: input.twin.id,
+      userId: input.userId,
+      amount: credits,
+      reason: 'conversation.turn',
+      meta: { historyId: input.historyId, cost: input.cost },
+    });
+    return { row: await updateHistory(tx, input.historyId, { credits }), credits };
   });
 }
