@@ -2,7 +2,7 @@
 // streams BENCH_CHUNKS pieces BENCH_GAP_MS apart; a client here measures time to first chunk and the
 // delay between chunks, directly from the fake model (baseline) and through the service, at 1, 100
 // and 1,000 concurrent SSE streams and at 1,000 Socket.IO streams, and prints the added latency
-// (p50/p99) and the ratio. The service routes are bench-only stand-ins wired like the Q&A routes.
+// (p50/p99) and the ratio. The service answers on the real Q&A routes (records and charges included).
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench npm run bench:stream
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -73,10 +73,10 @@ async function direct(modelUrl: string): Promise<Timing> {
 async function viaSse(base: string, token: string): Promise<Timing> {
   const arrivals: number[] = [];
   const sentAt = performance.now();
-  const response = await fetch(`${base}/api/bench/sse`, {
+  const response = await fetch(`${base}/api/ai/personal-stream/qanda-stream`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ question: 'Go' }),
+    body: JSON.stringify({ inputs: ['Go'], requestArgs: { ragOnly: false } }),
   });
   await readEvents(response, (data) => {
     if ((JSON.parse(data) as { type: string }).type === 'stream') arrivals.push(performance.now());
@@ -89,10 +89,10 @@ async function viaSocket(base: string, token: string, socket: Socket): Promise<T
   const onChunk = () => arrivals.push(performance.now());
   socket.on('RECEIVE_STREAM', onChunk);
   const sentAt = performance.now();
-  const response = await fetch(`${base}/api/bench/socket`, {
+  const response = await fetch(`${base}/api/ai/personal/qanda`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-access-token': token },
-    body: JSON.stringify({ question: 'Go', socketId: socket.id }),
+    body: JSON.stringify({ inputs: ['Go'], requestArgs: { socketId: socket.id } }),
   });
   const body = (await response.json()) as { streamingFailed?: boolean };
   if (body.streamingFailed) throw new Error('streamingFailed');

@@ -25,6 +25,8 @@ import { registerAssistants } from './modules/assistants/assistants.module.js';
 import { registerCustomModels } from './modules/custom-models/custom-models.module.js';
 import { attachStreamSockets, type StreamRouter } from './modules/conversations/socket-events.js';
 import { filesModule } from './modules/files/files.module.js';
+import { createContextProviders } from './modules/conversations/context-providers.js';
+import { registerConversations } from './modules/conversations/conversations.module.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { hasIdentityProvider } from './modules/oauth/oauth.service.js';
 import { historyAdminRoutes } from './modules/history/history.admin.routes.js';
@@ -112,6 +114,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   settingsRoutes(app, database.db);
   memoryRoutes(app, createMemoryService(database.db));
   entitlementRoutes(app, database.db);
+  const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log });
+  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, streams, providers });
   brandingRoutes(app, { db: database.db, idpConfigured: (institutionId) => hasIdentityProvider(database.db, config, institutionId) });
   await filesModule(app, deps);
 

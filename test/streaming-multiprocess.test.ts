@@ -1,13 +1,15 @@
 // Streaming in the scaled shape: two real API processes on one PostgreSQL database and one Redis,
 // no sticky sessions. A request on process A streams a model answer to a socket held by process B
 // (Socket.IO Redis adapter), and a cancel_request or cancel_streaming received by B acts on the turn
-// running on A (event bus). The processes run test/support/stream-node.ts: the real app plus a
-// test-only route wired the way the Q&A route will be.
+// running on A (event bus). The processes run test/support/stream-node.ts (the real app) and the
+// requests go to the real Q&A route, POST /api/ai/personal/qanda.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { history } from '../src/modules/history/history.tables.js';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { buildUser, type BuiltUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
@@ -80,7 +82,7 @@ describe.runIf(enabled)('streaming across two API processes', () => {
       DEFAULT_MODEL: 'fake-chat',
     };
     [a, b] = await Promise.all([startNode(env), startNode(env)]);
-    ada = await buildUser(database.db);
+    ada = await buildUser(database.db, { credits: 1000 });
     const signIn = await fetch(`${a.url}/api/auth/signin`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -108,10 +110,10 @@ describe.runIf(enabled)('streaming across two API processes', () => {
   }
 
   function askOnA(socketId: string, question = 'Tell me'): Promise<Record<string, unknown>> {
-    return fetch(`${a.url}/api/test-only/stream`, {
+    return fetch(`${a.url}/api/ai/personal/qanda`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-access-token': token },
-      body: JSON.stringify({ socketId, question }),
+      body: JSON.stringify({ inputs: [question], requestArgs: { socketId } }),
     }).then((response) => response.json() as Promise<Record<string, unknown>>);
   }
 
@@ -121,7 +123,7 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     model.enqueue({ chunks: ['One ', 'two ', 'three.'], gapMs: 20 });
 
     const answer = await askOnA(socket.id!);
-    expect(answer).toMatchObject({ success: true, text: 'One two three.', cancelled: false, sent: 3 });
+    expect(answer).toMatchObject({ success: true, answer: 'One two three.', cancelled: false });
     await until(() => received.length === 3);
     expect(received).toEqual([
       { prompt: 'One ', delta: 'One ', type: 'STREAM' },
@@ -149,8 +151,12 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     await until(() => received.length === 2);
 
     socket.emit('cancel_request', { userId: ada.user.id });
-    expect(await pending).toMatchObject({ success: true, cancelled: true, text: 'Partial answer ', sent: 2 });
+    expect(await pending).toMatchObject({ success: true, cancelled: true, answer: 'Partial answer ' });
     await until(() => model.requests.at(-1)?.aborted === true);
+    // The turn on A kept its record with the partial answer and charged it.
+    const [row] = await database.db.select().from(history).where(eq(history.id, (await pending).historyId as string));
+    expect(row).toMatchObject({ status: 'cancelled', answer: 'Partial answer ' });
+    expect(row.credits).toBeGreaterThan(0);
   });
 
   it('mutes the rest of the answer on A when B receives cancel_streaming, and the next answer streams again', async () => {
@@ -163,14 +169,14 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     socket.emit('cancel_streaming', { userId: ada.user.id });
     const answer = await pending;
     // The turn itself ran to the end; only the sending stopped.
-    expect(answer).toMatchObject({ success: true, cancelled: false, text: 'abcdef' });
-    expect(answer.sent).toBeLessThan(6);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(received).toHaveLength(answer.sent as number);
+    expect(answer).toMatchObject({ success: true, cancelled: false, answer: 'abcdef' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const sent = received.length;
+    expect(sent).toBeLessThan(6);
 
     model.enqueue({ chunks: ['again'] });
-    expect(await askOnA(socket.id!)).toMatchObject({ text: 'again', sent: 1 });
-    await until(() => received.length === (answer.sent as number) + 1);
+    expect(await askOnA(socket.id!)).toMatchObject({ answer: 'again' });
+    await until(() => received.length === sent + 1);
     expect(received.at(-1)).toEqual({ prompt: 'again', delta: 'again', type: 'STREAM' });
   });
 });

@@ -1,0 +1,40 @@
+// The memory and files modules as a turn's context: recalled memories (behaviour 7: personal ones only
+// while the person's switch is on; shared ones always), retrieved passages of the caller's vault, and
+// long-term memory extraction queued after the answer (never awaited).
+import type { DatabaseHandle } from '../../platform/db/client.js';
+import type { JobLogger, JobQueue } from '../../platform/jobs/queue.js';
+import { searchForTurn } from '../files/retrieval.js';
+import { enqueueExtraction } from '../memory/extraction.js';
+import { recallForTurn } from '../memory/recall.js';
+import { findUserById } from '../users/users.repo.js';
+import type { TurnContextProviders } from './turn-context.js';
+
+export const PASSAGES_PER_TURN = 5;
+
+export function createContextProviders(deps: { database: DatabaseHandle; jobs: Pick<JobQueue, 'send'>; log?: JobLogger }): TurnContextProviders {
+  const db = deps.database.db;
+  return {
+    async recall(caller, question) {
+      if (caller.kind !== 'person' || !caller.actor.institutionId) return { memories: [] };
+      const user = await findUserById(db, caller.actor.userId);
+      const { memories } = await recallForTurn(
+        db,
+        { userId: caller.actor.userId, institutionId: caller.actor.institutionId, userMemoryEnabled: user?.userMemoryEnabled ?? false },
+        question,
+      );
+      return { memories: memories.map(({ id, key, value, shared }) => ({ id, key, value, shared })) };
+    },
+    async retrieve(caller, question) {
+      if (caller.kind !== 'person') return [];
+      return searchForTurn(deps.database, caller.actor, question, { limit: PASSAGES_PER_TURN });
+    },
+    afterTurn(caller, turn) {
+      if (caller.kind !== 'person' || !caller.actor.institutionId) return;
+      void enqueueExtraction(
+        deps.jobs,
+        { userId: caller.actor.userId, institutionId: caller.actor.institutionId, historyId: turn.historyId, question: turn.question, answer: turn.answer },
+        deps.log,
+      );
+    },
+  };
+}

@@ -1,0 +1,54 @@
+// /api/ai/personal/qanda (Socket.IO streaming) and /api/ai/personal-stream/qanda-stream (SSE): a
+// conversation turn as the spec describes it; the work is runTurn's, the transports the service's.
+import { actorOf } from '../../platform/http/auth-guard.js';
+import { failures, type App } from '../../platform/http/schemas.js';
+import { qandaAnswer, qandaBody, qandaStreamBody } from './conversations.schemas.js';
+import type { ConversationService } from './conversations.service.js';
+
+const REFUSALS =
+  'Before the model is called a turn is refused, and nothing is charged, when: the question (last input) is empty (400 QUESTION_REQUIRED); ' +
+  'the person has no current twin (400 NO_CURRENT_TWIN); the twin is inactive (403 INSTITUTION_INACTIVE); a daily cap of the last 24 hours ' +
+  '(per person or for the whole twin) is used up (429 USAGE_LIMIT_REACHED); or the paying balance (the twin pool when it pools credits, else ' +
+  "the person's) is empty for a priced model (402 INSUFFICIENT_CREDITS). An assistant the person could not pick, or a deleted one, runs as New Conversation. " +
+  'Credits are charged for real usage (a cancelled turn pays for its partial answer, a failed one nothing), never more than the balance holds.';
+
+export function conversationRoutes(app: App, service: ConversationService): void {
+  app.post(
+    '/api/ai/personal/qanda',
+    {
+      schema: {
+        tags: ['conversations'],
+        summary: 'Ask a question; the answer streams to a socket',
+        description:
+          'Chunks go to requestArgs.socketId as RECEIVE_STREAM {prompt (whole text so far), delta, type: "STREAM"}, from whichever process holds the socket. ' +
+          'cancel_request ends the turn gracefully (the answer so far is returned, recorded and charged); cancel_streaming stops only the chunks of this answer. ' +
+          'When the socket is not held by any process for this person the answer is {success: true, streamingFailed: true} and the turn does not run (reconnect and ask again). ' +
+          'Without a socketId the turn runs and only the JSON answer is given. The answer: {success, answer, outputs: [answer], usage {inputTokens, outputTokens, totalTokens}, credits, historyId, conversationId, cancelled}. ' +
+          `A provider failure answers 502 MODEL_FAILED with the provider's reason; nothing is charged. ${REFUSALS}`,
+        body: qandaBody,
+        response: { 200: qandaAnswer, ...failures(400, 401, 402, 403, 404, 429, 501, 502) },
+      },
+    },
+    async (request) => service.qanda(actorOf(request), request.body),
+  );
+
+  app.post(
+    '/api/ai/personal-stream/qanda-stream',
+    {
+      config: { auth: 'bearer' },
+      schema: {
+        tags: ['conversations'],
+        summary: 'Ask a question; the answer streams as Server-Sent Events',
+        description:
+          'Authorization: Bearer only. Frames `data: <JSON>`: connected {message}, stream {prompt, delta} (the chunk), tool {name, status}, ' +
+          'complete {success: true, usage (total tokens), outputs: [answer], credits, historyId, conversationId}, error {error: {message, code: MODEL_FAILED}}, done. ' +
+          'Comment heartbeats (": ping") every 15 s. Closing the request cancels the turn (the partial answer is recorded and charged; no further frames). ' +
+          `Refusals before the stream opens answer as JSON failure bodies with their status. ${REFUSALS}`,
+        body: qandaStreamBody,
+        produces: ['text/event-stream'],
+        response: { ...failures(400, 401, 402, 403, 404, 429, 501) },
+      },
+    },
+    async (request, reply) => service.qandaStream(actorOf(request), request.body, request, reply),
+  );
+}

@@ -1,0 +1,228 @@
+// The Socket.IO Q&A route end to end: RECEIVE_STREAM chunks to the named socket, the JSON answer,
+// cancel_request (partial answer kept and charged), cancel_streaming (chunks stop, the answer completes
+// and is recorded, the next answer streams again), streamingFailed, and the refusals of behaviour 15
+// including 50 concurrent turns against a pool that pays for 20.
+import { eq, sql } from 'drizzle-orm';
+import type { Socket } from 'socket.io-client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
+import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
+import { collect, connectSocket, register } from '../../../test/support/socket-client.js';
+import { creditLedger } from '../credits/credits.tables.js';
+import { history } from '../history/history.tables.js';
+import { findInstitutionById, updateInstitution } from '../institutions/institutions.repo.js';
+import { findUserById } from '../users/users.repo.js';
+import type { StreamPayload } from './socket-events.js';
+import { USAGE_LIMIT_MESSAGES } from './turn-limits.js';
+
+let t: TestApp;
+let model: FakeModelServer;
+let base: string;
+const sockets: Socket[] = [];
+
+beforeAll(async () => {
+  model = await startFakeModelServer();
+  t = await startTestApp({ env: { OPENAI_BASE_URL: model.url, DEFAULT_MODEL: 'fake-chat' } });
+  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+});
+afterEach(() => {
+  for (const socket of sockets.splice(0)) socket.close();
+});
+afterAll(async () => {
+  await t?.close();
+  await model?.close();
+});
+
+const db = () => t.platform.database.db;
+
+async function person(overrides: Parameters<typeof buildUser>[1] = {}): Promise<BuiltUser & { token: string }> {
+  const built = await buildUser(db(), { credits: 100, ...overrides });
+  return { ...built, token: await signIn(t.app, built.user.email) };
+}
+
+async function socketFor(who: BuiltUser & { token: string }): Promise<Socket> {
+  const socket = await connectSocket(base, { auth: { token: who.token } });
+  sockets.push(socket);
+  expect((await register(socket, who.user.id)).event).toBe('connect_success');
+  return socket;
+}
+
+async function ask(token: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${base}/api/ai/personal/qanda`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-access-token': token },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const recordsOf = (userId: string) => db().select().from(history).where(eq(history.userId, userId));
+const creditsOf = async (userId: string) => (await findUserById(db(), userId))!.credits;
+
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('POST /api/ai/personal/qanda', () => {
+  it('streams RECEIVE_STREAM chunks to the socket (prompt = text so far) and answers with the whole text', async () => {
+    const ada = await person();
+    const socket = await socketFor(ada);
+    const received = collect<StreamPayload>(socket, 'RECEIVE_STREAM');
+    model.enqueue({ chunks: ['One ', 'two ', 'three.'], usage: { prompt_tokens: 500, completion_tokens: 500 } });
+    const answer = await ask(ada.token, { inputs: ['Count'], requestArgs: { socketId: socket.id, assistantId: 'nope', selectedCourse: { course_id: 'c1', course_name: 'C' } } });
+    expect(answer).toEqual({
+      status: 200,
+      body: {
+        success: true,
+        answer: 'One two three.',
+        outputs: ['One two three.'],
+        usage: { inputTokens: 500, outputTokens: 500, totalTokens: 1000 },
+        credits: 1,
+        historyId: expect.any(String),
+        conversationId: expect.any(String),
+        cancelled: false,
+      },
+    });
+    await until(() => received.length === 3);
+    expect(received).toEqual([
+      { prompt: 'One ', delta: 'One ', type: 'STREAM' },
+      { prompt: 'One two ', delta: 'two ', type: 'STREAM' },
+      { prompt: 'One two three.', delta: 'three.', type: 'STREAM' },
+    ]);
+    expect(received.at(-1)!.prompt).toBe(answer.body.answer);
+    expect(await creditsOf(ada.user.id)).toBe(99);
+  });
+
+  it('answers streamingFailed when the socket is not registered for the person, and runs nothing', async () => {
+    const ada = await person();
+    const before = model.requests.length;
+    expect(await ask(ada.token, { inputs: ['Hi'], requestArgs: { socketId: 'no-such-socket' } })).toEqual({ status: 200, body: { success: true, streamingFailed: true } });
+    const bob = await person();
+    const bobs = await socketFor(bob);
+    expect((await ask(ada.token, { inputs: ['Hi'], requestArgs: { socketId: bobs.id } })).body).toEqual({ success: true, streamingFailed: true });
+    expect(model.requests.length).toBe(before);
+    expect(await recordsOf(ada.user.id)).toHaveLength(0);
+  });
+
+  it('ends the turn on cancel_request, recording and charging only the partial answer', async () => {
+    const ada = await person();
+    const socket = await socketFor(ada);
+    const received = collect<StreamPayload>(socket, 'RECEIVE_STREAM');
+    model.enqueue({ chunks: ['Partial ', 'answer ', 'never sent'], stallAfter: 2 });
+    const pending = ask(ada.token, { inputs: ['Tell me'], requestArgs: { socketId: socket.id } });
+    await until(() => received.length === 2);
+    socket.emit('cancel_request', { userId: ada.user.id });
+    const answer = await pending;
+    expect(answer.body).toMatchObject({ success: true, cancelled: true, answer: 'Partial answer ' });
+    const [row] = await recordsOf(ada.user.id);
+    expect(row).toMatchObject({ status: 'cancelled', answer: 'Partial answer ', credits: answer.body.credits });
+    // Estimated usage of the partial: the prompt's characters / 4 in, the partial text / 4 out.
+    expect(row.outputTokens).toBe(Math.ceil('Partial answer '.length / 4));
+    expect(answer.body.credits).toBeGreaterThan(0);
+    expect(await creditsOf(ada.user.id)).toBeCloseTo(100 - (answer.body.credits as number), 6);
+  });
+
+  it('stops chunks on cancel_streaming while the answer completes and is recorded; the next answer streams', async () => {
+    const ada = await person();
+    const socket = await socketFor(ada);
+    const received = collect<StreamPayload>(socket, 'RECEIVE_STREAM');
+    model.enqueue({ chunks: ['a', 'b', 'c', 'd', 'e', 'f'], gapMs: 100 });
+    const pending = ask(ada.token, { inputs: ['Letters'], requestArgs: { socketId: socket.id } });
+    await until(() => received.length === 1);
+    socket.emit('cancel_streaming', { userId: ada.user.id });
+    const answer = await pending;
+    expect(answer.body).toMatchObject({ success: true, cancelled: false, answer: 'abcdef' });
+    expect(received.length).toBeLessThan(6);
+    const [row] = await recordsOf(ada.user.id);
+    expect(row).toMatchObject({ status: 'complete', answer: 'abcdef' });
+
+    const before = received.length;
+    model.enqueue({ chunks: ['again'] });
+    await ask(ada.token, { inputs: ['More'], requestArgs: { socketId: socket.id } });
+    await until(() => received.length === before + 1);
+    expect(received.at(-1)).toEqual({ prompt: 'again', delta: 'again', type: 'STREAM' });
+  });
+
+  it('answers a provider failure with 502 MODEL_FAILED and charges nothing', async () => {
+    const ada = await person();
+    model.setDefault({ status: 503, error: 'overloaded' });
+    try {
+      const answer = await ask(ada.token, { inputs: ['Hi'] });
+      expect(answer.status).toBe(502);
+      expect(answer.body).toMatchObject({ success: false, code: 'MODEL_FAILED', message: 'The model provider failed: overloaded (HTTP 503)' });
+    } finally {
+      model.setDefault({ chunks: ['ok'] });
+    }
+    expect(await creditsOf(ada.user.id)).toBe(100);
+    expect((await recordsOf(ada.user.id))[0]).toMatchObject({ status: 'failed', credits: 0 });
+  });
+
+  it('refuses a turn past the per-person and per-twin daily caps with a clear message, charging nothing', async () => {
+    const twin = await buildInstitution(db(), { userDailyLimit: 1, twinDailyLimit: 2 });
+    const ada = await person({ institution: twin });
+    const bob = await person({ institution: twin });
+    const cat = await person({ institution: twin });
+    expect((await ask(ada.token, { inputs: ['1'] })).status).toBe(200);
+    const capped = await ask(ada.token, { inputs: ['2'] });
+    expect(capped).toEqual({ status: 429, body: { success: false, message: USAGE_LIMIT_MESSAGES.user, code: 'USAGE_LIMIT_REACHED', scope: 'user', limit: 1 } });
+    expect((await ask(bob.token, { inputs: ['1'] })).status).toBe(200);
+    const twinCapped = await ask(cat.token, { inputs: ['1'] });
+    expect(twinCapped.status).toBe(429);
+    expect(twinCapped.body).toMatchObject({ message: USAGE_LIMIT_MESSAGES.twin, code: 'USAGE_LIMIT_REACHED' });
+    expect(await creditsOf(cat.user.id)).toBe(100);
+    expect(await recordsOf(cat.user.id)).toHaveLength(0);
+    // Records older than 24 hours no longer count.
+    await db().update(history).set({ createdAt: new Date(Date.now() - 25 * 3600_000) }).where(eq(history.institutionId, twin.id));
+    expect((await ask(ada.token, { inputs: ['again'] })).status).toBe(200);
+  });
+
+  it('refuses a turn on an empty pool (402 INSUFFICIENT_CREDITS) before calling the model', async () => {
+    const twin = await buildInstitution(db(), { poolCredits: true, credits: 0 });
+    const ada = await person({ institution: twin });
+    const before = model.requests.length;
+    const answer = await ask(ada.token, { inputs: ['Hi'] });
+    expect(answer.status).toBe(402);
+    expect(answer.body).toMatchObject({ success: false, code: 'INSUFFICIENT_CREDITS', message: "This Digital Twin's credit balance is too low" });
+    expect(model.requests.length).toBe(before);
+    expect(await creditsOf(ada.user.id)).toBe(100);
+  });
+
+  it('refuses an inactive twin', async () => {
+    const twin = await buildInstitution(db(), { status: 'inactive' });
+    const ada = await person({ institution: twin });
+    const answer = await ask(ada.token, { inputs: ['Hi'] });
+    expect(answer).toMatchObject({ status: 403, body: { success: false, code: 'INSTITUTION_INACTIVE' } });
+  });
+
+  it('charges at most the pool when 50 concurrent turns meet a pool that pays for 20', async () => {
+    const twin = await buildInstitution(db(), { poolCredits: true, credits: 20 });
+    const people = await Promise.all(Array.from({ length: 5 }, () => person({ institution: twin, credits: 0 })));
+    model.setDefault({ chunks: ['ok'], usage: { prompt_tokens: 500, completion_tokens: 500 } }); // 1 credit a turn
+    try {
+      const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => ask(people[i % 5].token, { inputs: [`Q${i}`] })));
+      for (const answer of answers) expect([200, 402]).toContain(answer.status);
+    } finally {
+      model.setDefault({ chunks: ['ok'] });
+    }
+    const pool = (await findInstitutionById(db(), twin.id))!;
+    expect(pool.credits).toBeGreaterThanOrEqual(0);
+    const [charged] = await db()
+      .select({ total: sql<number>`coalesce(sum(-${creditLedger.delta}), 0)::float` })
+      .from(creditLedger)
+      .where(eq(creditLedger.institutionId, twin.id));
+    expect(charged.total).toBeLessThanOrEqual(20);
+    expect(charged.total).toBeCloseTo(20 - pool.credits, 6);
+    const [recorded] = await db()
+      .select({ total: sql<number>`coalesce(sum(${history.credits}), 0)::float` })
+      .from(history)
+      .where(eq(history.institutionId, twin.id));
+    expect(recorded.total).toBeCloseTo(charged.total, 6);
+    expect(charged.total).toBe(20);
+    await updateInstitution(db(), twin.id, { credits: 0 });
+  });
+});

@@ -1,0 +1,86 @@
+// runTurn called directly, the way voice and embedded visitors will: the visitor caller type, and the
+// memory and retrieval providers (what they return reaches the model and the history record; an
+// assistant that bypasses the system context gets neither, while guardrails still apply).
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actorFor, buildAssistant } from '../../../test/support/assistants.js';
+import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { buildInstitution, buildUser } from '../../../test/support/factories.js';
+import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
+import { retrievalEntry } from '../../../test/support/history-factories.js';
+import { createModelRegistry } from '../../ai/registry.js';
+import { history } from '../history/history.tables.js';
+import { runTurn, type TurnDeps } from './run-turn.js';
+import type { TurnContextProviders } from './turn-context.js';
+import type { TurnCaller } from './turn-types.js';
+
+let t: TestApp;
+let model: FakeModelServer;
+let deps: TurnDeps;
+const asked: Array<{ kind: string; question: string; ragOnly?: boolean }> = [];
+
+const providers: TurnContextProviders = {
+  recall: async (caller, question) => {
+    asked.push({ kind: 'recall', question });
+    return { memories: caller.kind === 'person' ? [{ key: 'favourite colour', value: 'teal', shared: false }] : [] };
+  },
+  retrieve: async (_caller, question, { ragOnly }) => {
+    asked.push({ kind: 'retrieve', question, ragOnly });
+    return [retrievalEntry({ chunkText: 'Refunds are accepted within 30 days.', score: 0.9 })];
+  },
+};
+
+beforeAll(async () => {
+  model = await startFakeModelServer();
+  t = await startTestApp();
+  const deploymentModel = { baseUrl: model.url, defaultModel: 'fake-chat' };
+  deps = { db: t.platform.database.db, secrets: t.platform.secrets, models: createModelRegistry(deploymentModel), deploymentModel, providers };
+});
+afterAll(async () => {
+  await t?.close();
+  await model?.close();
+});
+
+const sink = { onDelta: () => {}, onTool: () => {} };
+
+describe('runTurn', () => {
+  it('accepts a visitor caller type and answers that visitors are not available yet', async () => {
+    const twin = await buildInstitution(t.platform.database.db);
+    const visitor: TurnCaller = { kind: 'visitor', institutionId: twin.id, visitorId: 'v-1' };
+    await expect(runTurn(deps, visitor, { inputs: ['Hi'] }, sink)).rejects.toMatchObject({ status: 501, code: 'NOT_IMPLEMENTED' });
+  });
+
+  it('puts recalled memories and retrieved passages in the system text and on the history record', async () => {
+    const db = t.platform.database.db;
+    const twin = await buildInstitution(db, { guardrailsEnabled: true, guardrailsText: 'Stay polite.' });
+    const ada = await buildUser(db, { institution: twin, credits: 10 });
+    const rag = await buildAssistant(db, { institutionId: twin.id, institutionShared: true, ragEnabled: true, instructions: 'You answer from files.' });
+    asked.length = 0;
+    model.enqueue({ chunks: ['Within 30 days.'] });
+    const result = await runTurn(deps, { kind: 'person', actor: await actorFor(db, ada.user.id) }, { inputs: ['Refunds?'], assistantId: rag.id }, sink);
+    expect(result).toMatchObject({ answer: 'Within 30 days.', cancelled: false });
+    expect(asked).toEqual([
+      { kind: 'recall', question: 'Refunds?' },
+      { kind: 'retrieve', question: 'Refunds?', ragOnly: false },
+    ]);
+    const system = model.requests.at(-1)!.system;
+    for (const text of ['You answer from files.', 'Stay polite.', 'favourite colour: teal', 'Refunds are accepted within 30 days.']) expect(system).toContain(text);
+    const [row] = await db.select().from(history).where(eq(history.id, result.historyId));
+    expect(row.memories).toEqual([{ key: 'favourite colour', value: 'teal', shared: false }]);
+    expect(row.ragSearch).toHaveLength(1);
+    expect(row.ragSearch[0]).toMatchObject({ chunkText: 'Refunds are accepted within 30 days.' });
+  });
+
+  it('skips memory and retrieval for an assistant that bypasses the system context, keeping the guardrails', async () => {
+    const db = t.platform.database.db;
+    const twin = await buildInstitution(db, { guardrailsEnabled: true, guardrailsText: 'Stay polite.' });
+    const ada = await buildUser(db, { institution: twin, credits: 10 });
+    const bare = await buildAssistant(db, { institutionId: twin.id, institutionShared: true, ragEnabled: true, bypassSystemContext: true });
+    asked.length = 0;
+    await runTurn(deps, { kind: 'person', actor: await actorFor(db, ada.user.id) }, { inputs: ['Refunds?'], assistantId: bare.id }, sink);
+    expect(asked).toEqual([]);
+    const system = model.requests.at(-1)!.system;
+    expect(system).toContain('Stay polite.');
+    expect(system).not.toContain('teal');
+  });
+});

@@ -1,0 +1,173 @@
+// runTurn: one conversation turn, shared by the Socket.IO and SSE routes (and later voice and embedded
+// visitors). Checks, context, model call, history record at start and end, and the charge for real
+// usage in the same transaction as the record's end. Transports only bind a TurnSink.
+import type { ModelMessage } from 'ai';
+import { clampReasoningEffort, OPENAI_DEFAULT_BASE_URL, type ClampedReasoningEffort, type DeploymentModelConfig, type ModelRegistry, type ResolvedModel } from '../../ai/registry.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import type { Database } from '../../platform/db/client.js';
+import { AppError, BadRequestError, NotFoundError } from '../../platform/http/errors.js';
+import { resolveAssistant, type ResolvedAssistant } from '../assistants/resolver.js';
+import { findModelForTurn, type ModelForTurn } from '../custom-models/model-lookup.js';
+import { finishRecord, recentExchanges, startRecord } from '../history/history.records.js';
+import type { MemoryEntry, RetrievalEntry } from '../history/history.tables.js';
+import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { assertInstitutionUsable } from '../institutions/institutions.service.js';
+import { findUserById } from '../users/users.repo.js';
+import { streamAnswer } from './stream-turn.js';
+import { costOf, DEFAULT_PRICE, FREE, isPriced, settleTurn, type Price } from './turn-billing.js';
+import { buildSystemText, emptyContextProviders, type TurnContextProviders } from './turn-context.js';
+import { checkBalance, checkUsageCaps } from './turn-limits.js';
+import type { TurnCaller, TurnInput, TurnResult, TurnSink } from './turn-types.js';
+
+export interface TurnDeps {
+  db: Database;
+  secrets: Pick<SecretBox, 'decrypt'>;
+  models: ModelRegistry;
+  /** The deployment's endpoint (a custom model with a key but no base URL uses its base URL). */
+  deploymentModel: DeploymentModelConfig;
+  providers?: TurnContextProviders;
+}
+
+export const TURN_MESSAGES = {
+  visitorsNotYet: 'Conversations of embedded visitors are not available yet',
+  noTwin: 'Choose a Digital Twin before starting a conversation',
+  noQuestion: 'A question is required',
+  twinNotFound: 'Institution not found',
+} as const;
+
+interface ModelChoice {
+  resolved: ResolvedModel;
+  price: Price;
+  custom: ModelForTurn | null;
+}
+
+export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInput, sink: TurnSink): Promise<TurnResult> {
+  if (caller.kind === 'visitor') throw new AppError(501, TURN_MESSAGES.visitorsNotYet, 'NOT_IMPLEMENTED');
+  const { db } = deps;
+  const { actor } = caller;
+  const question = (input.inputs.at(-1) ?? '').trim();
+  if (!question) throw new BadRequestError(TURN_MESSAGES.noQuestion, 'QUESTION_REQUIRED');
+  if (!actor.institutionId) throw new BadRequestError(TURN_MESSAGES.noTwin, 'NO_CURRENT_TWIN');
+  const twin = await findInstitutionById(db, actor.institutionId);
+  if (!twin) throw new NotFoundError(TURN_MESSAGES.twinNotFound);
+  assertInstitutionUsable(twin);
+
+  const assistant = await resolveAssistant(db, actor, input.assistantId);
+  const choice = await chooseModel(deps, twin.id, assistant);
+  await checkUsageCaps(db, twin, actor.userId);
+  await checkBalance(db, twin, actor.userId, isPriced(choice.price));
+
+  const useContext = !assistant.bypassSystemContext;
+  const memories: MemoryEntry[] = useContext ? (await (deps.providers ?? emptyContextProviders).recall(caller, question)).memories : [];
+  const passages: RetrievalEntry[] =
+    useContext && (assistant.ragEnabled || input.ragOnly)
+      ? await (deps.providers ?? emptyContextProviders).retrieve(caller, question, { ragOnly: input.ragOnly ?? false })
+      : [];
+  const system = buildSystemText({
+    instructions: assistant.instructions,
+    guardrails: { enabled: twin.guardrailsEnabled, text: twin.guardrailsText },
+    memories,
+    passages,
+    ragOnly: input.ragOnly,
+  });
+  const effort = reasoningFor(twin.reasoningEffort, choice.custom);
+
+  const record = await startRecord(db, {
+    institutionId: twin.id,
+    userId: actor.userId,
+    conversationId: input.conversationId,
+    assistantId: assistant.assistant.id,
+    assistantName: assistant.assistant.name,
+    question,
+    models: [choice.resolved.modelId],
+  });
+  try {
+    const user = await findUserById(db, actor.userId);
+    const remember = assistant.rememberHistory ?? user?.rememberHistoryCount ?? 0;
+    const exchanges = await recentExchanges(db, record.conversationId, actor.userId, remember);
+    const messages: ModelMessage[] = [];
+    for (const exchange of exchanges) {
+      messages.push({ role: 'user', content: exchange.question }, { role: 'assistant', content: exchange.answer });
+    }
+    messages.push({ role: 'user', content: question });
+
+    sink.onStart?.({ historyId: record.id, conversationId: record.conversationId });
+    const result = await streamAnswer({
+      model: choice.resolved,
+      system: system || undefined,
+      messages,
+      reasoningEffort: effort,
+      maxOutputTokens: choice.custom?.maxTokens,
+      signal: sink.signal,
+      onDelta: (delta, soFar) => sink.onDelta(delta, soFar),
+      onTool: (name, status) => sink.onTool(name, status),
+    });
+
+    const status = result.failed ? 'failed' : result.cancelled ? 'cancelled' : 'complete';
+    const { credits } = await settleTurn(db, {
+      twin,
+      userId: actor.userId,
+      historyId: record.id,
+      // A failed turn is not charged; a cancelled one pays for the partial answer.
+      cost: result.failed ? 0 : costOf(result.usage, choice.price),
+      record: {
+        answer: result.text,
+        status,
+        error: result.failed?.message ?? null,
+        usage: result.usage,
+        models: [result.modelId],
+        memories,
+        ragSearch: passages,
+      },
+    });
+    if (status === 'complete' && !result.emptyReply) {
+      deps.providers?.afterTurn?.(caller, { historyId: record.id, question, answer: result.text });
+    }
+    return {
+      answer: result.text,
+      usage: { ...result.usage, totalTokens: result.usage.inputTokens + result.usage.outputTokens },
+      credits,
+      historyId: record.id,
+      conversationId: record.conversationId,
+      cancelled: result.cancelled,
+      emptyReply: result.emptyReply,
+      ...(result.failed ? { failed: result.failed } : {}),
+    };
+  } catch (error) {
+    // Never leave a record streaming: an unexpected failure ends it as failed, uncharged.
+    await finishRecord(db, record.id, { answer: '', status: 'failed', error: error instanceof Error ? error.message : String(error) }).catch(() => {});
+    throw error;
+  }
+}
+
+/** The assistant's model by name: a custom model available to the twin, else that id on the deployment endpoint. */
+async function chooseModel(deps: TurnDeps, institutionId: string, assistant: ResolvedAssistant): Promise<ModelChoice> {
+  const name = assistant.conversationModel;
+  const custom = name ? await findModelForTurn(deps.db, deps.secrets, institutionId, name) : null;
+  if (custom) {
+    const price = { inputPer1k: custom.inputPricePer1k, outputPer1k: custom.outputPricePer1k };
+    const resolved =
+      custom.baseUrl || custom.apiKey
+        ? deps.models.resolveModel({
+            kind: 'endpoint',
+            baseUrl: custom.baseUrl || deps.deploymentModel.baseUrl || OPENAI_DEFAULT_BASE_URL,
+            apiKey: custom.apiKey ?? deps.deploymentModel.apiKey,
+            model: custom.model,
+          })
+        : deps.models.resolveModel({ kind: 'default', model: custom.model });
+    return { resolved, price, custom };
+  }
+  const resolved = deps.models.resolveModel({ kind: 'default', ...(name ? { model: name } : {}) });
+  return { resolved, price: resolved.kind === 'local' ? FREE : DEFAULT_PRICE, custom: null };
+}
+
+/**
+ * Behaviour 12. The effort is sent only to a custom model that declares a minimum reasoning effort
+ * (a reasoning model): the twin's effort, raised to that minimum, with 'off' respected. Other models
+ * get no reasoning parameter (non-reasoning endpoints refuse it).
+ */
+function reasoningFor(twinEffort: 'off' | 'minimal' | 'low' | 'medium' | 'high', custom: ModelForTurn | null): ClampedReasoningEffort | undefined {
+  if (!custom?.minReasoningEffort) return undefined;
+  const minimum = custom.minReasoningEffort === 'none' ? undefined : custom.minReasoningEffort;
+  return clampReasoningEffort(twinEffort, minimum);
+}

@@ -1,0 +1,82 @@
+// The refusals before a turn calls the model (behaviour 15): the twin's daily caps (per person and for
+// the whole twin, over the last 24 hours, counting history records that did not fail) and the balance
+// that pays (the twin's pool when it pools credits, else the person's). Nothing is charged by a refusal.
+import { and, eq, gte, ne, sql } from 'drizzle-orm';
+import type { Executor } from '../../platform/db/client.js';
+import { AppError } from '../../platform/http/errors.js';
+import { InsufficientCreditsError } from '../credits/credits.service.js';
+import type { CreditAccount } from '../credits/credits.tables.js';
+import { history } from '../history/history.tables.js';
+import { institutions, type InstitutionRow } from '../institutions/institutions.tables.js';
+import { users } from '../users/users.tables.js';
+
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+export const USAGE_LIMIT_MESSAGES = {
+  user: 'You have reached your daily usage limit for this Digital Twin. Please try again later.',
+  twin: 'This Digital Twin has reached its daily usage limit. Please try again later.',
+} as const;
+
+/** 429 USAGE_LIMIT_REACHED: a cap of the last 24 hours is used up. */
+export class UsageLimitError extends AppError {
+  constructor(scope: 'user' | 'twin', limit: number) {
+    super(429, USAGE_LIMIT_MESSAGES[scope], 'USAGE_LIMIT_REACHED', { scope, limit });
+  }
+}
+
+type Twin = Pick<InstitutionRow, 'id' | 'userDailyLimit' | 'twinDailyLimit' | 'poolCredits'>;
+
+/** Throws UsageLimitError when the person's or the twin's turns of the last 24 hours reach a cap. */
+export async function checkUsageCaps(db: Executor, twin: Twin, userId: string, now = new Date()): Promise<void> {
+  const since = new Date(now.getTime() - DAY_MS);
+  if (twin.userDailyLimit !== null) {
+    const used = await countTurns(db, twin.id, since, userId);
+    if (used >= twin.userDailyLimit) throw new UsageLimitError('user', twin.userDailyLimit);
+  }
+  if (twin.twinDailyLimit !== null) {
+    const used = await countTurns(db, twin.id, since);
+    if (used >= twin.twinDailyLimit) throw new UsageLimitError('twin', twin.twinDailyLimit);
+  }
+}
+
+async function countTurns(db: Executor, institutionId: string, since: Date, userId?: string): Promise<number> {
+  const [row] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(history)
+    .where(
+      and(
+        eq(history.institutionId, institutionId),
+        gte(history.createdAt, since),
+        ne(history.status, 'failed'),
+        userId ? eq(history.userId, userId) : undefined,
+      ),
+    );
+  return row?.count ?? 0;
+}
+
+export interface Balance {
+  account: CreditAccount;
+  balance: number;
+}
+
+/**
+ * The balance that pays for a turn in this twin. `lock` takes the row lock (inside the transaction
+ * that charges), so concurrent turns settle one after another.
+ */
+export async function readBalance(db: Executor, twin: Pick<Twin, 'id' | 'poolCredits'>, userId: string, lock = false): Promise<Balance> {
+  if (twin.poolCredits) {
+    const query = db.select({ credits: institutions.credits }).from(institutions).where(eq(institutions.id, twin.id));
+    const [row] = lock ? await query.for('update') : await query;
+    return { account: 'institution', balance: row?.credits ?? 0 };
+  }
+  const query = db.select({ credits: users.credits }).from(users).where(eq(users.id, userId));
+  const [row] = lock ? await query.for('update') : await query;
+  return { account: 'user', balance: row?.credits ?? 0 };
+}
+
+/** 402 INSUFFICIENT_CREDITS before the model is called, when a priced turn meets an empty balance. */
+export async function checkBalance(db: Executor, twin: Pick<Twin, 'id' | 'poolCredits'>, userId: string, priced: boolean): Promise<void> {
+  if (!priced) return;
+  const { account, balance } = await readBalance(db, twin, userId);
+  if (balance <= 0) throw new InsufficientCreditsError(account);
+}
