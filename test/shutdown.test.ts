@@ -1,0 +1,92 @@
+// Graceful shutdown of a real process (`npm start`'s entry, embedded default): on SIGTERM it stops
+// accepting, lets the answer being streamed finish, and exits 0.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
+import { readSse } from './support/sse-client.js';
+
+let model: FakeModelServer;
+let dataDir: string;
+
+beforeAll(async () => {
+  model = await startFakeModelServer();
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-shutdown-'));
+});
+afterAll(async () => {
+  await model.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+describe('SIGTERM', () => {
+  it('finishes the answer in flight, refuses new work and exits 0', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        ADMIN_EMAIL: 'root@example.test',
+        ADMIN_PASSWORD: 'long-enough-password',
+        OPENAI_BASE_URL: model.url,
+        OPENAI_API_KEY: 'test',
+        DEFAULT_MODEL: 'fake-chat',
+        SHUTDOWN_GRACE_MS: '10000',
+        DATABASE_URL: '',
+        REDIS_URL: '',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const base = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 200 && !(await fetch(`${base}/api/test`).then((r) => r.ok, () => false)); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const signIn = await fetch(`${base}/api/auth/signin`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'root@example.test', password: 'long-enough-password' }),
+    });
+    const { token } = await signIn.json();
+    await fetch(`${base}/api/admin/user/${JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sub}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'x-access-token': token },
+      body: JSON.stringify({ credits: 100 }),
+    });
+
+    model.enqueue({ chunks: ['One ', 'two ', 'three ', 'four.'], gapMs: 400 });
+    const response = await fetch(`${base}/api/ai/personal-stream/qanda-stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ inputs: ['Count to four'] }),
+    });
+    const reader = readSse(response);
+    expect((await reader.next())?.type).toBe('connected');
+    expect((await reader.next())?.type).toBe('stream');
+
+    child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refused = await fetch(`${base}/api/test`).then((r) => r.status, () => 'refused');
+    expect(refused === 'refused' || refused === 503).toBe(true);
+
+    const rest = await reader.rest();
+    const complete = rest.find((frame) => frame.type === 'complete');
+    expect(complete).toMatchObject({ success: true, outputs: ['One two three four.'] });
+    expect(rest.at(-1)).toEqual({ type: 'done' });
+    expect(await exited).toBe(0);
+  }, 60_000);
+});
