@@ -1,13 +1,14 @@
 // /api/admin: histories (list, bulk delete), the retrieval entries of one record, and feedback
-// (list, bulk delete). Every list and action is confined to the twins where the caller holds the
+// (list, bulk delete, read, triage, delete one). Every list and action is confined to the twins where the caller holds the
 // permission it names; rows elsewhere are neither shown nor actionable.
 import { z } from 'zod';
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { failures, idParams, type App } from '../../platform/http/schemas.js';
+import { failures, idParams, messageSchema, type App } from '../../platform/http/schemas.js';
 import type { HistoryAdminService } from './history.admin.service.js';
 import {
   adminFeedbackListQuery,
   adminFeedbackSchema,
+  adminFeedbackUpdateBody,
   adminHistoryListQuery,
   adminHistorySchema,
   bulkDeleteBody,
@@ -16,6 +17,9 @@ import {
 } from './history.schemas.js';
 
 const changedSchema = z.object({ success: z.literal(true), changed: z.number().int() });
+const feedbackData = z.object({ success: z.literal(true), data: adminFeedbackSchema });
+const ONE_FEEDBACK =
+  'Feedback of a twin where the caller lacks the permission answers 404 Feedback not found, as do unknown ids; a member of the row’s own twin without it, or a caller who holds it in no twin, gets 403 Not authorized.';
 const NO_GRANT = 'A caller who holds the permission in no twin gets 403 Not authorized.';
 
 export function historyAdminRoutes(app: App, service: HistoryAdminService): void {
@@ -88,5 +92,51 @@ export function historyAdminRoutes(app: App, service: HistoryAdminService): void
       },
     },
     async (request) => ({ success: true as const, changed: await service.deleteFeedback(actorOf(request), request.body.ids) }),
+  );
+
+  app.get(
+    '/api/admin/feedback/:id',
+    {
+      schema: {
+        tags: ['admin', 'feedback'],
+        summary: 'Read one feedback row',
+        description: `The feedback row in the list shape (rated question and answer, status, adminNote). Needs feedback.list on the row’s twin. ${ONE_FEEDBACK}`,
+        params: idParams,
+        response: { 200: feedbackData, ...failures(400, 401, 403, 404) },
+      },
+    },
+    async (request) => ({ success: true as const, data: await service.getFeedback(actorOf(request), request.params.id) }),
+  );
+
+  app.put(
+    '/api/admin/feedback/:id',
+    {
+      schema: {
+        tags: ['admin', 'feedback'],
+        summary: 'Triage one feedback row',
+        description: `Sets status ('new' | 'reviewed') and/or adminNote (trimmed, at most 2000 characters); unknown keys are ignored and an empty body changes nothing. Needs feedback.delete on the row’s twin: there is no separate edit permission, and the right to remove feedback is the right to manage it. The person's rating and comment are never changed here; when they rate the answer again, status goes back to 'new' (the note stays). ${ONE_FEEDBACK}`,
+        params: idParams,
+        body: adminFeedbackUpdateBody,
+        response: { 200: feedbackData, ...failures(400, 401, 403, 404) },
+      },
+    },
+    async (request) => ({ success: true as const, data: await service.reviewFeedback(actorOf(request), request.params.id, request.body) }),
+  );
+
+  app.delete(
+    '/api/admin/feedback/:id',
+    {
+      schema: {
+        tags: ['admin', 'feedback'],
+        summary: 'Delete one feedback row',
+        description: `Removes the rating; the history record stays and its owner may rate it again. Needs feedback.delete on the row’s twin. ${ONE_FEEDBACK}`,
+        params: idParams,
+        response: { 200: messageSchema, ...failures(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      await service.removeFeedback(actorOf(request), request.params.id);
+      return { success: true as const, message: 'Feedback deleted' };
+    },
   );
 }

@@ -1,15 +1,26 @@
 // Administration of history and feedback: lists scoped to the twins where the caller holds the
 // list permission, bulk deletes confined to the twins where they hold the delete permission, and
-// the retrieval entries of one record (its owner, or histories.list on its twin).
+// the retrieval entries of one record (its owner, or histories.list on its twin), and one feedback
+// row read (feedback.list), triaged or deleted (feedback.delete) within those same twins.
 import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import type { Permission } from '../users/permissions.js';
 import { hasPermission, isMemberOf } from '../users/access.js';
 import { presentAdminFeedback, presentAdminHistory } from './history.presenter.js';
-import { deleteFeedback, deleteHistory, findHistory, listAdminHistory, listFeedback } from './history.repo.js';
+import {
+  deleteFeedback,
+  deleteHistory,
+  findAdminFeedback,
+  findHistory,
+  listAdminHistory,
+  listFeedback,
+  updateFeedbackReview,
+  type AdminFeedbackRow,
+} from './history.repo.js';
 import type { AdminFeedbackWire, AdminHistoryWire, RetrievalEntryWire } from './history.schemas.js';
 import { HISTORY_NOT_FOUND, type Page } from './history.service.js';
-import type { FeedbackRating } from './history.tables.js';
+import type { FeedbackRating, FeedbackStatus } from './history.tables.js';
 import { isEmptyScope, twinsWhere } from './twin-scope.js';
 
 export interface AdminHistoryQuery {
@@ -28,15 +39,40 @@ export interface AdminFeedbackQuery {
   rating?: FeedbackRating;
 }
 
+export const FEEDBACK_NOT_FOUND = 'Feedback not found';
+
+export interface FeedbackReview {
+  status?: FeedbackStatus;
+  adminNote?: string;
+}
+
 export interface HistoryAdminService {
   listHistories(actor: Actor, query: AdminHistoryQuery): Promise<Page<AdminHistoryWire>>;
   deleteHistories(actor: Actor, ids: string[]): Promise<number>;
   ragSearch(actor: Actor, id: string): Promise<RetrievalEntryWire[]>;
   listFeedback(actor: Actor, query: AdminFeedbackQuery): Promise<Page<AdminFeedbackWire>>;
   deleteFeedback(actor: Actor, ids: string[]): Promise<number>;
+  getFeedback(actor: Actor, id: string): Promise<AdminFeedbackWire>;
+  reviewFeedback(actor: Actor, id: string, review: FeedbackReview): Promise<AdminFeedbackWire>;
+  removeFeedback(actor: Actor, id: string): Promise<void>;
 }
 
 export function createHistoryAdminService(db: Database): HistoryAdminService {
+  /**
+   * The feedback row, if it lies in a twin where the actor holds the permission. No grant anywhere →
+   * 403 before looking; a row of the actor's own twin without the grant → 403; any other row → 404.
+   */
+  async function feedbackInScope(actor: Actor, id: string, permission: Permission): Promise<AdminFeedbackRow> {
+    const scope = await twinsWhere(db, actor, permission);
+    if (isEmptyScope(scope)) throw new ForbiddenError();
+    const row = await findAdminFeedback(db, id);
+    if (!row) throw new NotFoundError(FEEDBACK_NOT_FOUND);
+    const twin = row.feedback.institutionId;
+    if ('all' in scope || scope.ids.includes(twin)) return row;
+    if (await isMemberOf(db, actor, twin)) throw new ForbiddenError();
+    throw new NotFoundError(FEEDBACK_NOT_FOUND);
+  }
+
   return {
     async listHistories(actor, query) {
       const scope = await twinsWhere(db, actor, 'histories.list');
@@ -72,6 +108,24 @@ export function createHistoryAdminService(db: Database): HistoryAdminService {
       const scope = await twinsWhere(db, actor, 'feedback.delete');
       if (isEmptyScope(scope)) throw new ForbiddenError();
       return deleteFeedback(db, ids, scope);
+    },
+  
+    async getFeedback(actor, id) {
+      return presentAdminFeedback(await feedbackInScope(actor, id, 'feedback.list'));
+    },
+
+    async reviewFeedback(actor, id, review) {
+      await feedbackInScope(actor, id, 'feedback.delete');
+      const changes = { status: review.status, adminNote: review.adminNote };
+      if (changes.status !== undefined || changes.adminNote !== undefined) await updateFeedbackReview(db, id, changes);
+      const row = await findAdminFeedback(db, id);
+      if (!row) throw new NotFoundError(FEEDBACK_NOT_FOUND);
+      return presentAdminFeedback(row);
+    },
+
+    async removeFeedback(actor, id) {
+      const row = await feedbackInScope(actor, id, 'feedback.delete');
+      await deleteFeedback(db, [id], { ids: [row.feedback.institutionId] });
     },
   };
 }

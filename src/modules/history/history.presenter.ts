@@ -89,6 +89,8 @@ export function presentAdminFeedback(row: AdminFeedbackRow): AdminFeedbackWire {
     institutionName: row.institutionName,
     rating: feedback.rating,
     comment: feedback.comment,
+    status: feedback.status,
+    adminNote: feedback.adminNote,
     created: feedback.createdAt.toISOString(),
     updated: feedback.updatedAt.toISOString(),
   };

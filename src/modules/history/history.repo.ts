@@ -230,7 +230,7 @@ export async function upsertFeedback(
     .values(values)
     .onConflictDoUpdate({
       target: [historyFeedback.institutionId, historyFeedback.historyId],
-      set: { rating: values.rating, comment: values.comment, updatedAt: new Date() },
+      set: { rating: values.rating, comment: values.comment, status: 'new', updatedAt: new Date() },
     })
     .returning();
   return row;
@@ -248,6 +248,39 @@ export interface AdminFeedbackRow {
   institutionName: string | null;
 }
 
+function selectAdminFeedback(db: Executor) {
+  return db
+    .select({
+      feedback: historyFeedback,
+      question: history.question,
+      answer: history.answer,
+      conversationId: history.conversationId,
+      assistantName: history.assistantName,
+      userEmail: users.email,
+      userFname: users.fname,
+      userLname: users.lname,
+      institutionName: institutions.name,
+    })
+    .from(historyFeedback)
+    .innerJoin(history, and(eq(history.institutionId, historyFeedback.institutionId), eq(history.id, historyFeedback.historyId)))
+    .leftJoin(users, eq(users.id, historyFeedback.userId))
+    .leftJoin(institutions, eq(institutions.id, historyFeedback.institutionId));
+}
+
+/** One feedback row with what the admin views show beside it, whatever its twin (the service checks). */
+export async function findAdminFeedback(db: Executor, id: string): Promise<AdminFeedbackRow | undefined> {
+  const [row] = await selectAdminFeedback(db).where(eq(historyFeedback.id, id)).limit(1);
+  return row;
+}
+
+export async function updateFeedbackReview(
+  db: Executor,
+  id: string,
+  changes: { status?: FeedbackRow['status']; adminNote?: string },
+): Promise<void> {
+  await db.update(historyFeedback).set({ ...changes, updatedAt: new Date() }).where(eq(historyFeedback.id, id));
+}
+
 export async function listFeedback(
   db: Executor,
   filter: { scope: TwinScope; institutionId?: string; userId?: string; rating?: FeedbackRow['rating']; page: number; limit: number },
@@ -260,22 +293,7 @@ export async function listFeedback(
   if (filter.rating) conditions.push(eq(historyFeedback.rating, filter.rating));
   const where = and(...conditions);
   const [rows, [{ total }]] = await Promise.all([
-    db
-      .select({
-        feedback: historyFeedback,
-        question: history.question,
-        answer: history.answer,
-        conversationId: history.conversationId,
-        assistantName: history.assistantName,
-        userEmail: users.email,
-        userFname: users.fname,
-        userLname: users.lname,
-        institutionName: institutions.name,
-      })
-      .from(historyFeedback)
-      .innerJoin(history, and(eq(history.institutionId, historyFeedback.institutionId), eq(history.id, historyFeedback.historyId)))
-      .leftJoin(users, eq(users.id, historyFeedback.userId))
-      .leftJoin(institutions, eq(institutions.id, historyFeedback.institutionId))
+    selectAdminFeedback(db)
       .where(where)
       .orderBy(desc(historyFeedback.createdAt), asc(historyFeedback.id))
       .limit(filter.limit)

@@ -2,7 +2,7 @@
 // hasRagSearch/ragSearchCount/ragSearchMode trio the spec asks for) and the full record.
 import { z } from 'zod';
 import { objectId, paginationQuery } from '../../platform/http/schemas.js';
-import { APPROVAL_DECISIONS, FEEDBACK_RATINGS, HISTORY_STATUSES } from './history.tables.js';
+import { APPROVAL_DECISIONS, FEEDBACK_RATINGS, FEEDBACK_STATUSES, HISTORY_STATUSES } from './history.tables.js';
 
 export const retrievalEntrySchema = z
   .object({
@@ -125,10 +125,18 @@ export const adminFeedbackSchema = z
     institutionName: z.string().nullable(),
     rating: z.enum(FEEDBACK_RATINGS),
     comment: z.string(),
+    status: z.enum(FEEDBACK_STATUSES),
+    adminNote: z.string(),
     created: z.string(),
     updated: z.string(),
   })
-  .describe('Feedback on an answer, in the admin list');
+  .describe('Feedback on an answer, as admins see it');
+
+/** Admin triage of one feedback row; unknown keys are ignored, an empty body changes nothing. */
+export const adminFeedbackUpdateBody = z.object({
+  status: z.enum(FEEDBACK_STATUSES).optional(),
+  adminNote: z.string().trim().max(2000).optional(),
+});
 
 export const adminFeedbackListQuery = paginationQuery.pick({ page: true, limit: true }).extend({
   institutionId: objectId.optional(),

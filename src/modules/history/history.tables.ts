@@ -12,6 +12,8 @@ export const APPROVAL_DECISIONS = ['approve', 'approve_conversation', 'deny', 't
 export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
 export const FEEDBACK_RATINGS = ['up', 'down'] as const;
 export type FeedbackRating = (typeof FEEDBACK_RATINGS)[number];
+export const FEEDBACK_STATUSES = ['new', 'reviewed'] as const;
+export type FeedbackStatus = (typeof FEEDBACK_STATUSES)[number];
 
 /** One connector tool call; `approval` records the decision when the connector requires one (behaviour 5). */
 export interface ToolCallEntry {
@@ -138,6 +140,9 @@ export const historyFeedback = pgTable(
     userId: refColumn('user_id').notNull(),
     rating: text('rating', { enum: FEEDBACK_RATINGS }).notNull(),
     comment: text('comment').notNull().default(''),
+    /** Admin triage: 'reviewed' once handled; back to 'new' whenever the person rates again. */
+    status: text('status', { enum: FEEDBACK_STATUSES }).notNull().default('new'),
+    adminNote: text('admin_note').notNull().default(''),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
