@@ -92,8 +92,14 @@ describe('the context of a turn', () => {
     model.enqueue({ chunks: ['Nice to meet a cellist.'] });
     model.enqueue({ chunks: ['{"facts":[{"key":"instrument","value":"cello"}]}'] });
     await ask('I play the cello in an orchestra.');
-    await t.platform.jobs.drain('memory.extract', 20_000);
-    const rows = (await call('GET', '/api/user/memory')).json().data as Array<{ key_name: string; key_value: string; key_namespace: string }>;
+    // The job is queued after the answer without being awaited: wait for it to be sent and performed.
+    type Row = { key_name: string; key_value: string; key_namespace: string };
+    let rows: Row[] = [];
+    for (let attempt = 0; attempt < 40 && !rows.some((row) => row.key_name === 'instrument'); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      await t.platform.jobs.drain('memory.extract', 20_000);
+      rows = (await call('GET', '/api/user/memory')).json().data as Row[];
+    }
     expect(rows).toContainEqual(expect.objectContaining({ key_name: 'instrument', key_value: 'cello', key_namespace: 'long-term' }));
   });
 });
