@@ -6,6 +6,7 @@ import type { JobLogger, JobQueue } from '../../platform/jobs/queue.js';
 import { searchForTurn } from '../files/retrieval.js';
 import { enqueueExtraction } from '../memory/extraction.js';
 import { recallForTurn } from '../memory/recall.js';
+import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { findUserById } from '../users/users.repo.js';
 import type { TurnContextProviders } from './turn-context.js';
 
@@ -30,11 +31,14 @@ export function createContextProviders(deps: { database: DatabaseHandle; jobs: P
     },
     afterTurn(caller, turn) {
       if (caller.kind !== 'person' || !caller.actor.institutionId) return;
-      void enqueueExtraction(
-        deps.jobs,
-        { userId: caller.actor.userId, institutionId: caller.actor.institutionId, historyId: turn.historyId, question: turn.question, answer: turn.answer },
-        deps.log,
-      );
+      const { userId } = caller.actor;
+      const institutionId = caller.actor.institutionId;
+      // Queue only when long-term memory can apply now (the job checks again when it runs).
+      void (async () => {
+        const [twin, user] = await Promise.all([findInstitutionById(db, institutionId), findUserById(db, userId)]);
+        if (!twin?.longTermMemoryEnabled || !user?.userMemoryEnabled) return;
+        await enqueueExtraction(deps.jobs, { userId, institutionId, historyId: turn.historyId, question: turn.question, answer: turn.answer }, deps.log);
+      })().catch((err) => deps.log?.error({ err }, 'memory extraction could not be queued'));
     },
   };
 }

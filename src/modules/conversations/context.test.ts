@@ -88,6 +88,7 @@ describe('the context of a turn', () => {
   });
 
   it('stores a fact the model proposes after the answer when the twin has long-term memory', async () => {
+    await t.platform.jobs.drain('memory.extract', 20_000);
     await t.platform.database.db.update(institutions).set({ longTermMemoryEnabled: true }).where(eq(institutions.id, twinId));
     model.enqueue({ chunks: ['Nice to meet a cellist.'] });
     model.enqueue({ chunks: ['{"facts":[{"key":"instrument","value":"cello"}]}'] });
