@@ -1,7 +1,8 @@
 // Blob storage for uploaded files under one root folder (DATA_DIR/files).
 // Keys are made by the service (newStorageKey), never from a user's file name, and are validated
 // again here so a bad key cannot escape the root; writes are atomic (temp file, then rename).
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
 import { mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -60,17 +61,21 @@ export function createLocalStorage(rootDir: string): FileStorage {
       await mkdir(path.dirname(target), { recursive: true });
       // Same folder as the target, so rename stays on one filesystem and is atomic.
       const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+      let stream: WriteStream | undefined;
       try {
         // flush: fsync before rename, so a power cut cannot leave an empty file under the key.
         if (Buffer.isBuffer(body)) {
           await writeFile(temp, body, { flag: 'wx', flush: true });
         } else {
-          await pipeline(body, createWriteStream(temp, { flags: 'wx', flush: true }));
+          stream = createWriteStream(temp, { flags: 'wx', flush: true });
+          await pipeline(body, stream);
         }
         const { size } = await stat(temp);
         await rename(temp, target);
         return { size };
       } catch (error) {
+        // The stream opens its file asynchronously: wait until it is closed, or the file could appear after rm.
+        if (stream && !stream.closed) await once(stream, 'close').catch(() => {});
         await rm(temp, { force: true });
         throw error;
       }
