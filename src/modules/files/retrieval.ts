@@ -6,28 +6,17 @@ import type { Actor } from '../../platform/http/actor.js';
 import { createLocalEmbedder, type Embedder } from '../../ai/embeddings.js';
 import { hasPermission } from '../users/access.js';
 import { searchFullText, searchVector, type ChunkHit, type SearchScope } from './chunks.repo.js';
+import { redactConfidential } from '../history/history.detail.js';
+import type { RetrievalEntry } from '../history/history.tables.js';
 
-export interface RetrievalEntry {
-  uploadId: string;
-  originalname: string;
-  chunkText: string;
-  chunkIndex: number;
-  length: number;
-  score: number;
-  mode: string;
-  confidential: boolean;
-}
+// One redaction rule and one entry shape for search results and history records alike.
+export { CONFIDENTIAL_PREVIEW_CHARS, CONFIDENTIAL_SUFFIX as REDACTION_SUFFIX, redactConfidential } from '../history/history.detail.js';
+export type { RetrievalEntry } from '../history/history.tables.js';
 
-export const CONFIDENTIAL_PREVIEW_CHARS = 100;
-export const REDACTION_SUFFIX = '… [confidential: preview only]';
 export const DEFAULT_RETRIEVAL_MODE = 'RAG';
 /** Reciprocal rank fusion constant (the usual 60). */
 const RRF_K = 60;
 const MAX_LIMIT = 50;
-
-export function redactConfidential(text: string): string {
-  return text.length > CONFIDENTIAL_PREVIEW_CHARS ? text.slice(0, CONFIDENTIAL_PREVIEW_CHARS) + REDACTION_SUFFIX : text;
-}
 
 export interface RetrievalSetup {
   embedder: Embedder;
