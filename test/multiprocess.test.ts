@@ -1,52 +1,18 @@
 // The scaled shape: two API processes on one PostgreSQL database and one Redis. A token signed on
 // process A works on B, and signing out on B stops the token on A at once: A had the caller cached,
 // so only the bus message from B (through Redis) can make it refuse.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { buildUser } from './support/factories.js';
+import { startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
 
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-async function startProcess(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'api'], {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 150; attempt++) {
-    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}`);
-    const up = await fetch(`${url}/api/test`).then((r) => r.ok, () => false);
-    if (up) return { child, url };
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error('process did not start');
-}
-
-const stopProcess = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-
 describe.runIf(enabled)('two API processes on one database and one Redis', () => {
   let database: TestDatabase;
-  let a: { child: ChildProcess; url: string };
-  let b: { child: ChildProcess; url: string };
+  let a: ServiceProcess;
+  let b: ServiceProcess;
 
   beforeAll(async () => {
     database = await openTestDatabase();
@@ -56,11 +22,11 @@ describe.runIf(enabled)('two API processes on one database and one Redis', () =>
       JWT_SECRET: randomBytes(32).toString('hex'),
       ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     };
-    [a, b] = await Promise.all([startProcess(env), startProcess(env)]);
+    [a, b] = await Promise.all([startProcess('src/main.ts', ['api'], env), startProcess('src/main.ts', ['api'], env)]);
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.all([a && stopProcess(a.child), b && stopProcess(b.child)]);
+    await Promise.all([stopProcess(a), stopProcess(b)]);
     await database?.close();
   });
 

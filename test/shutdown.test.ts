@@ -1,12 +1,11 @@
 // Graceful shutdown of a real process (`npm start`'s entry, embedded default): on SIGTERM it stops
 // accepting, lets the answer being streamed finish, and exits 0.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
+import { startProcess } from './support/processes.js';
 import { readSse } from './support/sse-client.js';
 
 let model: FakeModelServer;
@@ -21,41 +20,21 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 describe('SIGTERM', () => {
   it('finishes the answer in flight, refuses new work and exits 0', async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        ADMIN_EMAIL: 'root@example.test',
-        ADMIN_PASSWORD: 'long-enough-password',
-        OPENAI_BASE_URL: model.url,
-        OPENAI_API_KEY: 'test',
-        DEFAULT_MODEL: 'fake-chat',
-        SHUTDOWN_GRACE_MS: '10000',
-        DATABASE_URL: '',
-        REDIS_URL: '',
-      },
-      stdio: ['ignore', 'inherit', 'inherit'],
+    const service = await startProcess('src/main.ts', [], {
+      DATA_DIR: dataDir,
+      ADMIN_EMAIL: 'root@example.test',
+      ADMIN_PASSWORD: 'long-enough-password',
+      OPENAI_BASE_URL: model.url,
+      OPENAI_API_KEY: 'test',
+      DEFAULT_MODEL: 'fake-chat',
+      SHUTDOWN_GRACE_MS: '10000',
+      DATABASE_URL: '',
+      REDIS_URL: '',
     });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const base = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 200 && !(await fetch(`${base}/api/test`).then((r) => r.ok, () => false)); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    const { child, exited } = service;
+    const base = service.url;
     const signIn = await fetch(`${base}/api/auth/signin`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

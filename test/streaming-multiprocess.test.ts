@@ -1,11 +1,9 @@
 // Streaming in the scaled shape: two real API processes on one PostgreSQL database and one Redis,
 // no sticky sessions. A request on process A streams a model answer to a socket held by process B
 // (Socket.IO Redis adapter), and a cancel_request or cancel_streaming received by B acts on the turn
-// running on A (event bus). The processes run test/support/stream-node.ts (the real app) and the
+// running on A (event bus). The processes run `src/main.ts api`, and the
 // requests go to the real Q&A route, POST /api/ai/personal/qanda.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import type { Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
@@ -14,45 +12,9 @@ import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { buildUser, type BuiltUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { collect, connectSocket, register } from './support/socket-client.js';
+import { startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
 
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
-
-interface Node {
-  child: ChildProcess;
-  url: string;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-async function startNode(env: Record<string, string>): Promise<Node> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/stream-node.ts'], {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 150; attempt++) {
-    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}`);
-    if (await fetch(`${url}/api/test`).then((r) => r.ok, () => false)) return { child, url };
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error('process did not start');
-}
-
-const stopNode = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 
 async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -65,8 +27,8 @@ async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void>
 describe.runIf(enabled)('streaming across two API processes', () => {
   let database: TestDatabase;
   let model: FakeModelServer;
-  let a: Node;
-  let b: Node;
+  let a: ServiceProcess;
+  let b: ServiceProcess;
   let ada: BuiltUser;
   let token: string;
   const sockets: Socket[] = [];
@@ -81,7 +43,7 @@ describe.runIf(enabled)('streaming across two API processes', () => {
       OPENAI_BASE_URL: model.url,
       DEFAULT_MODEL: 'fake-chat',
     };
-    [a, b] = await Promise.all([startNode(env), startNode(env)]);
+    [a, b] = await Promise.all([startProcess('src/main.ts', ['api'], env), startProcess('src/main.ts', ['api'], env)]);
     ada = await buildUser(database.db, { credits: 1000 });
     const signIn = await fetch(`${a.url}/api/auth/signin`, {
       method: 'POST',
@@ -96,7 +58,7 @@ describe.runIf(enabled)('streaming across two API processes', () => {
   });
 
   afterAll(async () => {
-    await Promise.all([a && stopNode(a.child), b && stopNode(b.child)]);
+    await Promise.all([stopProcess(a), stopProcess(b)]);
     await model?.close();
     await database?.close();
   });

@@ -1,0 +1,45 @@
+// Real service processes for tests of the scaled shape and of shutdown: start one on a free port,
+// wait until /api/test answers, and stop it with SIGTERM.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  url: string;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Runs `node --import tsx <script> [...args]` with the environment given, and waits until it serves. */
+export async function startProcess(script: string, args: string[], env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}`);
+    if (await fetch(`${url}/api/test`).then((r) => r.ok, () => false)) return { child, url, exited };
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error('process did not start');
+}
+
+export async function stopProcess(service: ServiceProcess | undefined): Promise<void> {
+  if (!service || service.child.exitCode !== null) return;
+  service.child.kill('SIGTERM');
+  await service.exited;
+}
