@@ -115,7 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   memoryRoutes(app, createMemoryService(database.db));
   entitlementRoutes(app, database.db);
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log });
-  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, streams, providers });
+  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, streams, providers, heartbeatMs: config.sseHeartbeatMs });
   brandingRoutes(app, { db: database.db, idpConfigured: (institutionId) => hasIdentityProvider(database.db, config, institutionId) });
   await filesModule(app, deps);
 

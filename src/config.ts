@@ -58,6 +58,8 @@ const envSchema = z.object({
   TRUST_PROXY: optionalString,
   /** How long in-flight requests may run after SIGTERM before the process exits, in ms. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  /** Interval of the SSE comment heartbeats that keep idle proxies from cutting a stream, in ms; 0 turns them off. */
+  SSE_HEARTBEAT_MS: z.coerce.number().int().min(0).default(15_000),
 });
 
 const oidcProviderSchema = z.object({
@@ -90,6 +92,7 @@ export interface Config {
   bodyLimit: number;
   uploadLimit: number;
   shutdownGraceMs: number;
+  sseHeartbeatMs: number;
   trustProxy: boolean | string[];
   oidcProviders: OidcProviderConfig[];
 }
@@ -142,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: vars.BODY_LIMIT,
     uploadLimit: vars.UPLOAD_LIMIT,
     shutdownGraceMs: vars.SHUTDOWN_GRACE_MS,
+    sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,
     trustProxy: parseTrustProxy(vars.TRUST_PROXY),
     oidcProviders: parseOidcProviders(vars.OIDC_PROVIDERS),
   };

@@ -47,7 +47,7 @@ async function ask(question: string, requestArgs: Record<string, unknown> = {}) 
   const frames = await readSse(response).rest();
   const complete = frames.find((frame) => frame.type === 'complete');
   if (!complete) throw new Error(`no complete frame: ${JSON.stringify(frames)}`);
-  return { complete, system: model.requests.at(-1)!.system };
+  return { complete, frames, system: model.requests.at(-1)!.system };
 }
 
 describe('the context of a turn', () => {
@@ -60,7 +60,13 @@ describe('the context of a turn', () => {
 
   it('puts the memory values and the passage into the system text and records them', async () => {
     model.enqueue({ chunks: ['It glows violet.'] });
-    const { complete, system } = await ask('What does the zanzibarite crystal do?', { ragOnly: true });
+    const { complete, frames, system } = await ask('What does the zanzibarite crystal do?', { ragOnly: true });
+    // Retrieval shows as the turn's first tool, between connected and the answer.
+    expect(frames.map((frame) => frame.type)).toEqual(['connected', 'tool', 'tool', 'stream', 'complete', 'done']);
+    expect(frames.slice(1, 3)).toEqual([
+      { type: 'tool', name: 'retrieval', status: 'started' },
+      { type: 'tool', name: 'retrieval', status: 'completed' },
+    ]);
     expect(system).toContain('teal-green');
     expect(system).toContain('Tuesdays at noon');
     expect(system).toContain('zanzibarite crystal glows violet');
@@ -73,7 +79,8 @@ describe('the context of a turn', () => {
 
   it('leaves ragOnly out when not asked, and retrieval out for an assistant without it', async () => {
     model.enqueue({ chunks: ['Fine.'] });
-    const { system } = await ask('What does the zanzibarite crystal do?');
+    const { frames, system } = await ask('What does the zanzibarite crystal do?');
+    expect(frames.filter((frame) => frame.type === 'tool')).toEqual([]);
     expect(system).not.toContain(RAG_ONLY_HEADING);
     expect(system).not.toContain('zanzibarite crystal glows violet');
   });

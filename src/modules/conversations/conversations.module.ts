@@ -15,9 +15,11 @@ export interface ConversationModuleDeps {
   deploymentModel: DeploymentModelConfig;
   streams: StreamRouter;
   providers?: TurnContextProviders;
+  /** SSE heartbeat interval in ms (SSE_HEARTBEAT_MS). */
+  heartbeatMs?: number;
 }
 
 export function registerConversations(app: App, deps: ConversationModuleDeps): void {
   const models = createModelRegistry(deps.deploymentModel);
-  conversationRoutes(app, createConversationService({ ...deps, models, providers: deps.providers ?? emptyContextProviders }));
+  conversationRoutes(app, createConversationService({ ...deps, models, providers: deps.providers ?? emptyContextProviders, log: app.log }));
 }

@@ -40,9 +40,9 @@ export function conversationRoutes(app: App, service: ConversationService): void
         tags: ['conversations'],
         summary: 'Ask a question; the answer streams as Server-Sent Events',
         description:
-          'Authorization: Bearer only. Frames `data: <JSON>`: connected {message}, stream {prompt, delta} (the chunk), tool {name, status}, ' +
+          'Authorization: Bearer only. Frames `data: <JSON>`: connected {message}, stream {prompt, delta} (the chunk), tool {name, status} (a search of the files shows as name \'retrieval\', started then completed or failed, before the answer), ' +
           'complete {success: true, usage (total tokens), outputs: [answer], credits, historyId, conversationId}, error {error: {message, code: MODEL_FAILED}}, done. ' +
-          'Comment heartbeats (": ping") every 15 s. Closing the request cancels the turn (the partial answer is recorded and charged; no further frames). ' +
+          'Comment heartbeats (": ping") every 15 s (SSE_HEARTBEAT_MS). Closing the request cancels the turn (the partial answer is recorded and charged; no further frames). ' +
           `Refusals before the stream opens answer as JSON failure bodies with their status. ${REFUSALS}`,
         body: qandaStreamBody,
         produces: ['text/event-stream'],

@@ -19,7 +19,7 @@ let base: string;
 
 beforeAll(async () => {
   model = await startFakeModelServer();
-  t = await startTestApp({ env: { OPENAI_BASE_URL: model.url, DEFAULT_MODEL: 'fake-chat' } });
+  t = await startTestApp({ env: { OPENAI_BASE_URL: model.url, DEFAULT_MODEL: 'fake-chat', SSE_HEARTBEAT_MS: '40' } });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {
@@ -66,6 +66,18 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
     const row = await recordOf(complete.historyId as string);
     expect(row).toMatchObject({ status: 'complete', question: 'Hi?', answer: 'Hello there.', inputTokens: 900, outputTokens: 300, credits: 1.2, assistantName: 'New Conversation' });
     expect(await creditsOf(ada.user.id)).toBeCloseTo(98.8, 6);
+  });
+
+  it('keeps a slow answer alive with comment heartbeats between frames (SSE_HEARTBEAT_MS)', async () => {
+    const ada = await person();
+    model.enqueue({ chunks: ['Slow ', 'but ', 'sure.'], gapMs: 150 });
+    const reader = readSse(await ask(ada.token, { inputs: ['Take your time'] }));
+    const frames = await reader.rest();
+    expect(frames.filter((frame) => frame.type === 'stream').map((frame) => frame.delta).join('')).toBe('Slow but sure.');
+    expect(frames.at(-1)).toEqual({ type: 'done' });
+    // ~300 ms of gaps at one ping every 40 ms.
+    expect(reader.comments.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(reader.comments)).toEqual(new Set([': ping']));
   });
 
   it('refuses a token that is not sent as Bearer', async () => {

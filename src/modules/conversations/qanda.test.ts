@@ -181,6 +181,24 @@ describe('POST /api/ai/personal/qanda', () => {
     expect((await ask(ada.token, { inputs: ['again'] })).status).toBe(200);
   });
 
+  it('admits exactly the cap when 30 turns of one twin race for its last slots, on every database', async () => {
+    const twin = await buildInstitution(db(), { twinDailyLimit: 7 });
+    const people = await Promise.all(Array.from({ length: 3 }, () => person({ institution: twin })));
+    model.setDefault({ chunks: ['slow ', 'answer'], gapMs: 30 });
+    let answers: Array<{ status: number; body: Record<string, unknown> }>;
+    try {
+      answers = await Promise.all(Array.from({ length: 30 }, (_, i) => ask(people[i % 3].token, { inputs: [`Q${i}`] })));
+    } finally {
+      model.setDefault({ chunks: ['ok'] });
+    }
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(7);
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(refused).toHaveLength(23);
+    for (const answer of refused) expect(answer).toMatchObject({ status: 429, body: { code: 'USAGE_LIMIT_REACHED', scope: 'twin', limit: 7 } });
+    const records = await db().select().from(history).where(eq(history.institutionId, twin.id));
+    expect(records).toHaveLength(7);
+  });
+
   it('refuses a turn on an empty pool (402 INSUFFICIENT_CREDITS) before calling the model', async () => {
     const twin = await buildInstitution(db(), { poolCredits: true, credits: 0 });
     const ada = await person({ institution: twin });

@@ -84,3 +84,29 @@ describe('runTurn', () => {
     expect(system).not.toContain('teal');
   });
 });
+
+describe('runTurn when retrieval fails', () => {
+  it('shows retrieval as a failed tool and still answers, without passages, logging the cause', async () => {
+    const db = t.platform.database.db;
+    const twin = await buildInstitution(db);
+    const ada = await buildUser(db, { institution: twin, credits: 10 });
+    const rag = await buildAssistant(db, { institutionId: twin.id, institutionShared: true, ragEnabled: true });
+    const warnings: string[] = [];
+    const failing: TurnDeps = {
+      ...deps,
+      providers: { ...providers, retrieve: async () => { throw new Error('embedding endpoint unreachable'); } },
+      log: { warn: (details, message) => warnings.push(`${message}: ${(details as { err: Error }).err.message}`) },
+    };
+    const tools: Array<[string, string]> = [];
+    model.enqueue({ chunks: ['Answered anyway.'] });
+    const result = await runTurn(failing, { kind: 'person', actor: await actorFor(db, ada.user.id) }, { inputs: ['Refunds?'], assistantId: rag.id }, {
+      onDelta: () => {},
+      onTool: (name, status) => tools.push([name, status]),
+    });
+    expect(tools).toEqual([['retrieval', 'started'], ['retrieval', 'failed']]);
+    expect(result).toMatchObject({ answer: 'Answered anyway.', cancelled: false });
+    expect(warnings).toEqual(['retrieval failed; the turn answers without passages: embedding endpoint unreachable']);
+    const [row] = await db.select().from(history).where(eq(history.id, result.historyId));
+    expect(row).toMatchObject({ status: 'complete', ragSearch: [] });
+  });
+});

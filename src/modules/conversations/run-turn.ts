@@ -16,7 +16,7 @@ import { findUserById } from '../users/users.repo.js';
 import { streamAnswer } from './stream-turn.js';
 import { costOf, DEFAULT_PRICE, FREE, isPriced, settleTurn, type Price } from './turn-billing.js';
 import { buildSystemText, emptyContextProviders, type TurnContextProviders } from './turn-context.js';
-import { checkBalance, checkUsageCaps } from './turn-limits.js';
+import { admitTurn } from './turn-limits.js';
 import type { TurnCaller, TurnInput, TurnResult, TurnSink } from './turn-types.js';
 
 export interface TurnDeps {
@@ -26,7 +26,11 @@ export interface TurnDeps {
   /** The deployment's endpoint (a custom model with a key but no base URL uses its base URL). */
   deploymentModel: DeploymentModelConfig;
   providers?: TurnContextProviders;
+  log?: { warn(details: object, message: string): void };
 }
+
+/** The name of the retrieval step in `tool` frames. */
+export const RETRIEVAL_TOOL = 'retrieval';
 
 export const TURN_MESSAGES = {
   visitorsNotYet: 'Conversations of embedded visitors are not available yet',
@@ -54,34 +58,33 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
 
   const assistant = await resolveAssistant(db, actor, input.assistantId);
   const choice = await chooseModel(deps, twin.id, assistant);
-  await checkUsageCaps(db, twin, actor.userId);
-  await checkBalance(db, twin, actor.userId, isPriced(choice.price));
-
-  const useContext = !assistant.bypassSystemContext;
-  const memories: MemoryEntry[] = useContext ? (await (deps.providers ?? emptyContextProviders).recall(caller, question)).memories : [];
-  const passages: RetrievalEntry[] =
-    useContext && (assistant.ragEnabled || input.ragOnly)
-      ? await (deps.providers ?? emptyContextProviders).retrieve(caller, question, { ragOnly: input.ragOnly ?? false })
-      : [];
-  const system = buildSystemText({
-    instructions: assistant.instructions,
-    guardrails: { enabled: twin.guardrailsEnabled, text: twin.guardrailsText },
-    memories,
-    passages,
-    ragOnly: input.ragOnly,
-  });
-  const effort = reasoningFor(twin.reasoningEffort, choice.custom);
-
-  const record = await startRecord(db, {
-    institutionId: twin.id,
-    userId: actor.userId,
-    conversationId: input.conversationId,
-    assistantId: assistant.assistant.id,
-    assistantName: assistant.assistant.name,
-    question,
-    models: [choice.resolved.modelId],
-  });
+  // Caps, balance and the record's start in one admission step, so racing turns cannot pass a cap together.
+  const record = await admitTurn(db, twin, actor.userId, isPriced(choice.price), (tx) =>
+    startRecord(tx, {
+      institutionId: twin.id,
+      userId: actor.userId,
+      conversationId: input.conversationId,
+      assistantId: assistant.assistant.id,
+      assistantName: assistant.assistant.name,
+      question,
+      models: [choice.resolved.modelId],
+    }),
+  );
   try {
+    sink.onStart?.({ historyId: record.id, conversationId: record.conversationId });
+    const providers = deps.providers ?? emptyContextProviders;
+    const useContext = !assistant.bypassSystemContext;
+    const memories: MemoryEntry[] = useContext ? (await providers.recall(caller, question)).memories : [];
+    const passages: RetrievalEntry[] =
+      useContext && (assistant.ragEnabled || input.ragOnly) ? await retrieveWithFrames(deps, caller, question, input, sink) : [];
+    const system = buildSystemText({
+      instructions: assistant.instructions,
+      guardrails: { enabled: twin.guardrailsEnabled, text: twin.guardrailsText },
+      memories,
+      passages,
+      ragOnly: input.ragOnly,
+    });
+    const effort = reasoningFor(twin.reasoningEffort, choice.custom);
     const user = await findUserById(db, actor.userId);
     const remember = assistant.rememberHistory ?? user?.rememberHistoryCount ?? 0;
     const exchanges = await recentExchanges(db, record.conversationId, actor.userId, remember);
@@ -91,7 +94,6 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
     }
     messages.push({ role: 'user', content: question });
 
-    sink.onStart?.({ historyId: record.id, conversationId: record.conversationId });
     const result = await streamAnswer({
       model: choice.resolved,
       system: system || undefined,
@@ -137,6 +139,29 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
     // Never leave a record streaming: an unexpected failure ends it as failed, uncharged.
     await finishRecord(db, record.id, { answer: '', status: 'failed', error: error instanceof Error ? error.message : String(error) }).catch(() => {});
     throw error;
+  }
+}
+
+/**
+ * Retrieval is the turn's first tool: the transport shows it (SSE `tool` frames, started then completed
+ * or failed). A failed search does not sink the turn; it answers without passages.
+ */
+async function retrieveWithFrames(
+  deps: TurnDeps,
+  caller: TurnCaller,
+  question: string,
+  input: TurnInput,
+  sink: TurnSink,
+): Promise<RetrievalEntry[]> {
+  sink.onTool(RETRIEVAL_TOOL, 'started');
+  try {
+    const passages = await (deps.providers ?? emptyContextProviders).retrieve(caller, question, { ragOnly: input.ragOnly ?? false });
+    sink.onTool(RETRIEVAL_TOOL, 'completed');
+    return passages;
+  } catch (error) {
+    sink.onTool(RETRIEVAL_TOOL, 'failed');
+    deps.log?.warn({ err: error }, 'retrieval failed; the turn answers without passages');
+    return [];
   }
 }
 

@@ -2,7 +2,7 @@
 // the whole twin, over the last 24 hours, counting history records that did not fail) and the balance
 // that pays (the twin's pool when it pools credits, else the person's). Nothing is charged by a refusal.
 import { and, eq, gte, ne, sql } from 'drizzle-orm';
-import type { Executor } from '../../platform/db/client.js';
+import type { Database, Executor } from '../../platform/db/client.js';
 import { AppError } from '../../platform/http/errors.js';
 import { InsufficientCreditsError } from '../credits/credits.service.js';
 import type { CreditAccount } from '../credits/credits.tables.js';
@@ -25,6 +25,25 @@ export class UsageLimitError extends AppError {
 }
 
 type Twin = Pick<InstitutionRow, 'id' | 'userDailyLimit' | 'twinDailyLimit' | 'poolCredits'>;
+
+/**
+ * Admits a turn: checks the caps and the balance, then runs `start` (which writes the turn's record) in
+ * the same transaction. For a twin with a cap, admissions take a per-twin transaction lock, so turns
+ * racing for the last slot of a cap admit one at a time and the cap holds exactly. Uncapped twins skip
+ * the lock (the balance never overdraws anyway: the charge is clamped when the turn settles).
+ */
+export async function admitTurn<T>(db: Database, twin: Twin, userId: string, priced: boolean, start: (tx: Executor) => Promise<T>): Promise<T> {
+  if (twin.userDailyLimit === null && twin.twinDailyLimit === null) {
+    await checkBalance(db, twin, userId, priced);
+    return start(db);
+  }
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`turn-caps:${twin.id}`}))`);
+    await checkUsageCaps(tx, twin, userId);
+    await checkBalance(tx, twin, userId, priced);
+    return start(tx);
+  });
+}
 
 /** Throws UsageLimitError when the person's or the twin's turns of the last 24 hours reach a cap. */
 export async function checkUsageCaps(db: Executor, twin: Twin, userId: string, now = new Date()): Promise<void> {
