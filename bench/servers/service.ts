@@ -1,5 +1,5 @@
 // The service as deployed (one API process), on PostgreSQL when BENCH_DATABASE_URL is set, else PGlite.
-// Creates one person, signs in, and reports the port and token to the parent.
+// Creates one person with a twin, signs in, and reports the port and token to the parent.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -7,7 +7,9 @@ import path from 'node:path';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openPlatform } from '../../src/platform/platform.js';
-import { bootstrapFirstAdmin } from '../../src/modules/users/bootstrap.js';
+import { hashPassword } from '../../src/modules/auth/passwords.js';
+import { insertInstitution, insertMembership } from '../../src/modules/institutions/institutions.repo.js';
+import { insertUser, updateUser } from '../../src/modules/users/users.repo.js';
 
 const email = `bench-${randomBytes(4).toString('hex')}@example.test`;
 const config = loadConfig({
@@ -19,9 +21,16 @@ const config = loadConfig({
   LOG_LEVEL: 'silent',
 });
 const platform = await openPlatform(config, { info: () => {}, error: () => {} });
-await bootstrapFirstAdmin(platform.database.db, { email, password: 'bench-password' });
+// A person of their own twin, created directly so any database (fresh or reused) will do.
+const db = platform.database.db;
+const user = await insertUser(db, { email, passwordHash: await hashPassword('bench-password'), fname: 'Bench' });
+const twin = await insertInstitution(db, { name: `Bench twin ${email}` });
+await insertMembership(db, { institutionId: twin.id, userId: user.id, role: 'admin' });
+await updateUser(db, user.id, { currentInstitutionId: twin.id });
 const app = await buildApp({ ...platform, logger: false });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const signIn = await app.inject({ method: 'POST', url: '/api/auth/signin', payload: { email, password: 'bench-password' } });
 const address = app.server.address();
+// The parent may ask for a normal exit (so --cpu-prof can write its profile).
+process.on('message', (message) => message === 'exit' && process.exit(0));
 process.send?.({ port: typeof address === 'object' && address ? address.port : 0, token: signIn.json().token, database: platform.database.kind });

@@ -7,8 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { bootstrapFirstAdmin } from '../../src/modules/users/bootstrap.js';
-import { updateUser } from '../../src/modules/users/users.repo.js';
+import { hashPassword } from '../../src/modules/auth/passwords.js';
+import { insertInstitution, insertMembership } from '../../src/modules/institutions/institutions.repo.js';
+import { insertUser, updateUser } from '../../src/modules/users/users.repo.js';
 import { openPlatform } from '../../src/platform/platform.js';
 
 const email = `bench-${randomBytes(4).toString('hex')}@example.test`;
@@ -23,13 +24,19 @@ const config = loadConfig({
   LOG_LEVEL: 'silent',
 });
 const platform = await openPlatform(config, { info: () => {}, error: () => {} });
-const admin = await bootstrapFirstAdmin(platform.database.db, { email, password: 'bench-password' });
+// A person of their own twin, created directly so any database (fresh or reused) will do. Every turn is
+// charged: the balance outlasts the run.
+const db = platform.database.db;
+const user = await insertUser(db, { email, passwordHash: await hashPassword('bench-password'), fname: 'Bench', credits: 1_000_000_000 });
+const twin = await insertInstitution(db, { name: `Bench twin ${email}` });
+await insertMembership(db, { institutionId: twin.id, userId: user.id, role: 'user' });
+await updateUser(db, user.id, { currentInstitutionId: twin.id });
 const app = await buildApp({ ...platform, logger: false });
-// Every turn is charged: give the bench person a balance that outlasts the run.
-if (admin.userId) await updateUser(platform.database.db, admin.userId, { credits: 1_000_000_000 });
 
 await app.listen({ port: 0, host: '127.0.0.1' });
 const signIn = await app.inject({ method: 'POST', url: '/api/auth/signin', payload: { email, password: 'bench-password' } });
 const { token, profile } = signIn.json() as { token: string; profile: { _id: string } };
 const address = app.server.address();
+// The parent may ask for a normal exit (so --cpu-prof can write its profile).
+process.on('message', (message) => message === 'exit' && process.exit(0));
 process.send?.({ port: typeof address === 'object' && address ? address.port : 0, token, userId: profile._id, database: platform.database.kind });

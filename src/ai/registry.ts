@@ -48,14 +48,17 @@ export interface ModelRegistry {
   readonly providerCount: number;
 }
 
+const MAX_CACHED_MODELS = 1_000;
+
 export function createModelRegistry(config: DeploymentModelConfig): ModelRegistry {
   const providers = new Map<string, OpenAICompatibleProvider>();
+  // A chat model instance builds its chunk schemas when created: one per endpoint and model id, reused by every turn.
+  const models = new Map<string, ResolvedModel>();
   const local = localModel();
   const deploymentBaseUrl = config.baseUrl ?? (config.apiKey ? OPENAI_DEFAULT_BASE_URL : undefined);
 
   /** One provider per endpoint (base URL + key): its fetch settings and headers are built once. */
-  function provider(baseUrl: string, apiKey: string | undefined): OpenAICompatibleProvider {
-    const key = `${normaliseBaseUrl(baseUrl)}\n${apiKey ? createHash('sha256').update(apiKey).digest('hex') : ''}`;
+  function provider(key: string, baseUrl: string, apiKey: string | undefined): OpenAICompatibleProvider {
     let existing = providers.get(key);
     if (!existing) {
       existing = createOpenAICompatible({
@@ -70,8 +73,20 @@ export function createModelRegistry(config: DeploymentModelConfig): ModelRegistr
   }
 
   function endpointModel(baseUrl: string, apiKey: string | undefined, modelId: string): ResolvedModel {
+    const endpointKey = `${normaliseBaseUrl(baseUrl)}\n${apiKey ? createHash('sha256').update(apiKey).digest('hex') : ''}`;
+    const modelKey = `${endpointKey}\n${modelId}`;
+    const cached = models.get(modelKey);
+    if (cached) return cached;
+    // Model ids come from configuration and custom models, a bounded set; the cap only guards against surprises.
+    if (models.size >= MAX_CACHED_MODELS) models.clear();
+    const resolved = newEndpointModel(provider(endpointKey, baseUrl, apiKey), modelId);
+    models.set(modelKey, resolved);
+    return resolved;
+  }
+
+  function newEndpointModel(endpoint: OpenAICompatibleProvider, modelId: string): ResolvedModel {
     return {
-      model: provider(baseUrl, apiKey).chatModel(modelId),
+      model: endpoint.chatModel(modelId),
       kind: 'endpoint',
       modelId,
       providerOptions: (effort) => {

@@ -6,8 +6,6 @@ import type { JobLogger, JobQueue } from '../../platform/jobs/queue.js';
 import { searchForTurn } from '../files/retrieval.js';
 import { enqueueExtraction } from '../memory/extraction.js';
 import { recallForTurn } from '../memory/recall.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { findUserById } from '../users/users.repo.js';
 import type { TurnContextProviders } from './turn-context.js';
 
 export const PASSAGES_PER_TURN = 5;
@@ -15,12 +13,11 @@ export const PASSAGES_PER_TURN = 5;
 export function createContextProviders(deps: { database: DatabaseHandle; jobs: Pick<JobQueue, 'send'>; log?: JobLogger }): TurnContextProviders {
   const db = deps.database.db;
   return {
-    async recall(caller, question) {
+    async recall(caller, question, scene) {
       if (caller.kind !== 'person' || !caller.actor.institutionId) return { memories: [] };
-      const user = await findUserById(db, caller.actor.userId);
       const { memories } = await recallForTurn(
         db,
-        { userId: caller.actor.userId, institutionId: caller.actor.institutionId, userMemoryEnabled: user?.userMemoryEnabled ?? false },
+        { userId: caller.actor.userId, institutionId: caller.actor.institutionId, userMemoryEnabled: scene.userMemoryEnabled },
         question,
       );
       return { memories: memories.map(({ id, key, value, shared }) => ({ id, key, value, shared })) };
@@ -29,16 +26,15 @@ export function createContextProviders(deps: { database: DatabaseHandle; jobs: P
       if (caller.kind !== 'person') return [];
       return searchForTurn(deps.database, caller.actor, question, { limit: PASSAGES_PER_TURN });
     },
-    afterTurn(caller, turn) {
+    afterTurn(caller, turn, scene) {
       if (caller.kind !== 'person' || !caller.actor.institutionId) return;
+      // Queue only when long-term memory applies to this turn (the job checks again when it runs).
+      if (!scene.longTermMemoryEnabled || !scene.userMemoryEnabled) return;
       const { userId } = caller.actor;
       const institutionId = caller.actor.institutionId;
-      // Queue only when long-term memory can apply now (the job checks again when it runs).
-      void (async () => {
-        const [twin, user] = await Promise.all([findInstitutionById(db, institutionId), findUserById(db, userId)]);
-        if (!twin?.longTermMemoryEnabled || !user?.userMemoryEnabled) return;
-        await enqueueExtraction(deps.jobs, { userId, institutionId, historyId: turn.historyId, question: turn.question, answer: turn.answer }, deps.log);
-      })().catch((err) => deps.log?.error({ err }, 'memory extraction could not be queued'));
+      enqueueExtraction(deps.jobs, { userId, institutionId, historyId: turn.historyId, question: turn.question, answer: turn.answer }, deps.log).catch(
+        (err: unknown) => deps.log?.error({ err }, 'memory extraction could not be queued'),
+      );
     },
   };
 }

@@ -15,7 +15,7 @@ import { assertInstitutionUsable } from '../institutions/institutions.service.js
 import { findUserById } from '../users/users.repo.js';
 import { streamAnswer } from './stream-turn.js';
 import { costOf, DEFAULT_PRICE, FREE, isPriced, settleTurn, type Price } from './turn-billing.js';
-import { buildSystemText, emptyContextProviders, type TurnContextProviders } from './turn-context.js';
+import { buildSystemText, emptyContextProviders, type TurnContextProviders, type TurnScene } from './turn-context.js';
 import { admitTurn } from './turn-limits.js';
 import type { TurnCaller, TurnInput, TurnResult, TurnSink } from './turn-types.js';
 
@@ -52,14 +52,17 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
   const question = (input.inputs.at(-1) ?? '').trim();
   if (!question) throw new BadRequestError(TURN_MESSAGES.noQuestion, 'QUESTION_REQUIRED');
   if (!actor.institutionId) throw new BadRequestError(TURN_MESSAGES.noTwin, 'NO_CURRENT_TWIN');
-  const twin = await findInstitutionById(db, actor.institutionId);
+  // One stage for what the turn reads first: the twin, the person and the assistant (behaviour 1).
+  const [twin, user, assistant] = await Promise.all([
+    findInstitutionById(db, actor.institutionId),
+    findUserById(db, actor.userId),
+    resolveAssistant(db, actor, input.assistantId),
+  ]);
   if (!twin) throw new NotFoundError(TURN_MESSAGES.twinNotFound);
   assertInstitutionUsable(twin);
-
-  const assistant = await resolveAssistant(db, actor, input.assistantId);
   const choice = await chooseModel(deps, twin.id, assistant);
   // Caps, balance and the record's start in one admission step, so racing turns cannot pass a cap together.
-  const record = await admitTurn(db, twin, actor.userId, isPriced(choice.price), (tx) =>
+  const record = await admitTurn(db, { twin, user }, actor.userId, isPriced(choice.price), (tx) =>
     startRecord(tx, {
       institutionId: twin.id,
       userId: actor.userId,
@@ -70,13 +73,20 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       models: [choice.resolved.modelId],
     }),
   );
+  const scene: TurnScene = { userMemoryEnabled: user?.userMemoryEnabled ?? false, longTermMemoryEnabled: twin.longTermMemoryEnabled };
   try {
     sink.onStart?.({ historyId: record.id, conversationId: record.conversationId });
     const providers = deps.providers ?? emptyContextProviders;
     const useContext = !assistant.bypassSystemContext;
-    const memories: MemoryEntry[] = useContext ? (await providers.recall(caller, question)).memories : [];
-    const passages: RetrievalEntry[] =
-      useContext && (assistant.ragEnabled || input.ragOnly) ? await retrieveWithFrames(deps, caller, question, input, sink) : [];
+    const remember = assistant.rememberHistory ?? user?.rememberHistoryCount ?? 0;
+    // A conversation this turn just opened has no earlier exchanges to read.
+    const continued = record.conversationId === input.conversationId;
+    // The context reads are independent: one stage.
+    const [memories, passages, exchanges] = await Promise.all([
+      useContext ? providers.recall(caller, question, scene).then((recalled) => recalled.memories) : ([] as MemoryEntry[]),
+      useContext && (assistant.ragEnabled || input.ragOnly) ? retrieveWithFrames(deps, caller, question, input, sink) : ([] as RetrievalEntry[]),
+      continued && remember > 0 ? recentExchanges(db, record.conversationId, actor.userId, remember) : [],
+    ]);
     const system = buildSystemText({
       instructions: assistant.instructions,
       guardrails: { enabled: twin.guardrailsEnabled, text: twin.guardrailsText },
@@ -85,9 +95,6 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       ragOnly: input.ragOnly,
     });
     const effort = reasoningFor(twin.reasoningEffort, choice.custom);
-    const user = await findUserById(db, actor.userId);
-    const remember = assistant.rememberHistory ?? user?.rememberHistoryCount ?? 0;
-    const exchanges = await recentExchanges(db, record.conversationId, actor.userId, remember);
     const messages: ModelMessage[] = [];
     for (const exchange of exchanges) {
       messages.push({ role: 'user', content: exchange.question }, { role: 'assistant', content: exchange.answer });
@@ -123,7 +130,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       },
     });
     if (status === 'complete' && !result.emptyReply) {
-      deps.providers?.afterTurn?.(caller, { historyId: record.id, question, answer: result.text });
+      deps.providers?.afterTurn?.(caller, { historyId: record.id, question, answer: result.text }, scene);
     }
     return {
       answer: result.text,

@@ -10,11 +10,19 @@ export interface RecalledMemories {
 }
 
 /** What the memory and files modules provide to a turn. Both may return nothing. */
+/** What the turn has already read about the person and the twin, so providers need not read it again. */
+export interface TurnScene {
+  /** The person's Enable User Memory switch (behaviour 7). */
+  userMemoryEnabled: boolean;
+  /** The twin's long-term memory setting. */
+  longTermMemoryEnabled: boolean;
+}
+
 export interface TurnContextProviders {
-  recall(caller: TurnCaller, question: string): Promise<RecalledMemories>;
+  recall(caller: TurnCaller, question: string, scene: TurnScene): Promise<RecalledMemories>;
   retrieve(caller: TurnCaller, question: string, options: { ragOnly: boolean }): Promise<RetrievalEntry[]>;
   /** After a turn that produced an answer (long-term memory extraction); must not throw or delay the answer. */
-  afterTurn?(caller: TurnCaller, turn: { historyId: string; question: string; answer: string }): void;
+  afterTurn?(caller: TurnCaller, turn: { historyId: string; question: string; answer: string }, scene: TurnScene): void;
 }
 
 export const emptyContextProviders: TurnContextProviders = {

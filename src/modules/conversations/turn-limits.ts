@@ -32,9 +32,20 @@ type Twin = Pick<InstitutionRow, 'id' | 'userDailyLimit' | 'twinDailyLimit' | 'p
  * racing for the last slot of a cap admit one at a time and the cap holds exactly. Uncapped twins skip
  * the lock (the balance never overdraws anyway: the charge is clamped when the turn settles).
  */
-export async function admitTurn<T>(db: Database, twin: Twin, userId: string, priced: boolean, start: (tx: Executor) => Promise<T>): Promise<T> {
+export async function admitTurn<T>(
+  db: Database,
+  read: { twin: Twin & Pick<InstitutionRow, 'credits'>; user: { credits: number } | undefined },
+  userId: string,
+  priced: boolean,
+  start: (tx: Executor) => Promise<T>,
+): Promise<T> {
+  const { twin } = read;
   if (twin.userDailyLimit === null && twin.twinDailyLimit === null) {
-    await checkBalance(db, twin, userId, priced);
+    // The balances the turn just read will do for the pre-check; the charge itself is clamped at settle.
+    if (priced) {
+      const balance = twin.poolCredits ? twin.credits : (read.user?.credits ?? 0);
+      if (balance <= 0) throw new InsufficientCreditsError(twin.poolCredits ? 'institution' : 'user');
+    }
     return start(db);
   }
   return db.transaction(async (tx) => {
