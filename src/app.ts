@@ -7,6 +7,8 @@ import Fastify, { type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { registerAuthGuard } from './platform/http/auth-guard.js';
 import { registerBodyGuard } from './platform/http/body-guard.js';
+import { openChangeFeed } from './platform/db/change-feed.js';
+import { registerChangeFence } from './platform/http/change-fence.js';
 import { registerErrorHandler } from './platform/http/error-handler.js';
 import { registerJsonParser } from './platform/http/json-parser.js';
 import { registerOpenApi } from './platform/http/openapi.js';
@@ -42,6 +44,7 @@ import { membershipRoutes } from './modules/memberships/memberships.routes.js';
 import { memoryRoutes } from './modules/memory/memory.routes.js';
 import { createMemoryService } from './modules/memory/memory.service.js';
 import { settingsRoutes } from './modules/settings/settings.routes.js';
+import { createProfileCache } from './modules/users/profile-cache.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { userRoutes } from './modules/users/users.routes.js';
 
@@ -86,6 +89,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Jobs (main.ts defines them itself in a worker, which builds no app).
   defineJobs({ ...deps, log: app.log });
 
+  // Row change notices for this process's caches, and the fence after each request that may write.
+  const changes = await openChangeFeed(database);
+  app.addHook('onClose', () => changes.close());
+  registerChangeFence(app, changes);
+
   // Services.
   const profiles = createProfileService(database.db);
   const cache = await createSessionCache(deps.bus);
@@ -102,7 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Route families.
   healthRoutes(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
   await identityRoutes(app, { ...deps, auth, cache, profiles });
-  userRoutes(app, profiles);
+  userRoutes(app, profiles, createProfileCache(changes));
   historyRoutes(app, createHistoryService(database.db));
   historyAdminRoutes(app, createHistoryAdminService(database.db));
   await registerAssistants(app, { db: database.db, profiles });
@@ -115,7 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   memoryRoutes(app, createMemoryService(database.db));
   entitlementRoutes(app, database.db);
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log });
-  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, streams, providers, heartbeatMs: config.sseHeartbeatMs });
+  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, streams, providers, heartbeatMs: config.sseHeartbeatMs, changes });
   brandingRoutes(app, { db: database.db, idpConfigured: (institutionId) => hasIdentityProvider(database.db, config, institutionId) });
   await filesModule(app, deps);
 

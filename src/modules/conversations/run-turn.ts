@@ -3,6 +3,7 @@
 // usage in the same transaction as the record's end. Transports only bind a TurnSink.
 import type { ModelMessage } from 'ai';
 import { clampReasoningEffort, OPENAI_DEFAULT_BASE_URL, type ClampedReasoningEffort, type DeploymentModelConfig, type ModelRegistry, type ResolvedModel } from '../../ai/registry.js';
+import type { ChangeFeed } from '../../platform/db/change-feed.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/client.js';
 import { AppError, BadRequestError, NotFoundError } from '../../platform/http/errors.js';
@@ -27,6 +28,8 @@ export interface TurnDeps {
   deploymentModel: DeploymentModelConfig;
   providers?: TurnContextProviders;
   log?: { warn(details: object, message: string): void };
+  /** Fenced once the turn's charge is committed, before the transport says the turn is complete. */
+  changes?: Pick<ChangeFeed, 'fence'>;
 }
 
 /** The name of the retrieval step in `tool` frames. */
@@ -129,6 +132,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
         ragSearch: passages,
       },
     });
+    deps.changes?.fence();
     if (status === 'complete' && !result.emptyReply) {
       deps.providers?.afterTurn?.(caller, { historyId: record.id, question, answer: result.text }, scene);
     }

@@ -3,6 +3,7 @@ import type { Database } from '../../platform/db/client.js';
 import { NotFoundError } from '../../platform/http/errors.js';
 import { permissionsFor } from './permissions.js';
 import { presentProfile } from './profile.presenter.js';
+import type { ProfileDependencies } from './profile-cache.js';
 import type { ProfileWire } from './profile.schemas.js';
 import { findProfileRows } from './users.repo.js';
 import type { UserRow } from './users.tables.js';
@@ -10,8 +11,15 @@ import type { UserRow } from './users.tables.js';
 /** Later modules fill favorites in (assistant records) without this module knowing their tables. */
 export type FavoritesLoader = (user: UserRow) => Promise<unknown[]>;
 
+export interface LoadOptions {
+  populateFavorites?: boolean;
+  institutionId?: string | null;
+}
+
 export interface ProfileService {
-  load(userId: string, options?: { populateFavorites?: boolean; institutionId?: string | null }): Promise<ProfileWire>;
+  load(userId: string, options?: LoadOptions): Promise<ProfileWire>;
+  /** The profile with what it was built from beyond the person's rows (for the profile cache). */
+  loadWithDependencies(userId: string, options?: LoadOptions): Promise<{ profile: ProfileWire } & ProfileDependencies>;
   setFavoritesLoader(loader: FavoritesLoader): void;
 }
 
@@ -22,16 +30,20 @@ export function createProfileService(db: Database): ProfileService {
       favoritesLoader = loader;
     },
     async load(userId, options = {}) {
+      return (await this.loadWithDependencies(userId, options)).profile;
+    },
+    async loadWithDependencies(userId, options = {}) {
       const found = await findProfileRows(db, userId, options.institutionId);
       if (!found) throw new NotFoundError('User not found');
       const { user, institution, membership } = found;
       const favoriteAssistants = options.populateFavorites && favoritesLoader ? await favoritesLoader(user) : undefined;
-      return presentProfile({
+      const profile = presentProfile({
         user,
         institution: institution ?? null,
         permissions: permissionsFor(user.accountType, membership?.role, membership?.permissions ?? []),
         favoriteAssistants,
       });
+      return { profile, institutionId: institution?.id ?? null, favoriteIds: user.favoriteAssistants };
     },
   };
 }

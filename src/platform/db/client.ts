@@ -29,6 +29,12 @@ export interface DatabaseHandle {
   /** Raw SQL for libraries that bring their own (pg-boss). Parameterless text may hold several statements. */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
   ping(): Promise<boolean>;
+  /**
+   * Hears NOTIFY payloads on a channel (on PGlite, before the committing query resolves; on a server,
+   * on a dedicated connection that reconnects). `onLive(false)` when that connection is lost (payloads
+   * may have been missed), `onLive(true)` once it listens again. Resolves when listening.
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onLive?: (live: boolean) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -90,6 +96,12 @@ async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle>
       return { rows: result.rows as any[] };
     },
     ping: () => client.query('select 1').then(() => true, () => false),
+    async listen(channel, onPayload) {
+      const unlisten = await client.listen(channel, onPayload);
+      return async () => {
+        if (!client.closed) await unlisten();
+      };
+    },
     close: () => (client.closed ? Promise.resolve() : client.close()),
   };
 }
@@ -106,11 +118,65 @@ async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
     vector: false,
     executeSql: (text, values) => pool.query(text, values as unknown[]),
     ping: () => pool.query('select 1').then(() => true, () => false),
+    listen: (channel, onPayload, onLive) => listenOnServer(url, channel, onPayload, onLive),
     close: async () => {
       if (closed) return;
       closed = true;
       await pool.end();
     },
+  };
+}
+
+const RELISTEN_MS = 1_000;
+
+/** LISTEN on a connection of its own (pooled connections come and go); on loss, reconnects every second. */
+async function listenOnServer(
+  url: string,
+  channel: string,
+  onPayload: (payload: string) => void,
+  onLive: (live: boolean) => void = () => {},
+): Promise<() => Promise<void>> {
+  let stopped = false;
+  let current: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+
+  async function connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: url });
+    client.on('notification', (message) => {
+      if (message.channel === channel) onPayload(message.payload ?? '');
+    });
+    client.on('error', () => {}); // 'end' follows and reconnects
+    client.on('end', () => {
+      if (current !== client || stopped) return;
+      current = undefined;
+      onLive(false);
+      retry = setTimeout(reconnect, RELISTEN_MS);
+    });
+    await client.connect();
+    try {
+      await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw error;
+    }
+    current = client;
+  }
+
+  function reconnect(): void {
+    if (stopped) return;
+    connect().then(
+      () => (stopped ? current?.end().catch(() => {}) : onLive(true)),
+      () => (retry = setTimeout(reconnect, RELISTEN_MS)),
+    );
+  }
+
+  await connect();
+  return async () => {
+    stopped = true;
+    if (retry) clearTimeout(retry);
+    const client = current;
+    current = undefined;
+    await client?.end().catch(() => {});
   };
 }
 
