@@ -3,6 +3,7 @@
 // each indexed search, an exact scan of the same query in the same run; where pgvector exists, recall@10
 // of the HNSW index against the exact nearest neighbours.
 // Targets on PostgreSQL: search p99 ≤ 50 ms at 100k chunks; ingestion ≥ 500 chunks/s.
+// Measured (PostgreSQL 15, 2 cores, 100k chunks): full-text p50 5 ms, p99 7 ms; ingestion ~4,000 chunks/s.
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench npm run bench:retrieval
 //   BENCH_CHUNKS=20000 npm run bench:retrieval        (a quicker, smaller run; BENCH_SKIP_PGLITE=1 for PostgreSQL only)
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -115,7 +116,9 @@ async function bench(database: DatabaseHandle, label: string): Promise<{ ingestR
   }
   const ingestRate = chunks / (ingestMs / 1000);
   console.log(`ingestion (extract, chunk, sanitize, write, finalize; no embedding): ${chunks} chunks, ${ingestRate.toFixed(0)} chunks/s`);
-  await db.execute(sql`analyze file_chunks`);
+  // Statistics as autovacuum would have them: without those of files, the planner takes the twin for a
+  // one-file vault and filters its chunks file by file (~350 ms a search at 100k chunks).
+  await db.execute(sql`analyze files, file_chunks`);
 
   const fts = await latencies((q) => searchFullText(db, scope, q, 10));
   const ftsExact = await latencies((q) => exactly(database, 'enable_bitmapscan', (tx) => searchFullText(tx, scope, q, 10)));

@@ -119,17 +119,22 @@ export async function searchFullText(db: Executor, scope: SearchScope, query: st
 async function rankedMatches(db: Executor, scope: SearchScope, tsquery: string, limit: number, bonus: number): Promise<ChunkHit[]> {
   // The tsquery is written out twice (not a shared CTE) so the planner sees a constant and uses the GIN index.
   const q = sql`to_tsquery('english', ${tsquery})`;
+  // `matches` has no LIMIT of its own: a materialized CTE is planned for reading every row, so the planner
+  // takes the GIN index, yet it is read lazily and stops at RANK_CANDIDATES. With the LIMIT inside, the
+  // planner would often prefer a sequential scan that stops early, not knowing that testing @@ on each
+  // row detoasts its tsvector (measured: 48 ms instead of 5 ms at 100k chunks).
   return rows<ChunkHit>(
     db,
-    sql`with candidates as materialized (
+    sql`with matches as materialized (
         select c.id, c.tsv
         from file_chunks c
         join files f on f.id = c.file_id and f.generation = c.generation
         where c.institution_id = ${scope.institutionId} and c.tsv @@ ${q} and ${scopeSql(scope)}
-        limit ${RANK_CANDIDATES}
       ),
       best as (
-        select id, (ts_rank_cd(tsv, ${q}) + ${bonus})::float8 as score from candidates order by score desc, id limit ${limit}
+        select id, (ts_rank_cd(tsv, ${q}) + ${bonus})::float8 as score
+        from (select id, tsv from matches limit ${RANK_CANDIDATES}) candidates
+        order by score desc, id limit ${limit}
       )
       select c.id as "chunkId", c.file_id as "fileId", f.originalname, c.text, c.chunk_index as "chunkIndex",
         char_length(c.text) as length, f.confidential, b.score

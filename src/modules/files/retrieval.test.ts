@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { search, uploadAndIngest } from '../../../test/support/files.js';
 import { chunkText, sanitizeChunk } from './chunking.js';
-import type { ChunkHit } from './chunks.repo.js';
+import { searchFullText, type ChunkHit } from './chunks.repo.js';
 import { detectType, safeDisplayName, TypeMismatch, UnsupportedType } from './detect.js';
 import { CONFIDENTIAL_PREVIEW_CHARS, reciprocalRankFusion, redactConfidential, REDACTION_SUFFIX, retrievalSetupOf, searchForTurn } from './retrieval.js';
 
@@ -103,6 +103,21 @@ describe('search on the database', () => {
     else expect(misspelt).toEqual([]);
     const exact = await search(t, token, 'quokkaberry');
     expect(exact[0].uploadId).toBe(file._id);
+  });
+
+  it('ranks full-text passages holding every word before those holding only some', async () => {
+    // The one-word passages repeat their word, so on text rank alone they could outrank the passage with both.
+    const both = await uploadAndIngest(t, token, { filename: 'both.txt', content: 'The gondolier sang of the lagoonfish at dawn.' });
+    const first = await uploadAndIngest(t, token, { filename: 'first.txt', content: 'Gondolier, gondolier, gondolier: rowing past.' });
+    const second = await uploadAndIngest(t, token, { filename: 'second.txt', content: 'Lagoonfish and lagoonfish, lagoonfish again.' });
+    const scope = { institutionId: person.institution!.id, userId: person.user.id, includeShared: false };
+    const hits = await searchFullText(t.platform.database.db, scope, 'gondolier lagoonfish', 5);
+    expect(hits.map((hit) => hit.fileId)).toHaveLength(3);
+    expect(hits[0].fileId).toBe(both._id);
+    expect(new Set(hits.slice(1).map((hit) => hit.fileId))).toEqual(new Set([first._id, second._id]));
+    expect(hits[0].score).toBeGreaterThan(hits[1].score);
+    const stranger = await buildUser(t.platform.database.db, { institution: person.institution });
+    expect(await searchFullText(t.platform.database.db, { ...scope, userId: stranger.user.id }, 'gondolier lagoonfish', 5)).toEqual([]);
   });
 
   it('gives the engine entries through searchForTurn, scoped to the actor and limited', async () => {
