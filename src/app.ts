@@ -1,7 +1,6 @@
 // buildApp: cross-cutting plugins first, then one registration per route family. No listen() here:
 // main.ts listens, tests use inject() or listen on port 0.
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -9,6 +8,7 @@ import { registerAuthGuard } from './platform/http/auth-guard.js';
 import { registerBodyGuard } from './platform/http/body-guard.js';
 import { openChangeFeed } from './platform/db/change-feed.js';
 import { registerChangeFence } from './platform/http/change-fence.js';
+import { registerSecurityHeaders } from './platform/http/security-headers.js';
 import { registerErrorHandler } from './platform/http/error-handler.js';
 import { registerJsonParser } from './platform/http/json-parser.js';
 import { registerOpenApi } from './platform/http/openapi.js';
@@ -77,7 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.setSerializerCompiler(serializerCompiler);
 
   // Cross-cutting: headers, CORS, errors, body guard, metrics, documentation.
-  await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+  registerSecurityHeaders(app);
   await app.register(cors, { origin: true, credentials: true, exposedHeaders: ['x-request-id'] });
   registerErrorHandler(app);
   registerJsonParser(app);

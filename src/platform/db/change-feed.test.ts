@@ -1,0 +1,89 @@
+// The row change feed on the run's database (PGlite, or the server with TEST_DATABASE_URL): committed
+// changes of users, twins, memberships and assistants are heard as "<table>:<key>", rolled-back ones are
+// not; a fence keeps `caughtUp` false until its notice is back; a lost listening connection says "forget
+// everything" and listens again.
+import { eq } from 'drizzle-orm';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildAssistant } from '../../../test/support/assistants.js';
+import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
+import { buildInstitution, buildUser } from '../../../test/support/factories.js';
+import { users } from '../../modules/users/users.tables.js';
+import { openChangeFeed, type ChangeFeed, type RowChange } from './change-feed.js';
+
+let database: TestDatabase;
+let feed: ChangeFeed;
+const heard: RowChange[] = [];
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  feed = await openChangeFeed(database);
+  feed.subscribe((change) => heard.push(change));
+});
+afterAll(async () => {
+  await feed?.close();
+  await database?.close();
+});
+
+async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('not heard in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+const wasHeard = (table: string, key: string) => heard.some((change) => change.table === table && change.key === key);
+
+describe('the row change feed', () => {
+  it('hears committed changes of users, twins, memberships and assistants by their key', async () => {
+    const twin = await buildInstitution(database.db);
+    const { user } = await buildUser(database.db, { institution: twin });
+    const assistant = await buildAssistant(database.db, { institutionId: twin.id });
+    await until(() => wasHeard('institutions', twin.id) && wasHeard('users', user.id) && wasHeard('memberships', user.id) && wasHeard('assistants', assistant.id));
+    heard.length = 0;
+    await database.db.update(users).set({ fname: 'Renamed' }).where(eq(users.id, user.id));
+    await until(() => wasHeard('users', user.id));
+  });
+
+  it('hears nothing of a transaction that rolled back', async () => {
+    const { user } = await buildUser(database.db, { institution: null });
+    await until(() => wasHeard('users', user.id));
+    heard.length = 0;
+    await expect(
+      database.db.transaction(async (tx) => {
+        await tx.update(users).set({ fname: 'Never' }).where(eq(users.id, user.id));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    // A later change proves the feed is live and ordered: only it is heard.
+    const { user: other } = await buildUser(database.db, { institution: null });
+    await until(() => wasHeard('users', other.id));
+    expect(wasHeard('users', user.id)).toBe(false);
+  });
+
+  it('is not caught up after a fence until its notice is back (a server delivers notices later)', async () => {
+    expect(feed.caughtUp).toBe(true);
+    feed.fence();
+    feed.fence();
+    // PGlite delivers a notice before the commit resolves: nothing to wait for there.
+    expect(feed.caughtUp).toBe(database.kind === 'pglite');
+    await until(() => feed.caughtUp);
+  });
+
+  it.runIf(process.env.TEST_DATABASE_URL)('says "forget everything" when its connection is lost, and listens again', async () => {
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      heard.length = 0;
+      const { rows } = await admin.query(`select pg_terminate_backend(pid) as done from pg_stat_activity where datname = current_database() and query ilike 'listen%'`);
+      expect(rows.length).toBeGreaterThan(0);
+      await until(() => wasHeard('*', '*'));
+      // Back within the reconnect interval: a change made now is heard.
+      await until(() => feed.caughtUp);
+      const { user } = await buildUser(database.db, { institution: null });
+      await until(() => wasHeard('users', user.id));
+    } finally {
+      await admin.end();
+    }
+  });
+});
