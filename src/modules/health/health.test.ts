@@ -55,4 +55,21 @@ describe('GET /metrics', () => {
     expect(response.body).toContain('http_requests_total{method="GET",route="/api/test",status="200"}');
     expect(response.body).toContain('process_cpu_seconds_total');
   });
+
+  it('counts each request once, with a duration histogram whose buckets add up', async () => {
+    const scrape = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const value = (body: string, line: string) => Number(body.split('\n').find((l) => l.startsWith(`${line} `))?.slice(line.length + 1) ?? 0);
+    const total = 'http_requests_total{method="GET",route="/api/test",status="200"}';
+    const before = value(await scrape(), total);
+    for (let i = 0; i < 3; i++) await t.app.inject({ method: 'GET', url: '/api/test' });
+    const body = await scrape();
+    expect(value(body, total)).toBe(before + 3);
+    const labels = 'method="GET",route="/api/test"';
+    const count = value(body, `http_request_duration_seconds_count{${labels}}`);
+    expect(count).toBe(before + 3);
+    expect(value(body, `http_request_duration_seconds_bucket{le="+Inf",${labels}}`)).toBe(count);
+    expect(value(body, `http_request_duration_seconds_bucket{le="10",${labels}}`)).toBeLessThanOrEqual(count);
+    expect(value(body, `http_request_duration_seconds_sum{${labels}}`)).toBeGreaterThan(0);
+    expect(body).toContain('# TYPE http_request_duration_seconds histogram');
+  });
 });
