@@ -1,6 +1,7 @@
 // Data access for assistants. Every function takes the executor it runs on (database or transaction).
 import { and, asc, desc, eq, ilike, inArray, isNull, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
+import { preparedOn } from '../../platform/db/prepared.js';
 import { assistants, type AssistantRow, type AssistantStatus, type NewAssistant } from './assistants.tables.js';
 import { pickableWhere, STANDARD_ASSISTANT_KEY, type PickContext } from './scope.js';
 
@@ -29,8 +30,12 @@ export function listPickableAssistants(db: Executor, ctx: PickContext, ids?: str
     );
 }
 
+const standardQuery = (db: Executor) => db.select().from(assistants).where(eq(assistants.systemKey, STANDARD_ASSISTANT_KEY)).limit(1);
+
+/** New Conversation, read on most turns: a prepared query outside transactions. */
 export async function findStandardAssistant(db: Executor): Promise<AssistantRow | undefined> {
-  const [row] = await db.select().from(assistants).where(eq(assistants.systemKey, STANDARD_ASSISTANT_KEY)).limit(1);
+  const prepared = preparedOn(db, 'standard_assistant', (d) => standardQuery(d).prepare('standard_assistant'));
+  const [row] = prepared ? await prepared.execute() : await standardQuery(db);
   return row;
 }
 

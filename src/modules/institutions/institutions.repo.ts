@@ -1,17 +1,19 @@
 // Data access for twins and memberships.
 import { and, desc, eq, ilike, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
+import { preparedOn } from '../../platform/db/prepared.js';
 import { institutions, memberships, type InstitutionRow, type MembershipRow } from './institutions.tables.js';
 
 export type NewInstitution = typeof institutions.$inferInsert;
 export type NewMembership = typeof memberships.$inferInsert;
 
+const institutionById = (db: Executor, id: unknown) =>
+  db.select().from(institutions).where(and(eq(institutions.id, id as string), isNull(institutions.deletedAt))).limit(1);
+
+/** Read on every turn and admin request: a prepared query outside transactions. */
 export async function findInstitutionById(db: Executor, id: string): Promise<InstitutionRow | undefined> {
-  const [row] = await db
-    .select()
-    .from(institutions)
-    .where(and(eq(institutions.id, id), isNull(institutions.deletedAt)))
-    .limit(1);
+  const prepared = preparedOn(db, 'institution_by_id', (d) => institutionById(d, sql.placeholder('id')).prepare('institution_by_id'));
+  const [row] = prepared ? await prepared.execute({ id }) : await institutionById(db, id);
   return row;
 }
 

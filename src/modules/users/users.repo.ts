@@ -1,13 +1,18 @@
 // Data access for accounts. Every function takes the executor it runs on (database or transaction).
 import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Database, Executor } from '../../platform/db/client.js';
+import { preparedOn } from '../../platform/db/prepared.js';
 import { institutions, memberships, type InstitutionRow, type MembershipRow } from '../institutions/institutions.tables.js';
 import { users, type UserRow } from './users.tables.js';
 
 export type NewUser = typeof users.$inferInsert;
 
+const userById = (db: Executor, id: unknown) => db.select().from(users).where(and(eq(users.id, id as string), isNull(users.deletedAt))).limit(1);
+
+/** Read on every turn: a prepared query outside transactions. */
 export async function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {
-  const [row] = await db.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt))).limit(1);
+  const prepared = preparedOn(db, 'user_by_id', (d) => userById(d, sql.placeholder('id')).prepare('user_by_id'));
+  const [row] = prepared ? await prepared.execute({ id }) : await userById(db, id);
   return row;
 }
 
