@@ -27,10 +27,17 @@ export class UsageLimitError extends AppError {
 type Twin = Pick<InstitutionRow, 'id' | 'userDailyLimit' | 'twinDailyLimit' | 'poolCredits'>;
 
 /**
- * Admits a turn: checks the caps and the balance, then runs `start` (which writes the turn's record) in
- * the same transaction. For a twin with a cap, admissions take a per-twin transaction lock, so turns
+ * Admits a turn: checks the caps and the balance, then runs `start` (which writes the turn's record)
+ * in one transaction. For a twin with a cap, admissions take a per-twin transaction lock, so turns
  * racing for the last slot of a cap admit one at a time and the cap holds exactly. Uncapped twins skip
- * the lock (the balance never overdraws anyway: the charge is clamped when the turn settles).
+ * the lock and pre-check the balance from the rows the turn just read (the charge itself is clamped
+ * when the turn settles, so a balance never overdraws).
+ *
+ * The transaction commits without waiting for its WAL flush (synchronous_commit off): the record is
+ * written before the answer starts, and waiting for the disk there adds to every answer's first chunk.
+ * A crash within the flush interval can lose only the start of a turn still in progress, which has
+ * charged nothing; the turn's end (record and charge) commits synchronously, which also makes its
+ * start durable.
  */
 export async function admitTurn<T>(
   db: Database,
@@ -40,18 +47,18 @@ export async function admitTurn<T>(
   start: (tx: Executor) => Promise<T>,
 ): Promise<T> {
   const { twin } = read;
-  if (twin.userDailyLimit === null && twin.twinDailyLimit === null) {
-    // The balances the turn just read will do for the pre-check; the charge itself is clamped at settle.
-    if (priced) {
-      const balance = twin.poolCredits ? twin.credits : (read.user?.credits ?? 0);
-      if (balance <= 0) throw new InsufficientCreditsError(twin.poolCredits ? 'institution' : 'user');
-    }
-    return start(db);
+  const capped = twin.userDailyLimit !== null || twin.twinDailyLimit !== null;
+  if (!capped && priced) {
+    const balance = twin.poolCredits ? twin.credits : (read.user?.credits ?? 0);
+    if (balance <= 0) throw new InsufficientCreditsError(twin.poolCredits ? 'institution' : 'user');
   }
   return db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`turn-caps:${twin.id}`}))`);
-    await checkUsageCaps(tx, twin, userId);
-    await checkBalance(tx, twin, userId, priced);
+    await tx.execute(sql`set local synchronous_commit = off`);
+    if (capped) {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`turn-caps:${twin.id}`}))`);
+      await checkUsageCaps(tx, twin, userId);
+      await checkBalance(tx, twin, userId, priced);
+    }
     return start(tx);
   });
 }
