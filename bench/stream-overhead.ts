@@ -4,6 +4,7 @@
 // and 1,000 concurrent SSE streams and at 1,000 Socket.IO streams, and prints the added latency
 // (p50/p99) and the ratio. The service answers on the real Q&A routes (records and charges included).
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench npm run bench:stream
+//   BENCH_CHUNKS=100 BENCH_GAP_MS=100 BENCH_RAMP_MS=10000 …   (steady state: 1,000 streams open together)
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +15,14 @@ const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 20);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 50);
 const LEVELS = (process.env.BENCH_LEVELS ?? '1,100,1000').split(',').map(Number);
 const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
-const SCENARIO_TIMEOUT_MS = 120_000;
+/**
+ * 0 (the default): every stream of a level starts at once, a burst. Otherwise the starts are spread
+ * evenly over this many ms: with answers at least as long, all streams of the level are open together
+ * in a steady state, and the first chunk measures the service under that load rather than the queue
+ * of a burst.
+ */
+const RAMP_MS = Number(process.env.BENCH_RAMP_MS ?? 0);
+const SCENARIO_TIMEOUT_MS = 120_000 + RAMP_MS;
 
 interface Timing {
   /** ms from sending the request to the first text chunk. */
@@ -122,7 +130,8 @@ async function connectSockets(base: string, token: string, userId: string, count
 
 async function concurrently(count: number, run: (index: number) => Promise<Timing>): Promise<Timing[]> {
   const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('scenario timed out')), SCENARIO_TIMEOUT_MS).unref());
-  return Promise.race([Promise.all(Array.from({ length: count }, (_, i) => run(i))), timeout]);
+  const startAt = (i: number) => (RAMP_MS > 0 ? new Promise((resolve) => setTimeout(resolve, (i * RAMP_MS) / count)) : Promise.resolve());
+  return Promise.race([Promise.all(Array.from({ length: count }, (_, i) => startAt(i).then(() => run(i)))), timeout]);
 }
 
 function percentile(values: number[], p: number): number {
@@ -150,7 +159,10 @@ function report(label: string, count: number, service: Timing[], baseline: Timin
 const model = await start<{ url: string }>('fake-model.ts', { BENCH_CHUNKS: String(CHUNKS), BENCH_GAP_MS: String(GAP_MS) });
 const service = await start<{ port: number; token: string; userId: string; database: string }>('stream-service.ts', { BENCH_MODEL_URL: model.url });
 const base = `http://127.0.0.1:${service.port}`;
-console.log(`database: ${service.database}; ${CHUNKS} chunks ${GAP_MS} ms apart per answer`);
+console.log(
+  `database: ${service.database}; ${CHUNKS} chunks ${GAP_MS} ms apart per answer; ` +
+    (RAMP_MS > 0 ? `starts spread over ${RAMP_MS} ms` : 'all streams of a level start at once'),
+);
 let ok = true;
 try {
   await concurrently(5, () => viaSse(base, service.token)); // warm-up
