@@ -13,16 +13,9 @@ import { buildUser, type BuiltUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { collect, connectSocket, register } from './support/socket-client.js';
 import { startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { until } from './support/until.js';
 
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe.runIf(enabled)('streaming across two API processes', () => {
   let database: TestDatabase;
@@ -86,7 +79,7 @@ describe.runIf(enabled)('streaming across two API processes', () => {
 
     const answer = await askOnA(socket.id!);
     expect(answer).toMatchObject({ success: true, answer: 'One two three.', cancelled: false });
-    await until(() => received.length === 3);
+    await until(() => received.length === 3, 5_000);
     expect(received).toEqual([
       { prompt: 'One ', delta: 'One ', type: 'STREAM' },
       { prompt: 'One two ', delta: 'two ', type: 'STREAM' },
@@ -110,11 +103,11 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     const received = collect(socket, 'RECEIVE_STREAM');
     model.enqueue({ chunks: ['Partial ', 'answer ', 'never sent'], stallAfter: 2 });
     const pending = askOnA(socket.id!);
-    await until(() => received.length === 2);
+    await until(() => received.length === 2, 5_000);
 
     socket.emit('cancel_request', { userId: ada.user.id });
     expect(await pending).toMatchObject({ success: true, cancelled: true, answer: 'Partial answer ' });
-    await until(() => model.requests.at(-1)?.aborted === true);
+    await until(() => model.requests.at(-1)?.aborted === true, 5_000);
     // The turn on A kept its record with the partial answer and charged it.
     const [row] = await database.db.select().from(history).where(eq(history.id, (await pending).historyId as string));
     expect(row).toMatchObject({ status: 'cancelled', answer: 'Partial answer ' });
@@ -126,7 +119,7 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     const received = collect(socket, 'RECEIVE_STREAM');
     model.enqueue({ chunks: ['a', 'b', 'c', 'd', 'e', 'f'], gapMs: 150 });
     const pending = askOnA(socket.id!);
-    await until(() => received.length === 1);
+    await until(() => received.length === 1, 5_000);
 
     socket.emit('cancel_streaming', { userId: ada.user.id });
     const answer = await pending;
@@ -138,7 +131,7 @@ describe.runIf(enabled)('streaming across two API processes', () => {
 
     model.enqueue({ chunks: ['again'] });
     expect(await askOnA(socket.id!)).toMatchObject({ answer: 'again' });
-    await until(() => received.length === sent + 1);
+    await until(() => received.length === sent + 1, 5_000);
     expect(received.at(-1)).toEqual({ prompt: 'again', delta: 'again', type: 'STREAM' });
   });
 });

@@ -12,6 +12,7 @@ import { history } from '../history/history.tables.js';
 import { updateInstitution } from '../institutions/institutions.repo.js';
 import { findUserById } from '../users/users.repo.js';
 import { EMPTY_ANSWER_NOTICE } from './stream-turn.js';
+import { until } from '../../../test/support/until.js';
 
 let t: TestApp;
 let model: FakeModelServer;
@@ -200,10 +201,3 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
   });
 });
 
-async function until(condition: () => Promise<boolean>, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

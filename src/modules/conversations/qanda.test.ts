@@ -15,6 +15,7 @@ import { findInstitutionById, updateInstitution } from '../institutions/institut
 import { findUserById } from '../users/users.repo.js';
 import type { StreamPayload } from './socket-events.js';
 import { USAGE_LIMIT_MESSAGES } from './turn-limits.js';
+import { until } from '../../../test/support/until.js';
 
 let t: TestApp;
 let model: FakeModelServer;
@@ -59,14 +60,6 @@ async function ask(token: string, body: Record<string, unknown>): Promise<{ stat
 
 const recordsOf = (userId: string) => db().select().from(history).where(eq(history.userId, userId));
 const creditsOf = async (userId: string) => (await findUserById(db(), userId))!.credits;
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('POST /api/ai/personal/qanda', () => {
   it('streams RECEIVE_STREAM chunks to the socket (prompt = text so far) and answers with the whole text', async () => {

@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { collect, connectSocket, nextEvent, register, type ConnectOptions } from '../../../test/support/socket-client.js';
 import type { CancelRequest, StreamPayload } from './socket-events.js';
+import { until } from '../../../test/support/until.js';
 
 let testApp: TestApp;
 let base: string;
@@ -56,14 +57,6 @@ async function processed(socket: Socket, person: BuiltUser): Promise<void> {
   });
   socket.emit('cancel_request', {});
   await marker;
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('socket handshake', () => {

@@ -10,6 +10,7 @@ import { createModelRegistry } from '../../ai/registry.js';
 import { openSse } from '../../platform/realtime/sse.js';
 import { sseFrames } from './sse-frames.js';
 import { streamAnswer, type StreamAnswerResult } from './stream-turn.js';
+import { until } from '../../../test/support/until.js';
 
 let testApp: TestApp;
 let model: FakeModelServer;
@@ -97,10 +98,3 @@ describe('SSE transport of a turn', () => {
   });
 });
 
-async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -9,6 +9,7 @@ import { startFakeModelServer, type FakeModelServer } from '../../../test/suppor
 import { estimateTokens, formatContextSections } from '../../ai/local-model.js';
 import { createModelRegistry, type ResolvedModel } from '../../ai/registry.js';
 import { EMPTY_ANSWER_NOTICE, streamAnswer, type StreamAnswerInput, type ToolStatus } from './stream-turn.js';
+import { until } from '../../../test/support/until.js';
 
 let server: FakeModelServer;
 let model: ResolvedModel;
@@ -307,10 +308,3 @@ describe('streamAnswer with the built-in local model', () => {
   });
 });
 
-async function until(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -13,6 +13,7 @@ import { assistants } from '../assistants/assistants.tables.js';
 import { institutions, memberships } from '../institutions/institutions.tables.js';
 import { createProfileCache, ENTRY_TTL_MS } from './profile-cache.js';
 import { users } from './users.tables.js';
+import { until } from '../../../test/support/until.js';
 
 let t: TestApp;
 /** Another process's connection: what it commits reaches this one only through the notices. */
@@ -42,15 +43,6 @@ async function writeElsewhere(text: string, values: unknown[]): Promise<void> {
   else await t.platform.database.executeSql(text, values);
 }
 
-/** A change from elsewhere shows within the time its notice takes (at once on PGlite). */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('the profile did not show the change in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('the refreshed profile and its cache', () => {
   it('shows a change made through the API on the very next refresh', async () => {
     const { user } = await buildUser(db());
@@ -76,7 +68,7 @@ describe('the refreshed profile and its cache', () => {
     expect((await refresh(token)).lname).toBe('Person');
     // The next change that does send a notice brings the profile up to date, the silent change included.
     await writeElsewhere('update users set fname = $1 where id = $2', ['Noticed', user.id]);
-    await eventually(async () => (await refresh(token)).fname === 'Noticed');
+    await until(async () => (await refresh(token)).fname === 'Noticed');
     expect((await refresh(token)).lname).toBe('Unseen');
   });
 
@@ -85,7 +77,7 @@ describe('the refreshed profile and its cache', () => {
     const token = await signIn(t.app, user.email);
     expect((await refresh(token)).fname).toBe('Test');
     await writeElsewhere('update users set fname = $1 where id = $2', ['Grace', user.id]);
-    await eventually(async () => (await refresh(token)).fname === 'Grace');
+    await until(async () => (await refresh(token)).fname === 'Grace');
   });
 
   it("shows a twin's change to every member", async () => {
@@ -94,7 +86,7 @@ describe('the refreshed profile and its cache', () => {
     const tokens = await Promise.all(people.map(({ user }) => signIn(t.app, user.email)));
     for (const token of tokens) expect((await refresh(token)).institution.name).toBe('Before');
     await writeElsewhere('update institutions set name = $1 where id = $2', ['After', twin.id]);
-    for (const token of tokens) await eventually(async () => (await refresh(token)).institution.name === 'After');
+    for (const token of tokens) await until(async () => (await refresh(token)).institution.name === 'After');
   });
 
   it('shows a new role in the permissions', async () => {
@@ -102,7 +94,7 @@ describe('the refreshed profile and its cache', () => {
     const token = await signIn(t.app, user.email);
     expect((await refresh(token)).permissions).toEqual([]);
     await writeElsewhere('update memberships set role = $1 where id = $2', ['admin', membership!.id]);
-    await eventually(async () => (await refresh(token)).permissions.includes('users.list'));
+    await until(async () => (await refresh(token)).permissions.includes('users.list'));
   });
 
   it('shows a favorite assistant renamed', async () => {
@@ -114,7 +106,7 @@ describe('the refreshed profile and its cache', () => {
     expect(added.statusCode).toBe(200);
     expect((await refresh(token)).favoriteAssistants.map((a: { name: string }) => a.name)).toEqual(['Tutor']);
     await writeElsewhere('update assistants set name = $1 where id = $2', ['Math Tutor', shared.id]);
-    await eventually(async () => (await refresh(token)).favoriteAssistants[0]?.name === 'Math Tutor');
+    await until(async () => (await refresh(token)).favoriteAssistants[0]?.name === 'Math Tutor');
   });
 });
 
@@ -128,7 +120,7 @@ describe('createProfileCache', () => {
   /** Every change committed so far has been heard (a fence comes back after them, in commit order). */
   async function quiet(): Promise<void> {
     feed.fence();
-    await eventually(async () => feed.caughtUp);
+    await until(async () => feed.caughtUp);
   }
 
   const filler = (json: string) => {
@@ -149,7 +141,7 @@ describe('createProfileCache', () => {
     expect(await cache.get(user.id, source.fill)).toBe('{"v":1}');
     expect(source.calls()).toBe(1);
     await db().update(users).set({ fname: 'Changed' }).where(eq(users.id, user.id));
-    await eventually(async () => (await cache.get(user.id, source.fill), source.calls() === 2));
+    await until(async () => (await cache.get(user.id, source.fill), source.calls() === 2));
   });
 
   it('does not keep a fill that a change overtook', async () => {
@@ -164,7 +156,7 @@ describe('createProfileCache', () => {
       if (calls === 1) {
         // This fill has read the row; a change commits and is heard before the fill comes back.
         await db().update(users).set({ fname: 'Overtaking' }).where(eq(users.id, user.id));
-        await eventually(async () => heardChange);
+        await until(async () => heardChange);
       }
       return { json: `{"fill":${calls}}`, institutionId: null, favoriteIds: [] };
     };
@@ -187,9 +179,9 @@ describe('createProfileCache', () => {
     await cache.get('other', async () => ({ json: 'o', institutionId: null, favoriteIds: [] }));
     expect(cache.size).toBe(3);
     await db().update(institutions).set({ name: 'Renamed' }).where(eq(institutions.id, twin.id));
-    await eventually(async () => cache.size === 2);
+    await until(async () => cache.size === 2);
     await db().update(assistants).set({ name: 'Renamed' }).where(eq(assistants.id, assistant.id));
-    await eventually(async () => cache.size === 1);
+    await until(async () => cache.size === 1);
     expect(await cache.get('other', async () => ({ json: 'refilled', institutionId: null, favoriteIds: [] }))).toBe('o');
   });
 
@@ -201,7 +193,7 @@ describe('createProfileCache', () => {
     feed.fence();
     await cache.get('someone', source.fill);
     expect(source.calls()).toBe(2);
-    await eventually(async () => feed.caughtUp);
+    await until(async () => feed.caughtUp);
     await cache.get('someone', source.fill);
     expect(source.calls()).toBe(2);
   });
@@ -226,6 +218,6 @@ describe('createProfileCache', () => {
     const source = filler('{}');
     await cache.get(user.id, source.fill);
     await db().update(memberships).set({ role: 'admin' }).where(eq(memberships.id, membership!.id));
-    await eventually(async () => cache.size === 0);
+    await until(async () => cache.size === 0);
   });
 });

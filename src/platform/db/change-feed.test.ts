@@ -10,6 +10,7 @@ import { openTestDatabase, type TestDatabase } from '../../../test/support/datab
 import { buildInstitution, buildUser } from '../../../test/support/factories.js';
 import { users } from '../../modules/users/users.tables.js';
 import { openChangeFeed, type ChangeFeed, type RowChange } from './change-feed.js';
+import { until } from '../../../test/support/until.js';
 
 let database: TestDatabase;
 let feed: ChangeFeed;
@@ -25,13 +26,6 @@ afterAll(async () => {
   await database?.close();
 });
 
-async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('not heard in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 const wasHeard = (table: string, key: string) => heard.some((change) => change.table === table && change.key === key);
 
 describe('the row change feed', () => {

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { readSse } from '../../../test/support/sse-client.js';
 import { openSse } from './sse.js';
+import { until } from '../../../test/support/until.js';
 
 let testApp: TestApp;
 let base: string;
@@ -121,10 +122,3 @@ describe('openSse', () => {
   });
 });
 
-async function until(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
