@@ -1,6 +1,7 @@
 // The scaled shape: two API processes on one PostgreSQL database and one Redis. A token signed on
 // process A works on B, and signing out on B stops the token on A at once: A had the caller cached,
-// so only the bus message from B (through Redis) can make it refuse.
+// so only the bus message from B (through Redis) can make it refuse. A profile cached on A shows a
+// change made through B: only the database's row change notice can tell A.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
@@ -58,5 +59,29 @@ describe.runIf(enabled)('two API processes on one database and one Redis', () =>
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await post(a.url, '/api/user/refresh/profile', token)).status).toBe(401);
     expect((await post(b.url, '/api/user/refresh/profile', token)).status).toBe(401);
+  });
+
+  it('a change made through B shows in the profile A has cached', async () => {
+    const person = await buildUser(database.db);
+    const signIn = await post(a.url, '/api/auth/signin', undefined, { email: person.user.email, password: person.password });
+    const { token } = await signIn.json();
+    const profileOn = async (server: ServiceProcess) => (await (await post(server.url, '/api/user/refresh/profile', token)).json()).profile;
+    expect((await profileOn(a)).pin_ui).toBe(false);
+    expect((await profileOn(a)).pin_ui).toBe(false); // served from A's cache now
+
+    const saved = await fetch(`${b.url}/api/user/setting`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'x-access-token': token },
+      body: JSON.stringify({ pin_ui: true }),
+    });
+    expect(saved.status).toBe(200);
+    // The notice travels database → A in about a millisecond; allow far more before calling it lost.
+    const deadline = Date.now() + 2_000;
+    let seen = (await profileOn(a)).pin_ui;
+    while (!seen && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      seen = (await profileOn(a)).pin_ui;
+    }
+    expect(seen).toBe(true);
   });
 });
