@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { estimateTokens, formatContextSections } from '../../ai/local-model.js';
 import { createModelRegistry, type ResolvedModel } from '../../ai/registry.js';
+import { plainPrompt } from './model-parts.js';
 import { EMPTY_ANSWER_NOTICE, streamAnswer, type StreamAnswerInput, type ToolStatus } from './stream-turn.js';
 import { until } from '../../../test/support/until.js';
 
@@ -243,6 +244,52 @@ describe('streamAnswer with an OpenAI-compatible endpoint', () => {
       ['broken', 'started'],
       ['broken', 'failed'],
     ]);
+  });
+});
+
+describe('the two ways to the model: directly without tools, through streamText with tools', () => {
+  const unused = tool({ description: 'Never called', inputSchema: z.object({}), execute: async () => 'nothing' });
+  const scripted = () => server.enqueue({ chunks: ['Same ', 'answer ', 'both ways.'], usage: { prompt_tokens: 30, completion_tokens: 6 } });
+  const turn = {
+    system: 'You are the twin of Ada.',
+    messages: [
+      { role: 'user' as const, content: 'Hi' },
+      { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'Hello!' }] },
+      { role: 'user' as const, content: 'And now?' },
+    ],
+    maxOutputTokens: 99,
+    reasoningEffort: 'medium' as const,
+  };
+
+  it('gives the same pieces, result and provider request either way', async () => {
+    scripted();
+    const direct = run(turn);
+    const directResult = await direct.done;
+    scripted();
+    const viaSdk = run({ ...turn, tools: { unused } });
+    const sdkResult = await viaSdk.done;
+
+    expect(direct.deltas).toEqual(viaSdk.deltas);
+    expect(directResult).toEqual(sdkResult);
+    expect(directResult).toMatchObject({ text: 'Same answer both ways.', usage: { inputTokens: 30, outputTokens: 6 }, finishReason: 'stop' });
+    const [directRequest, sdkRequest] = server.requests;
+    expect(directRequest.messages).toEqual(sdkRequest.messages);
+    expect(directRequest.body.max_tokens).toBe(99);
+    expect(sdkRequest.body.max_tokens).toBe(99);
+    expect(directRequest.reasoningEffort).toBe('medium');
+    expect(sdkRequest.reasoningEffort).toBe('medium');
+    expect(directRequest.tools ?? []).toEqual([]);
+    expect(sdkRequest.tools.map((t) => t.function.name)).toEqual(['unused']);
+  });
+
+  it('keeps a message that is not plain text on the streamText path', () => {
+    expect(plainPrompt('Sys', [{ role: 'user', content: 'Hi' }])).toEqual([
+      { role: 'system', content: 'Sys' },
+      { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
+    ]);
+    const image = { role: 'user' as const, content: [{ type: 'image' as const, image: new URL('https://example.test/a.png') }] };
+    expect(plainPrompt(undefined, [image])).toBeUndefined();
+    expect(plainPrompt(undefined, [{ role: 'tool', content: [] }])).toBeUndefined();
   });
 });
 

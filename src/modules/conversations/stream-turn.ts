@@ -1,10 +1,12 @@
-// The streaming core of a conversation turn, independent of the transport: runs the model with
-// streamText, hands each text piece to the caller, and always comes back with what was produced:
-// complete, cancelled (partial text, usage estimated if needed), failed (clear message) or empty
-// (behaviour 11's notice). It never throws for a provider failure or a cancel.
-import { APICallError, RetryError, stepCountIs, streamText, type ModelMessage, type ToolSet } from 'ai';
+// The streaming core of a conversation turn, independent of the transport: runs the model (directly,
+// or through streamText when the turn offers tools: model-parts.ts), hands each text piece to the
+// caller, and always comes back with what was produced: complete, cancelled (partial text, usage
+// estimated if needed), failed (clear message) or empty (behaviour 11's notice). It never throws for
+// a provider failure or a cancel.
+import { APICallError, RetryError, type ModelMessage, type ToolSet } from 'ai';
 import { estimateTokens } from '../../ai/local-model.js';
 import type { ClampedReasoningEffort, ResolvedModel } from '../../ai/registry.js';
+import { modelParts } from './model-parts.js';
 
 /** Behaviour 11: what the person sees instead of an empty reply. */
 export const EMPTY_ANSWER_NOTICE = 'The model returned an empty answer. Please try again.';
@@ -76,40 +78,21 @@ export async function streamAnswer(input: StreamAnswerInput): Promise<StreamAnsw
   if (signal?.aborted) return result({ text, usage, usageEstimated: false, finishReason: 'abort', cancelled: true });
 
   try {
-    const stream = streamText({
-      model: model.model,
-      system: input.system,
-      messages: input.messages,
-      tools: input.tools,
-      stopWhen: stepCountIs(input.maxSteps ?? 5),
-      maxOutputTokens: input.maxOutputTokens,
-      maxRetries: input.maxRetries ?? 1,
-      abortSignal: signal,
-      providerOptions: model.providerOptions(input.reasoningEffort),
-      // Failures arrive as 'error' parts below; the SDK's default would also print them.
-      onError: () => {},
-    });
-    for await (const part of stream.fullStream) {
+    for await (const part of modelParts(input)) {
       switch (part.type) {
-        case 'text-delta':
+        case 'text':
           if (signal?.aborted || part.text === '') break;
           text += part.text;
           stepText += part.text;
           input.onDelta?.(part.text, text);
           break;
-        case 'tool-call':
-          input.onTool?.(part.toolName, 'started');
+        case 'tool':
+          input.onTool?.(part.name, part.status);
           break;
-        case 'tool-result':
-          input.onTool?.(part.toolName, 'completed');
-          break;
-        case 'tool-error':
-          input.onTool?.(part.toolName, 'failed');
-          break;
-        case 'start-step':
+        case 'step-start':
           stepOpen = true;
           break;
-        case 'finish-step':
+        case 'step-finish':
           addStepUsage(part.usage);
           stepText = '';
           stepOpen = false;
@@ -123,8 +106,6 @@ export async function streamAnswer(input: StreamAnswerInput): Promise<StreamAnsw
         case 'error':
           if (signal?.aborted) cancelled = true;
           else failure ??= describeFailure(part.error);
-          break;
-        default:
           break;
       }
     }
