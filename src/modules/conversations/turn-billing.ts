@@ -47,11 +47,13 @@ export async function settleTurn(db: Executor, input: SettleInput): Promise<{ ro
   return db.transaction(async (tx) => {
     const finished = await finishRecord(tx, input.historyId, { ...input.record, credits: 0 });
     if (input.cost <= 0) return { row: finished, credits: 0 };
-    const { balance } = await readBalance(tx, input.twin, input.userId, true);
+    const { account, balance } = await readBalance(tx, input.twin, input.userId, true);
     const credits = Math.min(input.cost, Math.max(balance, 0));
     if (credits <= 0) return { row: finished, credits: 0 };
     await chargeCredits(tx, {
       institutionId: input.twin.id,
+      // The balance just locked pays.
+      account,
       userId: input.userId,
       amount: credits,
       reason: 'conversation.turn',

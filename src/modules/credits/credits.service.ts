@@ -1,6 +1,7 @@
 // Credits: charging and awarding balances, each change in one short transaction with its ledger row.
 // The conversation engine calls chargeCredits for every turn (behaviour 15); it charges the twin's pool
 // when the twin pools credits, else the person's own balance, and refuses a charge the balance cannot cover.
+import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../platform/db/client.js';
 import { AppError, BadRequestError, NotFoundError } from '../../platform/http/errors.js';
 import type { CreditAccount } from './credits.tables.js';
@@ -21,6 +22,8 @@ export class InsufficientCreditsError extends AppError {
 export interface ChargeInput {
   /** The twin the usage happened in; its poolCredits setting decides whose balance pays. */
   institutionId: string | null;
+  /** Whose balance pays, when the caller has already read the twin's setting (saves reading it again). */
+  account?: CreditAccount;
   userId: string;
   amount: number;
   reason: string;
@@ -39,30 +42,33 @@ function checkAmount(amount: number): void {
 }
 
 /**
- * Charges `amount` in one transaction (a savepoint when `db` is already a transaction): a single
- * conditional UPDATE that applies only while the balance covers it, plus the ledger row.
- * Throws InsufficientCreditsError (402) when it does not; nothing changes then.
+ * Charges `amount`: a single conditional UPDATE that applies only while the balance covers it, plus the
+ * ledger row, in one transaction (the caller's, when `db` is one: the conversation engine settles a turn
+ * in its own). Throws InsufficientCreditsError (402) when the balance does not cover it; the UPDATE then
+ * matched nothing and no row was written, so the caller's transaction stays usable.
  */
 export async function chargeCredits(db: Executor, input: ChargeInput): Promise<BalanceChange> {
   checkAmount(input.amount);
-  return db.transaction(async (tx) => {
-    const twin = input.institutionId ? await readPoolSetting(tx, input.institutionId) : undefined;
-    const account: CreditAccount = twin?.poolCredits ? 'institution' : 'user';
-    const balance =
-      account === 'institution' ? await debitInstitution(tx, input.institutionId!, input.amount) : await debitUser(tx, input.userId, input.amount);
-    if (balance === undefined) throw new InsufficientCreditsError(account);
-    const entry = await insertLedger(tx, {
-      institutionId: input.institutionId,
-      account,
-      userId: input.userId,
-      delta: -input.amount,
-      balanceAfter: balance,
-      reason: input.reason,
-      actorId: input.actorId ?? null,
-      meta: input.meta,
-    });
-    return { account, balance, ledgerId: entry.id };
+  return db instanceof PgTransaction ? charge(db, input) : db.transaction((tx) => charge(tx, input));
+}
+
+async function charge(tx: Executor, input: ChargeInput): Promise<BalanceChange> {
+  const account: CreditAccount =
+    input.account ?? (input.institutionId && (await readPoolSetting(tx, input.institutionId))?.poolCredits ? 'institution' : 'user');
+  if (account === 'institution' && !input.institutionId) throw new BadRequestError('A pooled charge needs its twin', 'INVALID_ACCOUNT');
+  const balance = account === 'institution' ? await debitInstitution(tx, input.institutionId!, input.amount) : await debitUser(tx, input.userId, input.amount);
+  if (balance === undefined) throw new InsufficientCreditsError(account);
+  const entry = await insertLedger(tx, {
+    institutionId: input.institutionId,
+    account,
+    userId: input.userId,
+    delta: -input.amount,
+    balanceAfter: balance,
+    reason: input.reason,
+    actorId: input.actorId ?? null,
+    meta: input.meta,
   });
+  return { account, balance, ledgerId: entry.id };
 }
 
 export interface AwardInput {

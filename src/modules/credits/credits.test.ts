@@ -79,6 +79,22 @@ describe('chargeCredits', () => {
     await awardCredits(db(), { account: 'user', institutionId: twin.id, userId: user.id, amount: 3, reason: 'gift' });
     expect((await findUserById(db(), user.id))!.credits).toBe(3);
   });
+
+  it("leaves a caller's transaction usable after a refused charge, and charges the account it is told", async () => {
+    const twin = await buildInstitution(db(), { poolCredits: true, credits: 10 });
+    const { user } = await buildUser(db(), { institution: twin, credits: 5 });
+    const refusal = await db().transaction(async (tx) => {
+      const refused = await chargeCredits(tx, { institutionId: twin.id, userId: user.id, amount: 50, reason: 'x' }).catch((e: unknown) => e);
+      // The same transaction goes on: the told account (the person's, though the twin pools) pays.
+      await chargeCredits(tx, { institutionId: twin.id, account: 'user', userId: user.id, amount: 2, reason: 'y' });
+      return refused;
+    });
+    expect(refusal).toBeInstanceOf(InsufficientCreditsError);
+    expect((await findInstitutionById(db(), twin.id))!.credits).toBe(10);
+    expect((await findUserById(db(), user.id))!.credits).toBe(3);
+    const entries = await db().select().from(creditLedger).where(eq(creditLedger.userId, user.id));
+    expect(entries.map((entry) => [entry.account, entry.delta, entry.reason])).toEqual([['user', -2, 'y']]);
+  });
 });
 
 describe('PUT /api/admin/freeInstitutionCreditsById/{id}', () => {
