@@ -4,7 +4,7 @@
 import type { Executor } from '../../platform/db/client.js';
 import { chargeCredits } from '../credits/credits.service.js';
 import { finishRecord, type FinishRecordInput } from '../history/history.records.js';
-import { updateHistory } from '../history/history.repo.js';
+import { setHistoryCredits } from '../history/history.repo.js';
 import type { HistoryRow } from '../history/history.tables.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
 import { readBalance } from './turn-limits.js';
@@ -59,6 +59,7 @@ export async function settleTurn(db: Executor, input: SettleInput): Promise<{ ro
       reason: 'conversation.turn',
       meta: { historyId: input.historyId, cost: input.cost },
     });
-    return { row: await updateHistory(tx, input.historyId, { credits }), credits };
+    await setHistoryCredits(tx, input.historyId, credits);
+    return { row: { ...finished, credits }, credits };
   });
 }

@@ -99,6 +99,11 @@ export async function lockHistory(db: Executor, id: string): Promise<HistoryRow 
   return row;
 }
 
+/** The credits a settled turn charged; returns nothing (the caller has the row it just finished). */
+export async function setHistoryCredits(db: Executor, id: string, credits: number): Promise<void> {
+  await db.update(history).set({ credits }).where(eq(history.id, id));
+}
+
 export async function updateHistory(db: Executor, id: string, values: HistoryUpdate): Promise<HistoryRow> {
   const [row] = await db.update(history).set(values).where(eq(history.id, id)).returning();
   return row;
