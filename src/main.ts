@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     await setupFiles(platform, logger);
   }
   await platform.jobs.start({ work: role !== 'api' });
-  await scheduleJobs(platform.jobs);
+  await scheduleJobs(platform.jobs, platform.database);
   if (app) await app.listen({ port: config.port, host: config.host });
   logger.info({ role, port: app ? config.port : undefined }, 'service started');
 

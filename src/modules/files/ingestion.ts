@@ -6,6 +6,7 @@ import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Embedder } from '../../ai/embeddings.js';
 import { withTransaction, type DatabaseHandle } from '../../platform/db/client.js';
+import { analyzeStaleTables } from '../../platform/db/maintenance.js';
 import type { JobContext, JobQueue } from '../../platform/jobs/queue.js';
 import type { FileStorage } from '../../platform/storage/storage.js';
 import { chunkText, sanitizeChunk } from './chunking.js';
@@ -113,6 +114,9 @@ export async function ingestFile(deps: IngestionDeps, { fileId, generation }: In
       if ((await countChunks(tx, fileId, generation)) !== chunks.length) throw new Error('Chunk count mismatch at finalize; retrying');
       await deleteChunksExcept(tx, fileId, generation);
     });
+    // A large file can change the chunks table enough for its statistics to mislead search plans
+    // (PGlite has no autovacuum to notice): bring them up to date now, not at the next minute's job.
+    await analyzeStaleTables(deps.database).catch((err: unknown) => deps.logger?.error({ err }, 'analyze after ingestion failed'));
   } catch (error) {
     if (error instanceof Superseded) return;
     if (signal.aborted) throw error; // the queue stopped or the job expired: retried from the start

@@ -139,7 +139,7 @@ describe(`the ${RETENTION_JOB} job`, () => {
   });
 
   it('is scheduled daily', async () => {
-    await scheduleJobs(t.platform.jobs);
+    await scheduleJobs(t.platform.jobs, t.platform.database);
     const { rows } = await t.platform.database.executeSql('select cron, timezone from pgboss.schedule where name = $1', [RETENTION_JOB]);
     expect(rows).toEqual([{ cron: RETENTION_CRON, timezone: 'UTC' }]);
   });
