@@ -146,6 +146,14 @@ async function rankedMatches(db: Executor, scope: SearchScope, tsquery: string, 
 }
 
 /**
+ * Candidates the HNSW scan keeps (pgvector's default is 40). On the retrieval bench's synthetic corpus
+ * at 20k chunks, recall@10 against an exact scan was 0.45 at 40, 0.62 at 100 and 0.75 at 200, for
+ * 2.9, 5.4 and 7.7 ms (PGlite p50); 100 buys most of the recall for little time. Real embeddings have
+ * far more structure than that corpus and score higher at any setting.
+ */
+export const HNSW_EF_SEARCH = 100;
+
+/**
  * Nearest neighbours by cosine distance. The tenant filter sits beside the HNSW scan, and pgvector's
  * iterative scan (0.8+) keeps reading the index until enough rows pass it; the outer query restores
  * exact order and applies the reader's scope. Runs in a short transaction for the SET LOCAL.
@@ -153,7 +161,10 @@ async function rankedMatches(db: Executor, scope: SearchScope, tsquery: string, 
 export async function searchVector(db: Database, scope: SearchScope, embedding: number[], limit: number): Promise<ChunkHit[]> {
   const vector = vectorLiteral(embedding);
   return db.transaction(async (tx) => {
-    await tx.execute(sql`set local hnsw.iterative_scan = relaxed_order`);
+    // Both settings for this transaction only, in one round trip.
+    await tx.execute(
+      sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${String(HNSW_EF_SEARCH)}, true)`,
+    );
     return rows<ChunkHit>(
       tx,
       sql`with nearest as materialized (
