@@ -15,8 +15,9 @@ declare module 'fastify' {
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function registerChangeFence(app: FastifyInstance, feed: Pick<ChangeFeed, 'fence'>): void {
-  app.addHook('onSend', async (request, _reply, payload) => {
+  // A callback hook, not an async one: it runs on every answer and needs no promise.
+  app.addHook('onSend', (request, _reply, payload, done) => {
     if (!SAFE_METHODS.has(request.method) && !request.routeOptions.config?.readOnly) feed.fence();
-    return payload;
+    done(null, payload);
   });
 }

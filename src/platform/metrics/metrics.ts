@@ -24,7 +24,7 @@ export function registerMetrics(app: FastifyInstance): Registry {
   collectDefaultMetrics({ register: registry });
   const series = new Map<string, RouteSeries>();
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const key = `${request.method} ${route}`;
     let found = series.get(key);
@@ -38,6 +38,7 @@ export function registerMetrics(app: FastifyInstance): Registry {
     if (bucket >= 0) found.buckets[bucket] += 1;
     found.count += 1;
     found.sum += seconds;
+    done();
   });
 
   app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (_request, reply) => {
