@@ -6,10 +6,11 @@
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench npm run bench:stream
 //   BENCH_CHUNKS=100 BENCH_GAP_MS=100 BENCH_RAMP_MS=10000 …   (steady state: 1,000 streams open together)
 // Measured 2026-11-22 on the 2-core development machine (PostgreSQL 15, one API process), added time to
-// first chunk p50/p99: burst of 1: 10.7 ms; burst of 100: 270/560 ms; burst of 1,000 SSE: 4.2/5.3 s;
-// 1,000 Socket.IO: 2.3/6.2 s. Steady state (10 s answers, starts spread over 10 s): 100 streams
-// 8.1/24.4 ms; 1,000 streams 352 ms/9.6 s (the process saturates). Inter-chunk added p99 ≤ 12 ms except
-// steady 1,000 (106 ms). No chunk lost or reordered. Targets (≤ 5 ms p50, ≤ 25 ms p99 at 1,000): not met.
+// first chunk p50/p99: burst of 1: 7-11 ms; burst of 100: 205/395 ms; burst of 1,000 SSE: 3.4/3.7 s;
+// 1,000 Socket.IO: 1.6/3.6 s. Steady state (10 s answers, starts spread over 10 s): 100 streams
+// 8.1/24.4 ms; 1,000 streams 352 ms/9.6 s (the process saturates). Added inter-chunk p99: 0.7-13 ms,
+// 84 ms for 1,000 sockets, 106 ms at steady 1,000. Every answer complete and in order.
+// Targets (≤ 5 ms p50, ≤ 25 ms p99 at 1,000): not met.
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +36,8 @@ interface Timing {
   /** ms between consecutive text chunks. */
   gaps: number[];
   chunks: number;
+  /** The pieces arrived complete and in order (the text equals the fake model's script). */
+  inOrder: boolean;
 }
 
 function start<T>(script: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess } & T> {
@@ -63,12 +66,17 @@ async function readEvents(response: Response, onData: (data: string) => void): P
   }
 }
 
-function timing(sentAt: number, arrivals: number[]): Timing {
-  return { first: arrivals[0] - sentAt, gaps: arrivals.slice(1).map((t, i) => t - arrivals[i]), chunks: arrivals.length };
+/** What the fake model streams (bench/servers/fake-model.ts). */
+const SCRIPT = Array.from({ length: CHUNKS }, (_, i) => `piece ${i} `).join('');
+
+function timing(sentAt: number, arrivals: number[], text: string): Timing {
+  return {
+    inOrder: text === SCRIPT, first: arrivals[0] - sentAt, gaps: arrivals.slice(1).map((t, i) => t - arrivals[i]), chunks: arrivals.length };
 }
 
 async function direct(modelUrl: string): Promise<Timing> {
   const arrivals: number[] = [];
+  let text = '';
   const sentAt = performance.now();
   const response = await fetch(`${modelUrl}/chat/completions`, {
     method: 'POST',
@@ -78,13 +86,17 @@ async function direct(modelUrl: string): Promise<Timing> {
   await readEvents(response, (data) => {
     if (data === '[DONE]') return;
     const content = (JSON.parse(data) as { choices: Array<{ delta?: { content?: string } }> }).choices[0]?.delta?.content;
-    if (content) arrivals.push(performance.now());
+    if (content) {
+      arrivals.push(performance.now());
+      text += content;
+    }
   });
-  return timing(sentAt, arrivals);
+  return timing(sentAt, arrivals, text);
 }
 
 async function viaSse(base: string, token: string): Promise<Timing> {
   const arrivals: number[] = [];
+  let text = '';
   const sentAt = performance.now();
   const response = await fetch(`${base}/api/ai/personal-stream/qanda-stream`, {
     method: 'POST',
@@ -92,14 +104,22 @@ async function viaSse(base: string, token: string): Promise<Timing> {
     body: JSON.stringify({ inputs: ['Go'], requestArgs: { ragOnly: false } }),
   });
   await readEvents(response, (data) => {
-    if ((JSON.parse(data) as { type: string }).type === 'stream') arrivals.push(performance.now());
+    const frame = JSON.parse(data) as { type: string; delta?: string };
+    if (frame.type === 'stream') {
+      arrivals.push(performance.now());
+      text += frame.delta ?? '';
+    }
   });
-  return timing(sentAt, arrivals);
+  return timing(sentAt, arrivals, text);
 }
 
 async function viaSocket(base: string, token: string, socket: Socket): Promise<Timing> {
   const arrivals: number[] = [];
-  const onChunk = () => arrivals.push(performance.now());
+  let text = '';
+  const onChunk = (payload: { delta: string }) => {
+    arrivals.push(performance.now());
+    text += payload.delta;
+  };
   socket.on('RECEIVE_STREAM', onChunk);
   const sentAt = performance.now();
   const response = await fetch(`${base}/api/ai/personal/qanda`, {
@@ -113,7 +133,7 @@ async function viaSocket(base: string, token: string, socket: Socket): Promise<T
   const deadline = Date.now() + 5_000;
   while (arrivals.length < CHUNKS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
   socket.off('RECEIVE_STREAM', onChunk);
-  return timing(sentAt, arrivals);
+  return timing(sentAt, arrivals, text);
 }
 
 async function connectSockets(base: string, token: string, userId: string, count: number): Promise<Socket[]> {
@@ -147,7 +167,7 @@ function percentile(values: number[], p: number): number {
 function summary(timings: Timing[]) {
   const firsts = timings.map((t) => t.first);
   const gaps = timings.flatMap((t) => t.gaps);
-  const complete = timings.filter((t) => t.chunks === CHUNKS).length;
+  const complete = timings.filter((t) => t.chunks === CHUNKS && t.inOrder).length;
   return { first50: percentile(firsts, 50), first99: percentile(firsts, 99), gap50: percentile(gaps, 50), gap99: percentile(gaps, 99), complete };
 }
 
@@ -155,7 +175,7 @@ const f = (ms: number) => `${ms.toFixed(1)} ms`;
 function report(label: string, count: number, service: Timing[], baseline: Timing[]): boolean {
   const s = summary(service);
   const d = summary(baseline);
-  console.log(`\n${label}, ${count} concurrent (${s.complete}/${count} complete; baseline ${d.complete}/${count})`);
+  console.log(`\n${label}, ${count} concurrent (${s.complete}/${count} complete and in order; baseline ${d.complete}/${count})`);
   console.log(`  first chunk   direct p50 ${f(d.first50)} p99 ${f(d.first99)} | service p50 ${f(s.first50)} p99 ${f(s.first99)} | added p50 ${f(s.first50 - d.first50)} p99 ${f(s.first99 - d.first99)} | ratio p50 ${(s.first50 / d.first50).toFixed(2)}x`);
   console.log(`  between chunks direct p50 ${f(d.gap50)} p99 ${f(d.gap99)} | service p50 ${f(s.gap50)} p99 ${f(s.gap99)} | added p50 ${f(s.gap50 - d.gap50)} p99 ${f(s.gap99 - d.gap99)} | ratio p50 ${(s.gap50 / d.gap50).toFixed(2)}x`);
   return s.complete === count;
