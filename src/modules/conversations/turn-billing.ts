@@ -7,7 +7,7 @@ import { finishRecord, type FinishRecordInput } from '../history/history.records
 import { setHistoryCredits } from '../history/history.repo.js';
 import type { HistoryRow } from '../history/history.tables.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
-import { readBalance } from './turn-limits.js';
+import { lockBalance } from './turn-limits.js';
 
 export interface Price {
   inputPer1k: number;
@@ -47,7 +47,7 @@ export async function settleTurn(db: Executor, input: SettleInput): Promise<{ ro
   return db.transaction(async (tx) => {
     const finished = await finishRecord(tx, input.historyId, { ...input.record, credits: 0 });
     if (input.cost <= 0) return { row: finished, credits: 0 };
-    const { account, balance } = await readBalance(tx, input.twin, input.userId, true);
+    const { account, balance } = await lockBalance(tx, input.twin, input.userId);
     const credits = Math.min(input.cost, Math.max(balance, 0));
     if (credits <= 0) return { row: finished, credits: 0 };
     await chargeCredits(tx, {

@@ -29,9 +29,9 @@ type Twin = Pick<InstitutionRow, 'id' | 'userDailyLimit' | 'twinDailyLimit' | 'p
 /**
  * Admits a turn: checks the caps and the balance, then runs `start` (which writes the turn's record)
  * in one transaction. For a twin with a cap, admissions take a per-twin transaction lock, so turns
- * racing for the last slot of a cap admit one at a time and the cap holds exactly. Uncapped twins skip
- * the lock and pre-check the balance from the rows the turn just read (the charge itself is clamped
- * when the turn settles, so a balance never overdraws).
+ * racing for the last slot of a cap admit one at a time and the cap holds exactly. The balance is
+ * pre-checked from the rows the turn just read (the charge itself is clamped when the turn settles,
+ * so a balance never overdraws).
  *
  * The transaction commits without waiting for its WAL flush (synchronous_commit off): the record is
  * written before the answer starts, and waiting for the disk there adds to every answer's first chunk.
@@ -47,18 +47,15 @@ export async function admitTurn<T>(
   start: (tx: Executor) => Promise<T>,
 ): Promise<T> {
   const { twin } = read;
-  const capped = twin.userDailyLimit !== null || twin.twinDailyLimit !== null;
-  if (!capped && priced) {
-    const balance = twin.poolCredits ? twin.credits : (read.user?.credits ?? 0);
-    if (balance <= 0) throw new InsufficientCreditsError(twin.poolCredits ? 'institution' : 'user');
-  }
   return db.transaction(async (tx) => {
     await tx.execute(sql`set local synchronous_commit = off`);
-    if (capped) {
+    if (twin.userDailyLimit !== null || twin.twinDailyLimit !== null) {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`turn-caps:${twin.id}`}))`);
       await checkUsageCaps(tx, twin, userId);
-      await checkBalance(tx, twin, userId, priced);
     }
+    // 402 INSUFFICIENT_CREDITS before the model is called, when a priced turn meets an empty balance.
+    const balance = twin.poolCredits ? twin.credits : (read.user?.credits ?? 0);
+    if (priced && balance <= 0) throw new InsufficientCreditsError(twin.poolCredits ? 'institution' : 'user');
     return start(tx);
   });
 }
@@ -97,23 +94,14 @@ export interface Balance {
 }
 
 /**
- * The balance that pays for a turn in this twin. `lock` takes the row lock (inside the transaction
- * that charges), so concurrent turns settle one after another.
+ * The balance that pays for a turn in this twin, row-locked (inside the transaction that charges), so
+ * concurrent turns settle one after another.
  */
-export async function readBalance(db: Executor, twin: Pick<Twin, 'id' | 'poolCredits'>, userId: string, lock = false): Promise<Balance> {
+export async function lockBalance(db: Executor, twin: Pick<Twin, 'id' | 'poolCredits'>, userId: string): Promise<Balance> {
   if (twin.poolCredits) {
-    const query = db.select({ credits: institutions.credits }).from(institutions).where(eq(institutions.id, twin.id));
-    const [row] = lock ? await query.for('update') : await query;
+    const [row] = await db.select({ credits: institutions.credits }).from(institutions).where(eq(institutions.id, twin.id)).for('update');
     return { account: 'institution', balance: row?.credits ?? 0 };
   }
-  const query = db.select({ credits: users.credits }).from(users).where(eq(users.id, userId));
-  const [row] = lock ? await query.for('update') : await query;
+  const [row] = await db.select({ credits: users.credits }).from(users).where(eq(users.id, userId)).for('update');
   return { account: 'user', balance: row?.credits ?? 0 };
-}
-
-/** 402 INSUFFICIENT_CREDITS before the model is called, when a priced turn meets an empty balance. */
-export async function checkBalance(db: Executor, twin: Pick<Twin, 'id' | 'poolCredits'>, userId: string, priced: boolean): Promise<void> {
-  if (!priced) return;
-  const { account, balance } = await readBalance(db, twin, userId);
-  if (balance <= 0) throw new InsufficientCreditsError(account);
 }
