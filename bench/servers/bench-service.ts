@@ -1,0 +1,47 @@
+// What both service benches start: the service as deployed (one API process; PostgreSQL when
+// BENCH_DATABASE_URL is set, else PGlite) with one person of their own twin, created directly so any
+// database (fresh or reused) will do, signed in through the real route. Reports to the parent process
+// and exits normally when asked (so --cpu-prof can write its profile).
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { hashPassword } from '../../src/modules/auth/passwords.js';
+import { insertInstitution, insertMembership } from '../../src/modules/institutions/institutions.repo.js';
+import { insertUser, updateUser } from '../../src/modules/users/users.repo.js';
+import { openPlatform } from '../../src/platform/platform.js';
+
+const PASSWORD = 'bench-password';
+
+export async function startBenchService(options: { env?: Record<string, string>; role: 'user' | 'admin'; credits?: number }): Promise<void> {
+  const email = `bench-${randomBytes(4).toString('hex')}@example.test`;
+  const config = loadConfig({
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'dt-bench-')),
+    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '',
+    REDIS_URL: process.env.BENCH_REDIS_URL ?? '',
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'silent',
+    ...options.env,
+  });
+  const platform = await openPlatform(config, { info: () => {}, error: () => {} });
+  const db = platform.database.db;
+  const user = await insertUser(db, { email, passwordHash: await hashPassword(PASSWORD), fname: 'Bench', credits: options.credits ?? 0 });
+  const twin = await insertInstitution(db, { name: `Bench twin ${email}` });
+  await insertMembership(db, { institutionId: twin.id, userId: user.id, role: options.role });
+  await updateUser(db, user.id, { currentInstitutionId: twin.id });
+
+  const app = await buildApp({ ...platform, logger: false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const signIn = await app.inject({ method: 'POST', url: '/api/auth/signin', payload: { email, password: PASSWORD } });
+  const address = app.server.address();
+  process.on('message', (message) => message === 'exit' && process.exit(0));
+  process.send?.({
+    port: typeof address === 'object' && address ? address.port : 0,
+    token: (signIn.json() as { token: string }).token,
+    userId: user.id,
+    database: platform.database.kind,
+  });
+}
