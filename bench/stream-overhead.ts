@@ -5,6 +5,7 @@
 // (p50/p99) and the ratio. The service answers on the real Q&A routes (records and charges included).
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench npm run bench:stream
 //   BENCH_CHUNKS=100 BENCH_GAP_MS=100 BENCH_RAMP_MS=10000 …   (steady state: 1,000 streams open together)
+//   BENCH_PROFILE=/tmp/prof …                                  (the service's CPU profile)
 // Measured 2026-11-22 on the 2-core development machine (PostgreSQL 15, one API process), added time to
 // first chunk p50/p99: burst of 1: 7-11 ms; burst of 100: 205/395 ms; burst of 1,000 SSE: 3.4/3.7 s;
 // 1,000 Socket.IO: 1.6/3.6 s. Steady state (10 s answers, starts spread over 10 s): 100 streams
@@ -40,8 +41,11 @@ interface Timing {
   inOrder: boolean;
 }
 
-function start<T>(script: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess } & T> {
-  const child = fork(path.join(here, 'servers', script), { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env } });
+/** BENCH_PROFILE=<folder>: the service writes a CPU profile there when the run ends. */
+const PROFILE_DIR = process.env.BENCH_PROFILE;
+
+function start<T>(script: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<{ child: ChildProcess } & T> {
+  const child = fork(path.join(here, 'servers', script), { execArgv: ['--import', 'tsx', ...nodeArgs], env: { ...process.env, ...env } });
   return new Promise((resolve, reject) => {
     child.once('message', (message: T) => resolve({ child, ...message }));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -182,7 +186,11 @@ function report(label: string, count: number, service: Timing[], baseline: Timin
 }
 
 const model = await start<{ url: string }>('fake-model.ts', { BENCH_CHUNKS: String(CHUNKS), BENCH_GAP_MS: String(GAP_MS) });
-const service = await start<{ port: number; token: string; userId: string; database: string }>('stream-service.ts', { BENCH_MODEL_URL: model.url });
+const service = await start<{ port: number; token: string; userId: string; database: string }>(
+  'stream-service.ts',
+  { BENCH_MODEL_URL: model.url },
+  PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
+);
 const base = `http://127.0.0.1:${service.port}`;
 console.log(
   `database: ${service.database}; ${CHUNKS} chunks ${GAP_MS} ms apart per answer; ` +
@@ -207,6 +215,10 @@ try {
   console.error('bench failed:', error);
   ok = false;
 } finally {
+  // Asked, the service exits by itself (so a --cpu-prof run writes its profile).
+  const exited = new Promise((resolve) => service.child.once('exit', resolve));
+  service.child.send('exit');
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
   service.child.kill();
   model.child.kill();
 }

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { createOpenAICompatible, type OpenAICompatibleProvider } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type { ChatEndpoint } from './chat-stream.js';
 import { createLocalModel } from './local-model.js';
 
 /** The public OpenAI endpoint, used when only OPENAI_API_KEY is set. */
@@ -36,6 +37,8 @@ export interface ResolvedModel {
   /** 'endpoint' for an OpenAI-compatible server, 'local' for the built-in model. */
   kind: 'endpoint' | 'local';
   modelId: string;
+  /** For an endpoint model: where a plain-text turn streams from directly (chat-stream.ts). */
+  chat?: ChatEndpoint;
   /** The providerOptions that carry the given reasoning effort to this model (empty when none applies). */
   providerOptions(effort: ClampedReasoningEffort | undefined): SharedV3ProviderOptions | undefined;
 }
@@ -79,16 +82,17 @@ export function createModelRegistry(config: DeploymentModelConfig): ModelRegistr
     if (cached) return cached;
     // Model ids come from configuration and custom models, a bounded set; the cap only guards against surprises.
     if (models.size >= MAX_CACHED_MODELS) models.clear();
-    const resolved = newEndpointModel(provider(endpointKey, baseUrl, apiKey), modelId);
+    const resolved = newEndpointModel(provider(endpointKey, baseUrl, apiKey), modelId, chatEndpoint(baseUrl, apiKey, modelId));
     models.set(modelKey, resolved);
     return resolved;
   }
 
-  function newEndpointModel(endpoint: OpenAICompatibleProvider, modelId: string): ResolvedModel {
+  function newEndpointModel(endpoint: OpenAICompatibleProvider, modelId: string, chat: ChatEndpoint | undefined): ResolvedModel {
     return {
       model: endpoint.chatModel(modelId),
       kind: 'endpoint',
       modelId,
+      chat,
       providerOptions: (effort) => {
         const wire = reasoningEffortOnWire(effort);
         return wire ? { [ENDPOINT_PROVIDER_NAME]: { reasoningEffort: wire } } : undefined;
@@ -121,6 +125,17 @@ function localModel(): ResolvedModel {
   const model = createLocalModel();
   // The local model does not reason: it never gets a reasoning option.
   return { model, kind: 'local', modelId: model.modelId, providerOptions: () => undefined };
+}
+
+/** The URL and key the SDK's provider uses for this model; none for a URL that does not parse (the SDK then fails the turn clearly). */
+function chatEndpoint(baseUrl: string, apiKey: string | undefined, modelId: string): ChatEndpoint | undefined {
+  const address = `${normaliseBaseUrl(baseUrl)}/chat/completions`;
+  if (!URL.canParse(address)) return undefined;
+  const url = new URL(address);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  const headers: Record<string, string> = { 'user-agent': 'digital-twin-service' };
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  return { url, headers, modelId };
 }
 
 function normaliseBaseUrl(baseUrl: string): string {

@@ -1,10 +1,13 @@
 // A turn's model stream as the few parts a turn cares about. A turn that offers no tools and speaks in
-// plain text reads the provider's stream directly (LanguageModelV3.doStream): streamText's multi-step
-// machinery cost more CPU per answer than the rest of the turn (measured 2.5 ms against 0.9 ms for a
-// 20-piece answer). Turns with tools go through streamText, which runs the tool loop.
+// plain text reads the provider's stream directly: from an OpenAI-compatible endpoint through the lean
+// client (src/ai/chat-stream.ts), from the built-in model through LanguageModelV3.doStream. streamText's
+// multi-step machinery cost more CPU per answer than the rest of the turn (measured 2.5 ms against
+// 0.9 ms for a 20-piece answer). Turns with tools go through streamText, which runs the tool loop.
 import { setTimeout as delay } from 'node:timers/promises';
 import { APICallError, stepCountIs, streamText, type ModelMessage, type TextStreamPart, type ToolSet } from 'ai';
 import type { LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import { openChatStream, type ChatEndpoint, type ChatStreamRequest } from '../../ai/chat-stream.js';
+import { reasoningEffortOnWire } from '../../ai/registry.js';
 import type { StreamAnswerInput, ToolStatus } from './stream-turn.js';
 
 export type TurnPart =
@@ -22,7 +25,33 @@ const MAX_RETRY_AFTER_MS = 60_000;
 
 export function modelParts(input: StreamAnswerInput): AsyncIterable<TurnPart> {
   const prompt = input.tools && Object.keys(input.tools).length > 0 ? undefined : plainPrompt(input.system, input.messages);
-  return prompt ? directParts(input, prompt) : sdkParts(input);
+  if (!prompt) return sdkParts(input);
+  return input.model.chat ? endpointParts(input, input.model.chat, prompt) : directParts(input, prompt);
+}
+
+async function* endpointParts(input: StreamAnswerInput, endpoint: ChatEndpoint, prompt: LanguageModelV3Prompt): AsyncGenerator<TurnPart> {
+  const request: ChatStreamRequest = {
+    messages: prompt.map((message) => ({ role: message.role as 'system' | 'user' | 'assistant', content: promptText(message.content) })),
+    maxTokens: input.maxOutputTokens,
+    reasoningEffort: reasoningEffortOnWire(input.reasoningEffort),
+    signal: input.signal,
+  };
+  const parts = await withRetries(() => openChatStream(endpoint, request), input.maxRetries ?? 1, input.signal);
+  yield { type: 'step-start' };
+  for await (const part of parts) {
+    if (part.type === 'finish') {
+      yield { type: 'step-finish', usage: part.usage };
+      yield { type: 'finish', finishReason: part.finishReason };
+    } else yield part;
+  }
+}
+
+/** A plain prompt message's text (plainPrompt made every part text). */
+function promptText(content: LanguageModelV3Prompt[number]['content']): string {
+  if (typeof content === 'string') return content;
+  let text = '';
+  for (const part of content) if (part.type === 'text') text += part.text;
+  return text;
 }
 
 async function* directParts(input: StreamAnswerInput, prompt: LanguageModelV3Prompt): AsyncGenerator<TurnPart> {

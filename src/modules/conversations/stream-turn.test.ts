@@ -273,6 +273,14 @@ describe('the two ways to the model: directly without tools, through streamText 
     expect(directResult).toEqual(sdkResult);
     expect(directResult).toMatchObject({ text: 'Same answer both ways.', usage: { inputTokens: 30, outputTokens: 6 }, finishReason: 'stop' });
     const [directRequest, sdkRequest] = server.requests;
+    // The same body but for the tools the streamText turn offered.
+    const { tools: _tools, tool_choice: _choice, ...sdkBody } = sdkRequest.body;
+    expect(directRequest.body).toEqual(sdkBody);
+    expect(JSON.stringify(Object.keys(directRequest.body))).toBe(JSON.stringify(Object.keys(sdkBody)));
+    expect(directRequest.path).toBe(sdkRequest.path);
+    expect(directRequest.headers.authorization).toBe('Bearer sk-test');
+    expect(sdkRequest.headers.authorization).toBe('Bearer sk-test');
+    expect(directRequest.headers['content-type']).toBe(sdkRequest.headers['content-type']);
     expect(directRequest.messages).toEqual(sdkRequest.messages);
     expect(directRequest.body.max_tokens).toBe(99);
     expect(sdkRequest.body.max_tokens).toBe(99);
