@@ -13,6 +13,7 @@
 // 84 ms for 1,000 sockets, 106 ms at steady 1,000. Every answer complete and in order.
 // Targets (≤ 5 ms p50, ≤ 25 ms p99 at 1,000): not met.
 import { fork, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { io, type Socket } from 'socket.io-client';
@@ -52,15 +53,36 @@ function start<T>(script: string, env: Record<string, string> = {}, nodeArgs: st
   });
 }
 
+/**
+ * The client side is plain node:http (kept-alive connections), for the model and the service alike:
+ * the measuring client shares the machine with both, and fetch's web streams cost it several times
+ * the CPU per piece.
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+
+function post(url: string, headers: Record<string, string>, body: unknown): Promise<http.IncomingMessage> {
+  const json = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) } });
+    request.once('response', resolve);
+    request.once('error', reject);
+    request.end(json);
+  });
+}
+
+async function readText(response: http.IncomingMessage): Promise<string> {
+  response.setEncoding('utf8');
+  let text = '';
+  for await (const piece of response as AsyncIterable<string>) text += piece;
+  return text;
+}
+
 /** Reads an event stream and calls onData with each `data:` payload as it arrives. */
-async function readEvents(response: Response, onData: (data: string) => void): Promise<void> {
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
+async function readEvents(response: http.IncomingMessage, onData: (data: string) => void): Promise<void> {
+  response.setEncoding('utf8');
   let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += decoder.decode(value, { stream: true });
+  for await (const piece of response as AsyncIterable<string>) {
+    buffer += piece;
     let end: number;
     while ((end = buffer.indexOf('\n\n')) !== -1) {
       const block = buffer.slice(0, end);
@@ -82,11 +104,7 @@ async function direct(modelUrl: string): Promise<Timing> {
   const arrivals: number[] = [];
   let text = '';
   const sentAt = performance.now();
-  const response = await fetch(`${modelUrl}/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Go' }] }),
-  });
+  const response = await post(`${modelUrl}/chat/completions`, {}, { model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Go' }] });
   await readEvents(response, (data) => {
     if (data === '[DONE]') return;
     const content = (JSON.parse(data) as { choices: Array<{ delta?: { content?: string } }> }).choices[0]?.delta?.content;
@@ -102,11 +120,11 @@ async function viaSse(base: string, token: string): Promise<Timing> {
   const arrivals: number[] = [];
   let text = '';
   const sentAt = performance.now();
-  const response = await fetch(`${base}/api/ai/personal-stream/qanda-stream`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ inputs: ['Go'], requestArgs: { ragOnly: false } }),
-  });
+  const response = await post(
+    `${base}/api/ai/personal-stream/qanda-stream`,
+    { accept: 'text/event-stream', authorization: `Bearer ${token}` },
+    { inputs: ['Go'], requestArgs: { ragOnly: false } },
+  );
   await readEvents(response, (data) => {
     const frame = JSON.parse(data) as { type: string; delta?: string };
     if (frame.type === 'stream') {
@@ -126,12 +144,8 @@ async function viaSocket(base: string, token: string, socket: Socket): Promise<T
   };
   socket.on('RECEIVE_STREAM', onChunk);
   const sentAt = performance.now();
-  const response = await fetch(`${base}/api/ai/personal/qanda`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-access-token': token },
-    body: JSON.stringify({ inputs: ['Go'], requestArgs: { socketId: socket.id } }),
-  });
-  const body = (await response.json()) as { streamingFailed?: boolean };
+  const response = await post(`${base}/api/ai/personal/qanda`, { 'x-access-token': token }, { inputs: ['Go'], requestArgs: { socketId: socket.id } });
+  const body = JSON.parse(await readText(response)) as { streamingFailed?: boolean };
   if (body.streamingFailed) throw new Error('streamingFailed');
   // The last chunks may still be on the wire when the request answers.
   const deadline = Date.now() + 5_000;
@@ -176,12 +190,30 @@ function summary(timings: Timing[]) {
 }
 
 const f = (ms: number) => `${ms.toFixed(1)} ms`;
-function report(label: string, count: number, service: Timing[], baseline: Timing[]): boolean {
+/** The service's event loop delay since the last call (ms): what every ready piece of work waited. */
+async function loopDelay(): Promise<{ p50: number; p99: number; max: number }> {
+  const reply = new Promise<{ p50: number; p99: number; max: number }>((resolve) => {
+    const onMessage = (message: { loop?: { p50: number; p99: number; max: number } }) => {
+      if (!message.loop) return;
+      service.child.off('message', onMessage);
+      resolve(message.loop);
+    };
+    service.child.on('message', onMessage);
+  });
+  service.child.send('loop-report');
+  const delay = await reply;
+  service.child.send('loop-reset');
+  return delay;
+}
+
+async function report(label: string, count: number, service: Timing[], baseline: Timing[]): Promise<boolean> {
   const s = summary(service);
   const d = summary(baseline);
   console.log(`\n${label}, ${count} concurrent (${s.complete}/${count} complete and in order; baseline ${d.complete}/${count})`);
   console.log(`  first chunk   direct p50 ${f(d.first50)} p99 ${f(d.first99)} | service p50 ${f(s.first50)} p99 ${f(s.first99)} | added p50 ${f(s.first50 - d.first50)} p99 ${f(s.first99 - d.first99)} | ratio p50 ${(s.first50 / d.first50).toFixed(2)}x`);
   console.log(`  between chunks direct p50 ${f(d.gap50)} p99 ${f(d.gap99)} | service p50 ${f(s.gap50)} p99 ${f(s.gap99)} | added p50 ${f(s.gap50 - d.gap50)} p99 ${f(s.gap99 - d.gap99)} | ratio p50 ${(s.gap50 / d.gap50).toFixed(2)}x`);
+  const loop = await loopDelay();
+  console.log(`  service event loop delay p50 ${f(loop.p50)} p99 ${f(loop.p99)} max ${f(loop.max)}`);
   return s.complete === count;
 }
 
@@ -201,14 +233,16 @@ try {
   await concurrently(5, () => viaSse(base, service.token)); // warm-up
   for (const level of LEVELS) {
     const baseline = await concurrently(level, () => direct(model.url));
+    await loopDelay();
     const measured = await concurrently(level, () => viaSse(base, service.token));
-    ok = report('SSE', level, measured, baseline) && ok;
+    ok = (await report('SSE', level, measured, baseline)) && ok;
   }
   if (SOCKETS > 0) {
     const sockets = await connectSockets(base, service.token, service.userId, SOCKETS);
     const baseline = await concurrently(SOCKETS, () => direct(model.url));
+    await loopDelay();
     const measured = await concurrently(SOCKETS, (i) => viaSocket(base, service.token, sockets[i]));
-    ok = report('Socket.IO', SOCKETS, measured, baseline) && ok;
+    ok = (await report('Socket.IO', SOCKETS, measured, baseline)) && ok;
     for (const socket of sockets) socket.close();
   }
 } catch (error) {

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { hashPassword } from '../../src/modules/auth/passwords.js';
@@ -37,7 +38,14 @@ export async function startBenchService(options: { env?: Record<string, string>;
   await app.listen({ port: 0, host: '127.0.0.1' });
   const signIn = await app.inject({ method: 'POST', url: '/api/auth/signin', payload: { email, password: PASSWORD } });
   const address = app.server.address();
-  process.on('message', (message) => message === 'exit' && process.exit(0));
+  // The event loop's delay, per scenario: how long ready work waited for the process.
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  process.on('message', (message) => {
+    if (message === 'exit') process.exit(0);
+    if (message === 'loop-reset') loop.reset();
+    if (message === 'loop-report') process.send?.({ loop: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 } });
+  });
   process.send?.({
     port: typeof address === 'object' && address ? address.port : 0,
     token: (signIn.json() as { token: string }).token,
