@@ -65,8 +65,8 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
   assertInstitutionUsable(twin);
   const choice = await chooseModel(deps, twin.id, assistant);
   // Caps, balance and the record's start in one admission step, so racing turns cannot pass a cap together.
-  const record = await admitTurn(db, { twin, user }, actor.userId, isPriced(choice.price), (tx) =>
-    startRecord(tx, {
+  const record = await admitTurn(db, { twin, user }, actor.userId, isPriced(choice.price), (executor) =>
+    startRecord(executor, {
       institutionId: twin.id,
       userId: actor.userId,
       conversationId: input.conversationId,

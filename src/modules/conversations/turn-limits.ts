@@ -27,35 +27,34 @@ export class UsageLimitError extends AppError {
 type Twin = Pick<InstitutionRow, 'id' | 'userDailyLimit' | 'twinDailyLimit' | 'poolCredits'>;
 
 /**
- * Admits a turn: checks the caps and the balance, then runs `start` (which writes the turn's record)
- * in one transaction. For a twin with a cap, admissions take a per-twin transaction lock, so turns
- * racing for the last slot of a cap admit one at a time and the cap holds exactly. The balance is
- * pre-checked from the rows the turn just read (the charge itself is clamped when the turn settles,
- * so a balance never overdraws).
- *
- * The transaction commits without waiting for its WAL flush (synchronous_commit off): the record is
- * written before the answer starts, and waiting for the disk there adds to every answer's first chunk.
- * A crash within the flush interval can lose only the start of a turn still in progress, which has
- * charged nothing; the turn's end (record and charge) commits synchronously, which also makes its
- * start durable.
+ * Admits a turn: checks the caps and the balance, then runs `start` (which writes the turn's record,
+ * in one statement that commits without waiting for its WAL flush: startRecord). For a twin with a
+ * cap, the checks and the start run in one transaction under a per-twin transaction lock, so turns
+ * racing for the last slot of a cap admit one at a time and the cap holds exactly; a twin without caps
+ * needs neither. The balance is pre-checked from the rows the turn just read (the charge itself is
+ * clamped when the turn settles, so a balance never overdraws).
  */
 export async function admitTurn<T>(
   db: Database,
   read: { twin: Twin & Pick<InstitutionRow, 'credits'>; user: { credits: number } | undefined },
   userId: string,
   priced: boolean,
-  start: (tx: Executor) => Promise<T>,
+  start: (executor: Executor) => Promise<T>,
 ): Promise<T> {
   const { twin } = read;
-  return db.transaction(async (tx) => {
-    await tx.execute(sql`set local synchronous_commit = off`);
-    if (twin.userDailyLimit !== null || twin.twinDailyLimit !== null) {
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`turn-caps:${twin.id}`}))`);
-      await checkUsageCaps(tx, twin, userId);
-    }
-    // 402 INSUFFICIENT_CREDITS before the model is called, when a priced turn meets an empty balance.
+  // 402 INSUFFICIENT_CREDITS before the model is called, when a priced turn meets an empty balance.
+  const refuseEmptyBalance = () => {
     const balance = twin.poolCredits ? twin.credits : (read.user?.credits ?? 0);
     if (priced && balance <= 0) throw new InsufficientCreditsError(twin.poolCredits ? 'institution' : 'user');
+  };
+  if (twin.userDailyLimit === null && twin.twinDailyLimit === null) {
+    refuseEmptyBalance();
+    return start(db);
+  }
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`turn-caps:${twin.id}`}))`);
+    await checkUsageCaps(tx, twin, userId);
+    refuseEmptyBalance();
     return start(tx);
   });
 }

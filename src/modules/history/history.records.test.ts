@@ -1,5 +1,5 @@
 // The record API the conversation engine uses (start, finish, recent exchanges), on a real database.
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
 import { buildInstitution, buildUser, type BuiltUser } from '../../../test/support/factories.js';
@@ -51,6 +51,28 @@ describe('startRecord', () => {
     const elsewhere = await buildInstitution(database.db);
     const moved = await startRecord(database.db, { institutionId: elsewhere.id, userId: person.user.id, question: 'elsewhere', conversationId: mine.conversationId });
     expect(moved.conversationId).not.toBe(mine.conversationId);
+  });
+
+  it('continues with an unknown conversation id as a new conversation', async () => {
+    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'lost', conversationId: 'z'.repeat(24) });
+    expect(started.conversationId).not.toBe('z'.repeat(24));
+    const [conversation] = await database.db.select().from(conversations).where(eq(conversations.id, started.conversationId));
+    expect(conversation).toMatchObject({ userId: person.user.id, title: 'lost' });
+  });
+
+  it('commits without waiting for the WAL flush, in its own statement or the caller\'s transaction only', async () => {
+    const setting = async (executor: Parameters<typeof startRecord>[0]) => {
+      const result = (await executor.execute(sql`select current_setting('synchronous_commit') as value`)) as unknown as { rows: Array<{ value: string }> };
+      return result.rows[0].value;
+    };
+    const inside = await withTransaction(database.db, async (tx) => {
+      await startRecord(tx, { institutionId: twin(), userId: person.user.id, question: 'in a transaction' });
+      return setting(tx);
+    });
+    expect(inside).toBe('off');
+    await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'on its own' });
+    // Nothing leaks to the connection: the next statements (any pooled connection) wait for the flush again.
+    expect(await Promise.all([setting(database.db), setting(database.db), setting(database.db)])).toEqual(['on', 'on', 'on']);
   });
 });
 

@@ -3,7 +3,7 @@
 // The engine runs these inside its own transactions; nothing here checks access (the engine has).
 import type { Executor } from '../../platform/db/client.js';
 import { detailCounts, retrievalMode, storableRetrieval } from './history.detail.js';
-import { findOwnConversation, insertConversation, insertHistory, lockHistory, recentExchangeRows, touchConversation, updateHistory } from './history.repo.js';
+import { insertOpeningRecord, lockHistory, recentExchangeRows, touchConversation, updateHistory } from './history.repo.js';
 import type { HistoryRow, MemoryEntry, RetrievalEntry, SubagentEntry, ToolCallEntry } from './history.tables.js';
 
 const TITLE_CHARS = 80;
@@ -49,34 +49,18 @@ export interface Exchange {
 
 /**
  * Opens the record of a turn (status 'streaming') in the caller's conversation, creating the
- * conversation when none is given or the given one is not the caller's in this twin.
+ * conversation when none is given or the given one is not the caller's in this twin. One statement,
+ * committed without waiting for its WAL flush (see insertOpeningRecord): the record is written before
+ * the answer starts, and waiting for the disk there adds to every answer's first chunk. A crash within
+ * the flush interval can lose only the start of a turn still in progress, which has charged nothing;
+ * the turn's end (record and charge) commits synchronously, which also makes its start durable.
  */
-export async function startRecord(tx: Executor, input: StartRecordInput): Promise<HistoryRow> {
-  const at = input.at ?? new Date();
-  const existing = input.conversationId
-    ? await findOwnConversation(tx, input.conversationId, input.userId, input.institutionId)
-    : undefined;
-  const conversation =
-    existing ??
-    (await insertConversation(tx, {
-      institutionId: input.institutionId,
-      userId: input.userId,
-      assistantId: input.assistantId ?? null,
-      title: titleOf(input.question),
-      createdAt: at,
-      lastActivityAt: at,
-    }));
-  if (existing) await touchConversation(tx, conversation.institutionId, conversation.id, at);
-  return insertHistory(tx, {
-    institutionId: input.institutionId,
-    conversationId: conversation.id,
-    userId: input.userId,
-    assistantId: input.assistantId ?? null,
-    assistantName: input.assistantName ?? '',
-    question: input.question,
-    models: input.models ?? [],
-    status: 'streaming',
-    createdAt: at,
+export async function startRecord(db: Executor, input: StartRecordInput): Promise<HistoryRow> {
+  return insertOpeningRecord(db, {
+    conversation: { institutionId: input.institutionId, userId: input.userId, assistantId: input.assistantId ?? null, title: titleOf(input.question) },
+    continueId: input.conversationId ?? undefined,
+    record: { assistantId: input.assistantId ?? null, assistantName: input.assistantName ?? '', question: input.question, models: input.models ?? [], status: 'streaming' },
+    at: input.at ?? new Date(),
   });
 }
 

@@ -1,6 +1,7 @@
 // Data access for conversations, history records and their feedback. Every function takes the
 // executor it runs on; reads of lists never load the working detail columns.
-import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { newId as newConversationId } from '../../platform/ids/ids.js';
 import type { Executor } from '../../platform/db/client.js';
 import { institutions } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';
@@ -59,19 +60,62 @@ export interface AdminHistoryRow extends HistorySummaryRow {
 
 // Conversations.
 
-export async function insertConversation(db: Executor, values: NewConversation): Promise<ConversationRow> {
-  const [row] = await db.insert(conversations).values(values).returning();
-  return row;
+export interface OpeningRecord {
+  conversation: Pick<NewConversation, 'institutionId' | 'userId' | 'assistantId' | 'title'>;
+  /** Continue this conversation when it is the caller's own in this twin; else a new one opens. */
+  continueId?: string;
+  record: Omit<NewHistory, 'id' | 'conversationId' | 'institutionId' | 'userId' | 'createdAt'>;
+  at: Date;
 }
 
-export async function findOwnConversation(db: Executor, id: string, userId: string, institutionId: string): Promise<ConversationRow | undefined> {
+/**
+ * A turn's opening in one statement: touches the caller's own conversation or opens a new one, and
+ * inserts the record in it. The statement also turns off waiting for its WAL flush (a transaction-
+ * local set_config, read in RETURNING so that it runs); in a caller's transaction that holds until
+ * the transaction ends.
+ */
+export async function insertOpeningRecord(db: Executor, opening: OpeningRecord): Promise<HistoryRow> {
+  const { institutionId, userId } = opening.conversation;
+  const at = opening.at.toISOString();
+  const newId = newConversationId();
+  const commitMode = db.$with('commit_mode', { mode: sql<string>`mode` }).as(sql`select set_config('synchronous_commit', 'off', true) as mode`);
+  const own = db.$with('own', { id: sql<string>`id` }).as(
+    opening.continueId
+      ? sql`update ${conversations} set ${sql.identifier(conversations.lastActivityAt.name)} = greatest(${conversations.lastActivityAt}, ${at}::timestamptz)
+          where ${conversations.institutionId} = ${institutionId} and ${conversations.id} = ${opening.continueId} and ${conversations.userId} = ${userId}
+          returning ${conversations.id}`
+      : sql`select null::char(24) as id where false`,
+  );
+  const opened = db.$with('opened', { id: sql<string>`id` }).as(
+    sql`insert into ${conversations} (${sql.join(OPENED_COLUMNS.map((column) => sql.identifier(column.name)), sql`, `)})
+        select ${newId}, ${institutionId}, ${userId}, ${opening.conversation.assistantId ?? null}, ${opening.conversation.title ?? ''}, ${at}::timestamptz, ${at}::timestamptz
+        where not exists (select 1 from own)
+        returning ${conversations.id}`,
+  );
   const [row] = await db
-    .select()
-    .from(conversations)
-    .where(and(eq(conversations.institutionId, institutionId), eq(conversations.id, id), eq(conversations.userId, userId)))
-    .limit(1);
-  return row;
+    .with(commitMode, own, opened)
+    .insert(history)
+    .values({
+      ...opening.record,
+      institutionId,
+      userId,
+      conversationId: sql`coalesce((select id from own), (select id from opened))`,
+      createdAt: opening.at,
+    })
+    .returning({ ...getTableColumns(history), commitMode: sql<string>`(select mode from commit_mode)` });
+  const { commitMode: _mode, ...record } = row;
+  return record;
 }
+
+const OPENED_COLUMNS = [
+  conversations.id,
+  conversations.institutionId,
+  conversations.userId,
+  conversations.assistantId,
+  conversations.title,
+  conversations.createdAt,
+  conversations.lastActivityAt,
+];
 
 export async function touchConversation(db: Executor, institutionId: string, id: string, at: Date): Promise<void> {
   await db
@@ -81,11 +125,6 @@ export async function touchConversation(db: Executor, institutionId: string, id:
 }
 
 // Records.
-
-export async function insertHistory(db: Executor, values: NewHistory): Promise<HistoryRow> {
-  const [row] = await db.insert(history).values(values).returning();
-  return row;
-}
 
 /** A live (not deleted) record by id, whatever its twin: callers decide who may see it. */
 export async function findHistory(db: Executor, id: string): Promise<HistoryRow | undefined> {
