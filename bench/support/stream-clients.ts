@@ -1,0 +1,132 @@
+// The measuring client of bench/stream-overhead: one streamed answer read directly from the fake model
+// (the baseline), through the service's SSE route, or through the Socket.IO route, each timed from the
+// request to every text piece.
+import http from 'node:http';
+import { io, type Socket } from 'socket.io-client';
+
+export interface Timing {
+  /** ms from sending the request to the first text piece. */
+  first: number;
+  /** ms between consecutive text pieces. */
+  gaps: number[];
+  chunks: number;
+  /** The whole text, to check the pieces arrived complete and in order. */
+  text: string;
+}
+
+/**
+ * The client side is plain node:http (kept-alive connections), for the model and the service alike:
+ * the measuring client shares the machine with both, and fetch's web streams cost it several times
+ * the CPU per piece.
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+
+function post(url: string, headers: Record<string, string>, body: unknown): Promise<http.IncomingMessage> {
+  const json = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) } });
+    request.once('response', resolve);
+    request.once('error', reject);
+    request.end(json);
+  });
+}
+
+async function readText(response: http.IncomingMessage): Promise<string> {
+  response.setEncoding('utf8');
+  let text = '';
+  for await (const piece of response as AsyncIterable<string>) text += piece;
+  return text;
+}
+
+/** Reads an event stream and calls onData with each `data:` payload as it arrives. */
+async function readEvents(response: http.IncomingMessage, onData: (data: string) => void): Promise<void> {
+  response.setEncoding('utf8');
+  let buffer = '';
+  for await (const piece of response as AsyncIterable<string>) {
+    buffer += piece;
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      for (const line of block.split('\n')) if (line.startsWith('data: ')) onData(line.slice(6));
+    }
+  }
+}
+
+/** What the fake model streams (bench/servers/fake-model.ts): `piece 0 piece 1 …`. */
+export const script = (chunks: number) => Array.from({ length: chunks }, (_, i) => `piece ${i} `).join('');
+
+function timing(sentAt: number, arrivals: number[], text: string): Timing {
+  return { text, first: arrivals[0] - sentAt, gaps: arrivals.slice(1).map((t, i) => t - arrivals[i]), chunks: arrivals.length };
+}
+
+export async function direct(modelUrl: string): Promise<Timing> {
+  const arrivals: number[] = [];
+  let text = '';
+  const sentAt = performance.now();
+  const response = await post(`${modelUrl}/chat/completions`, {}, { model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Go' }] });
+  await readEvents(response, (data) => {
+    if (data === '[DONE]') return;
+    const content = (JSON.parse(data) as { choices: Array<{ delta?: { content?: string } }> }).choices[0]?.delta?.content;
+    if (content) {
+      arrivals.push(performance.now());
+      text += content;
+    }
+  });
+  return timing(sentAt, arrivals, text);
+}
+
+export async function viaSse(base: string, token: string): Promise<Timing> {
+  const arrivals: number[] = [];
+  let text = '';
+  const sentAt = performance.now();
+  const response = await post(
+    `${base}/api/ai/personal-stream/qanda-stream`,
+    { accept: 'text/event-stream', authorization: `Bearer ${token}` },
+    { inputs: ['Go'], requestArgs: { ragOnly: false } },
+  );
+  await readEvents(response, (data) => {
+    const frame = JSON.parse(data) as { type: string; delta?: string };
+    if (frame.type === 'stream') {
+      arrivals.push(performance.now());
+      text += frame.delta ?? '';
+    }
+  });
+  return timing(sentAt, arrivals, text);
+}
+
+export async function viaSocket(base: string, token: string, socket: Socket, chunks: number): Promise<Timing> {
+  const arrivals: number[] = [];
+  let text = '';
+  const onChunk = (payload: { delta: string }) => {
+    arrivals.push(performance.now());
+    text += payload.delta;
+  };
+  socket.on('RECEIVE_STREAM', onChunk);
+  const sentAt = performance.now();
+  const response = await post(`${base}/api/ai/personal/qanda`, { 'x-access-token': token }, { inputs: ['Go'], requestArgs: { socketId: socket.id } });
+  const body = JSON.parse(await readText(response)) as { streamingFailed?: boolean };
+  if (body.streamingFailed) throw new Error('streamingFailed');
+  // The last chunks may still be on the wire when the request answers.
+  const deadline = Date.now() + 5_000;
+  while (arrivals.length < chunks && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  socket.off('RECEIVE_STREAM', onChunk);
+  return timing(sentAt, arrivals, text);
+}
+
+export async function connectSockets(base: string, token: string, userId: string, count: number): Promise<Socket[]> {
+  const sockets: Socket[] = [];
+  for (let i = 0; i < count; i += 100) {
+    const batch = Array.from({ length: Math.min(100, count - i) }, () => {
+      const socket = io(base, { path: '/socket.io', transports: ['websocket'], auth: { token }, reconnection: false, forceNew: true });
+      return new Promise<Socket>((resolve, reject) => {
+        socket.once('connect', () => socket.emit('REGISTER', { userId }));
+        socket.once('connect_success', () => resolve(socket));
+        socket.once('connect_error', reject);
+        socket.once('error', (error: unknown) => reject(new Error(JSON.stringify(error))));
+      });
+    });
+    sockets.push(...(await Promise.all(batch)));
+  }
+  return sockets;
+}
