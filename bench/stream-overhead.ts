@@ -14,6 +14,7 @@
 // Figures and how they were taken: docs/decisions.md ("Stream overhead").
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { connectSockets, direct, script, viaSocket, viaSse, type Timing } from './support/stream-clients.js';
 
@@ -81,6 +82,10 @@ async function loopDelay(): Promise<Loop> {
   return delay;
 }
 
+/** This process's own event loop delay: a late client stamps pieces late. */
+const clientLoop = monitorEventLoopDelay({ resolution: 1 });
+clientLoop.enable();
+
 interface Round {
   added: { first50: number; first99: number; gap50: number; gap99: number };
   complete: boolean;
@@ -89,14 +94,14 @@ interface Round {
 const f = (ms: number) => `${ms.toFixed(1)} ms`;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-function reportRound(round: number, count: number, service: Timing[], baseline: Timing[], loop: Loop): Round {
+function reportRound(round: number, count: number, service: Timing[], baseline: Timing[], loop: Loop, client: Loop): Round {
   const s = summary(service);
   const d = summary(baseline);
   const added = { first50: s.first50 - d.first50, first99: s.first99 - d.first99, gap50: s.gap50 - d.gap50, gap99: s.gap99 - d.gap99 };
   console.log(`  round ${round}: ${s.complete}/${count} complete and in order (baseline ${d.complete}/${count})`);
   console.log(`    first chunk    direct p50 ${f(d.first50)} p99 ${f(d.first99)} | service p50 ${f(s.first50)} p99 ${f(s.first99)} | added p50 ${f(added.first50)} p99 ${f(added.first99)} | ratio p50 ${(s.first50 / d.first50).toFixed(2)}x`);
   console.log(`    between chunks direct p50 ${f(d.gap50)} p99 ${f(d.gap99)} | service p50 ${f(s.gap50)} p99 ${f(s.gap99)} | added p50 ${f(added.gap50)} p99 ${f(added.gap99)}`);
-  console.log(`    service event loop delay p50 ${f(loop.p50)} p99 ${f(loop.p99)} max ${f(loop.max)}`);
+  console.log(`    event loop delay: service p50 ${f(loop.p50)} p99 ${f(loop.p99)} max ${f(loop.max)} | client p50 ${f(client.p50)} p99 ${f(client.p99)} max ${f(client.max)}`);
   return { added, complete: s.complete === count };
 }
 
@@ -106,8 +111,10 @@ async function scenario(label: string, count: number, run: (index: number) => Pr
   for (let round = 1; round <= ROUNDS; round++) {
     const baseline = await concurrently(count, () => direct(model.url));
     await loopDelay();
+    clientLoop.reset();
     const measured = await concurrently(count, run);
-    rounds.push(reportRound(round, count, measured, baseline, await loopDelay()));
+    const client = { p50: clientLoop.percentile(50) / 1e6, p99: clientLoop.percentile(99) / 1e6, max: clientLoop.max / 1e6 };
+    rounds.push(reportRound(round, count, measured, baseline, await loopDelay(), client));
   }
   const m = (key: keyof Round['added']) => median(rounds.map((r) => r.added[key]));
   const verdict =
