@@ -10,6 +10,8 @@ import { startFakeModelServer, type FakeModelServer } from '../../../test/suppor
 import { retrievalEntry } from '../../../test/support/history-factories.js';
 import { createModelRegistry } from '../../ai/registry.js';
 import { history } from '../history/history.tables.js';
+import { insertMembership } from '../institutions/institutions.repo.js';
+import { updateUser } from '../users/users.repo.js';
 import { runTurn, type TurnDeps } from './run-turn.js';
 import type { TurnContextProviders } from './turn-context.js';
 import type { TurnCaller } from './turn-types.js';
@@ -82,6 +84,53 @@ describe('runTurn', () => {
     const system = model.requests.at(-1)!.system;
     expect(system).toContain('Stay polite.');
     expect(system).not.toContain('teal');
+  });
+});
+
+describe('runTurn with earlier exchanges', () => {
+  const person = (actor: Awaited<ReturnType<typeof actorFor>>): TurnCaller => ({ kind: 'person', actor });
+
+  it('sends the exchanges of the conversation it continues, and none of a conversation it may not continue', async () => {
+    const db = t.platform.database.db;
+    const first = await buildInstitution(db);
+    const ada = await buildUser(db, { institution: first, credits: 10, rememberHistoryCount: 5 });
+    const bob = await buildUser(db, { institution: first, credits: 10, rememberHistoryCount: 5 });
+    model.enqueue({ chunks: ['Paris.'] });
+    const opened = await runTurn(deps, person(await actorFor(db, ada.user.id)), { inputs: ['Capital of France?'] }, sink);
+
+    model.enqueue({ chunks: ['About 2 million.'] });
+    const continued = await runTurn(deps, person(await actorFor(db, ada.user.id)), { inputs: ['Its population?'], conversationId: opened.conversationId }, sink);
+    expect(continued.conversationId).toBe(opened.conversationId);
+    expect(model.requests.at(-1)!.messages.filter((m) => m.role !== 'system')).toEqual([
+      { role: 'user', content: 'Capital of France?' },
+      { role: 'assistant', content: 'Paris.' },
+      { role: 'user', content: 'Its population?' },
+    ]);
+
+    // Another person naming Ada's conversation gets a new one, without her exchanges.
+    model.enqueue({ chunks: ['Hello.'] });
+    const intruder = await runTurn(deps, person(await actorFor(db, bob.user.id)), { inputs: ['Hi'], conversationId: opened.conversationId }, sink);
+    expect(intruder.conversationId).not.toBe(opened.conversationId);
+    expect(model.requests.at(-1)!.messages.filter((m) => m.role !== 'system')).toEqual([{ role: 'user', content: 'Hi' }]);
+
+    // Ada herself, now in another twin, naming the first twin's conversation: a new one, nothing carried over.
+    const second = await buildInstitution(db);
+    await insertMembership(db, { institutionId: second.id, userId: ada.user.id, role: 'user' });
+    await updateUser(db, ada.user.id, { currentInstitutionId: second.id });
+    model.enqueue({ chunks: ['Hello again.'] });
+    const elsewhere = await runTurn(deps, person(await actorFor(db, ada.user.id)), { inputs: ['Hi again'], conversationId: opened.conversationId }, sink);
+    expect(elsewhere.conversationId).not.toBe(opened.conversationId);
+    expect(model.requests.at(-1)!.messages.filter((m) => m.role !== 'system')).toEqual([{ role: 'user', content: 'Hi again' }]);
+  });
+
+  it('writes nothing for a refused turn, even with its context reads under way', async () => {
+    const db = t.platform.database.db;
+    const twin = await buildInstitution(db);
+    const broke = await buildUser(db, { institution: twin, credits: 0 });
+    const before = await db.select().from(history).where(eq(history.userId, broke.user.id));
+    await expect(runTurn(deps, person(await actorFor(db, broke.user.id)), { inputs: ['Anything?'] }, sink)).rejects.toMatchObject({ status: 402 });
+    expect(before).toEqual([]);
+    expect(await db.select().from(history).where(eq(history.userId, broke.user.id))).toEqual([]);
   });
 });
 

@@ -64,6 +64,17 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
   if (!twin) throw new NotFoundError(TURN_MESSAGES.twinNotFound);
   assertInstitutionUsable(twin);
   const choice = await chooseModel(deps, twin.id, assistant);
+  const scene: TurnScene = { userMemoryEnabled: user?.userMemoryEnabled ?? false, longTermMemoryEnabled: twin.longTermMemoryEnabled };
+  const providers = deps.providers ?? emptyContextProviders;
+  const useContext = !assistant.bypassSystemContext;
+  const remember = assistant.rememberHistory ?? user?.rememberHistoryCount ?? 0;
+  // The context reads that do not need the record run beside its opening (one stage less before the
+  // first chunk): memories, and the earlier exchanges of the conversation asked for. A refused turn
+  // discards them; exchanges count only if the turn really continues that conversation (its owner's,
+  // in this twin), and only finished exchanges are read, so the new record is never among them.
+  const memoriesRead = useContext ? providers.recall(caller, question, scene).then((recalled) => recalled.memories) : Promise.resolve<MemoryEntry[]>([]);
+  const exchangesRead = input.conversationId && remember > 0 ? recentExchanges(db, input.conversationId, actor.userId, remember) : Promise.resolve([]);
+  for (const read of [memoriesRead, exchangesRead]) read.catch(() => {}); // awaited below, unless the turn is refused
   // Caps, balance and the record's start in one admission step, so racing turns cannot pass a cap together.
   const record = await admitTurn(db, { twin, user }, actor.userId, isPriced(choice.price), (executor) =>
     startRecord(executor, {
@@ -76,19 +87,14 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       models: [choice.resolved.modelId],
     }),
   );
-  const scene: TurnScene = { userMemoryEnabled: user?.userMemoryEnabled ?? false, longTermMemoryEnabled: twin.longTermMemoryEnabled };
   try {
     sink.onStart?.({ historyId: record.id, conversationId: record.conversationId });
-    const providers = deps.providers ?? emptyContextProviders;
-    const useContext = !assistant.bypassSystemContext;
-    const remember = assistant.rememberHistory ?? user?.rememberHistoryCount ?? 0;
-    // A conversation this turn just opened has no earlier exchanges to read.
     const continued = record.conversationId === input.conversationId;
-    // The context reads are independent: one stage.
+    // Retrieval shows as a tool of the turn, so it starts once the turn has (after onStart).
     const [memories, passages, exchanges] = await Promise.all([
-      useContext ? providers.recall(caller, question, scene).then((recalled) => recalled.memories) : ([] as MemoryEntry[]),
+      memoriesRead,
       useContext && (assistant.ragEnabled || input.ragOnly) ? retrieveWithFrames(deps, caller, question, input, sink) : ([] as RetrievalEntry[]),
-      continued && remember > 0 ? recentExchanges(db, record.conversationId, actor.userId, remember) : [],
+      continued ? exchangesRead : [],
     ]);
     const system = buildSystemText({
       instructions: assistant.instructions,
