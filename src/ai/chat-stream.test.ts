@@ -19,10 +19,18 @@ interface Script {
 let server: http.Server;
 let endpoint: ChatEndpoint;
 const scripts: Script[] = [];
+/** When set, a request that arrives on a connection that already served one is cut at once (a stale kept-alive connection). */
+let cutReusedConnections = false;
+const served = new WeakSet<object>();
 const seen: Array<{ body: unknown; headers: http.IncomingHttpHeaders; remotePort: number | undefined }> = [];
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
+    if (cutReusedConnections && served.has(req.socket)) {
+      req.socket.destroy();
+      return;
+    }
+    served.add(req.socket);
     let raw = '';
     req.on('data', (piece: Buffer) => (raw += piece.toString()));
     req.on('end', async () => {
@@ -145,6 +153,22 @@ describe('openChatStream', () => {
     })();
     await expect(reading).rejects.toMatchObject({ name: 'AbortError' });
     expect(parts).toEqual([{ type: 'text', text: 'one ' }]);
+  });
+
+  it('sends a request again, at once, on a new connection when a kept-alive one turns out closed', async () => {
+    scripts.push({ writes: [piece('first')] }, { writes: [piece('second')] });
+    await collect();
+    cutReusedConnections = true;
+    try {
+      expect(await collect()).toEqual([
+        { type: 'text', text: 'second' },
+        { type: 'finish', finishReason: 'other', usage: { inputTokens: undefined, outputTokens: undefined } },
+      ]);
+    } finally {
+      cutReusedConnections = false;
+    }
+    expect(seen).toHaveLength(2);
+    expect(seen[1].remotePort).not.toBe(seen[0].remotePort);
   });
 
   it('keeps the connection alive from one answer to the next', async () => {

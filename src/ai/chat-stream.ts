@@ -50,18 +50,36 @@ export async function openChatStream(endpoint: ChatEndpoint, request: ChatStream
   return chatParts(response, request.signal);
 }
 
-function post(endpoint: ChatEndpoint, json: string, values: unknown, signal: AbortSignal | undefined): Promise<http.IncomingMessage> {
+/**
+ * A kept-alive connection the provider closed while it sat idle fails the request at once (reset,
+ * "socket hang up") before any answer: that request is sent again on a new connection, at once, as
+ * Node's documentation advises. Any other failure is the caller's (with its retry rules).
+ */
+async function post(endpoint: ChatEndpoint, json: string, values: unknown, signal: AbortSignal | undefined): Promise<http.IncomingMessage> {
+  try {
+    return await send(endpoint, json, values, signal);
+  } catch (error) {
+    if (!(error instanceof StaleConnectionError)) throw error;
+    // A connection of its own, so that another idle one cannot fail it the same way.
+    return send(endpoint, json, values, signal, false);
+  }
+}
+
+class StaleConnectionError extends Error {}
+
+function send(endpoint: ChatEndpoint, json: string, values: unknown, signal: AbortSignal | undefined, pooled = true): Promise<http.IncomingMessage> {
   const { url } = endpoint;
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const outgoing = client.request(url, {
       method: 'POST',
-      agent: agents[url.protocol as keyof typeof agents],
+      agent: pooled ? agents[url.protocol as keyof typeof agents] : false,
       headers: { ...endpoint.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) },
       signal,
     });
-    outgoing.once('error', (error) => {
+    outgoing.once('error', (error: NodeJS.ErrnoException) => {
       if (signal?.aborted) reject(signal.reason ?? error);
+      else if (outgoing.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) reject(new StaleConnectionError(error.message));
       else reject(new APICallError({ message: `Cannot connect to API: ${error.message}`, cause: error, url: url.href, requestBodyValues: values, isRetryable: true }));
     });
     outgoing.once('response', (response) => {
