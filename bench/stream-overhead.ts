@@ -56,8 +56,9 @@ const EXPECTED_TEXT = script(CHUNKS);
 function summary(timings: Timing[]) {
   const firsts = timings.map((t) => t.first);
   const gaps = timings.flatMap((t) => t.gaps);
+  const transits = timings.flatMap((t) => t.transits);
   const complete = timings.filter((t) => t.chunks === CHUNKS && t.text === EXPECTED_TEXT).length;
-  return { first50: percentile(firsts, 50), first99: percentile(firsts, 99), gap50: percentile(gaps, 50), gap99: percentile(gaps, 99), complete };
+  return { first50: percentile(firsts, 50), first99: percentile(firsts, 99), gap50: percentile(gaps, 50), gap99: percentile(gaps, 99), transit50: percentile(transits, 50), transit99: percentile(transits, 99), complete };
 }
 
 interface Loop {
@@ -87,7 +88,7 @@ const clientLoop = monitorEventLoopDelay({ resolution: 1 });
 clientLoop.enable();
 
 interface Round {
-  added: { first50: number; first99: number; gap50: number; gap99: number };
+  added: { first50: number; first99: number; gap50: number; gap99: number; transit99: number };
   complete: boolean;
 }
 
@@ -97,10 +98,11 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 function reportRound(round: number, count: number, service: Timing[], baseline: Timing[], loop: Loop, client: Loop): Round {
   const s = summary(service);
   const d = summary(baseline);
-  const added = { first50: s.first50 - d.first50, first99: s.first99 - d.first99, gap50: s.gap50 - d.gap50, gap99: s.gap99 - d.gap99 };
+  const added = { first50: s.first50 - d.first50, first99: s.first99 - d.first99, gap50: s.gap50 - d.gap50, gap99: s.gap99 - d.gap99, transit99: s.transit99 - d.transit99 };
   console.log(`  round ${round}: ${s.complete}/${count} complete and in order (baseline ${d.complete}/${count})`);
   console.log(`    first chunk    direct p50 ${f(d.first50)} p99 ${f(d.first99)} | service p50 ${f(s.first50)} p99 ${f(s.first99)} | added p50 ${f(added.first50)} p99 ${f(added.first99)} | ratio p50 ${(s.first50 / d.first50).toFixed(2)}x`);
   console.log(`    between chunks direct p50 ${f(d.gap50)} p99 ${f(d.gap99)} | service p50 ${f(s.gap50)} p99 ${f(s.gap99)} | added p50 ${f(added.gap50)} p99 ${f(added.gap99)}`);
+  console.log(`    model to client direct p50 ${f(d.transit50)} p99 ${f(d.transit99)} | service p50 ${f(s.transit50)} p99 ${f(s.transit99)} | added p50 ${f(s.transit50 - d.transit50)} p99 ${f(s.transit99 - d.transit99)}`);
   console.log(`    event loop delay: service p50 ${f(loop.p50)} p99 ${f(loop.p99)} max ${f(loop.max)} | client p50 ${f(client.p50)} p99 ${f(client.p99)} max ${f(client.max)}`);
   return { added, complete: s.complete === count };
 }
@@ -122,7 +124,7 @@ async function scenario(label: string, count: number, run: (index: number) => Pr
       ? ` | targets (p50 ≤ ${TARGET.first50}, p99 ≤ ${TARGET.first99}, between p99 ≤ ${TARGET.gap99}): ` +
         (m('first50') <= TARGET.first50 && m('first99') <= TARGET.first99 && m('gap99') <= TARGET.gap99 ? 'met' : 'NOT met')
       : '';
-  console.log(`  median of ${ROUNDS}: added first chunk p50 ${f(m('first50'))} p99 ${f(m('first99'))}; between chunks p50 ${f(m('gap50'))} p99 ${f(m('gap99'))}${verdict}`);
+  console.log(`  median of ${ROUNDS}: added first chunk p50 ${f(m('first50'))} p99 ${f(m('first99'))}; between chunks p50 ${f(m('gap50'))} p99 ${f(m('gap99'))}; model to client p99 ${f(m('transit99'))}${verdict}`);
   return rounds.every((r) => r.complete);
 }
 

@@ -1,11 +1,37 @@
-// The fake OpenAI-compatible model in its own process, answering every chat request with the same
-// scripted stream (BENCH_CHUNKS pieces, BENCH_GAP_MS apart). Reports its URL to the parent.
-import { startFakeModelServer } from '../../test/support/fake-model-server.js';
+// The bench's fake OpenAI-compatible model in its own process: every chat request is answered with
+// the same stream of BENCH_CHUNKS pieces, BENCH_GAP_MS apart (usage at the end, as an endpoint sends it
+// with include_usage). Each piece carries the moment it was written (`piece 7@<epoch ms> `), so the
+// client can tell how long a piece took from the model to it (through the service or not) apart from
+// how late the model itself was. Reports its URL to the parent.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 
-const chunks = Number(process.env.BENCH_CHUNKS ?? 20);
-const gapMs = Number(process.env.BENCH_GAP_MS ?? 50);
-const server = await startFakeModelServer();
-server.setDefault({ chunks: Array.from({ length: chunks }, (_, i) => `piece ${i} `), gapMs });
-// Recorded requests would grow without bound over a long run.
-setInterval(() => void (server.requests.length = 0), 1_000).unref();
-process.send?.({ url: server.url });
+const chunks = Number(process.env.BENCH_CHUNKS ?? 100);
+const gapMs = Number(process.env.BENCH_GAP_MS ?? 100);
+const now = () => performance.timeOrigin + performance.now();
+const piece = (content: string | null, finish: string | null = null) =>
+  `data: ${JSON.stringify({ object: 'chat.completion.chunk', model: 'bench-model', choices: [{ index: 0, delta: content === null ? {} : { content }, finish_reason: finish }] })}\n\n`;
+
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    let sent = 0;
+    const next = () => {
+      if (res.destroyed) return;
+      if (sent < chunks) {
+        res.write(piece(`piece ${sent}@${now().toFixed(3)} `));
+        sent++;
+        setTimeout(next, gapMs);
+        return;
+      }
+      res.write(piece(null, 'stop'));
+      res.write(`data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 10, completion_tokens: chunks, total_tokens: 10 + chunks } })}\n\n`);
+      res.end('data: [DONE]\n\n');
+    };
+    next();
+  });
+});
+server.listen(0, '127.0.0.1', () => {
+  process.send?.({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` });
+});

@@ -1,6 +1,6 @@
 // The measuring client of bench/stream-overhead: one streamed answer read directly from the fake model
 // (the baseline), through the service's SSE route, or through the Socket.IO route, each timed from the
-// request to every text piece.
+// request to every text piece, and each piece from the moment the model wrote it.
 import http from 'node:http';
 import { io, type Socket } from 'socket.io-client';
 
@@ -10,8 +10,38 @@ export interface Timing {
   /** ms between consecutive text pieces. */
   gaps: number[];
   chunks: number;
-  /** The whole text, to check the pieces arrived complete and in order. */
+  /** The whole text without the model's stamps, to check the pieces arrived complete and in order. */
   text: string;
+  /** ms from the model writing each piece to its arrival here (the model stamps its pieces). */
+  transits: number[];
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
+/** Collects the pieces of one answer as they arrive: `piece 7@<epoch ms> ` from bench/servers/fake-model.ts. */
+function pieces(sentAt: number) {
+  const arrivals: number[] = [];
+  const transits: number[] = [];
+  let text = '';
+  return {
+    add(delta: string): void {
+      const at = now();
+      arrivals.push(at);
+      const stamped = /^(piece \d+)@([\d.]+) $/.exec(delta);
+      if (!stamped) {
+        text += delta;
+        return;
+      }
+      text += `${stamped[1]} `;
+      transits.push(at - Number(stamped[2]));
+    },
+    get count(): number {
+      return arrivals.length;
+    },
+    timing(): Timing {
+      return { text, transits, first: arrivals[0] - sentAt, gaps: arrivals.slice(1).map((t, i) => t - arrivals[i]), chunks: arrivals.length };
+    },
+  };
 }
 
 /**
@@ -56,30 +86,20 @@ async function readEvents(response: http.IncomingMessage, onData: (data: string)
 /** What the fake model streams (bench/servers/fake-model.ts): `piece 0 piece 1 …`. */
 export const script = (chunks: number) => Array.from({ length: chunks }, (_, i) => `piece ${i} `).join('');
 
-function timing(sentAt: number, arrivals: number[], text: string): Timing {
-  return { text, first: arrivals[0] - sentAt, gaps: arrivals.slice(1).map((t, i) => t - arrivals[i]), chunks: arrivals.length };
-}
 
 export async function direct(modelUrl: string): Promise<Timing> {
-  const arrivals: number[] = [];
-  let text = '';
-  const sentAt = performance.now();
+  const answer = pieces(now());
   const response = await post(`${modelUrl}/chat/completions`, {}, { model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Go' }] });
   await readEvents(response, (data) => {
     if (data === '[DONE]') return;
     const content = (JSON.parse(data) as { choices: Array<{ delta?: { content?: string } }> }).choices[0]?.delta?.content;
-    if (content) {
-      arrivals.push(performance.now());
-      text += content;
-    }
+    if (content) answer.add(content);
   });
-  return timing(sentAt, arrivals, text);
+  return answer.timing();
 }
 
 export async function viaSse(base: string, token: string): Promise<Timing> {
-  const arrivals: number[] = [];
-  let text = '';
-  const sentAt = performance.now();
+  const answer = pieces(now());
   const response = await post(
     `${base}/api/ai/personal-stream/qanda-stream`,
     { accept: 'text/event-stream', authorization: `Bearer ${token}` },
@@ -87,31 +107,23 @@ export async function viaSse(base: string, token: string): Promise<Timing> {
   );
   await readEvents(response, (data) => {
     const frame = JSON.parse(data) as { type: string; delta?: string };
-    if (frame.type === 'stream') {
-      arrivals.push(performance.now());
-      text += frame.delta ?? '';
-    }
+    if (frame.type === 'stream') answer.add(frame.delta ?? '');
   });
-  return timing(sentAt, arrivals, text);
+  return answer.timing();
 }
 
 export async function viaSocket(base: string, token: string, socket: Socket, chunks: number): Promise<Timing> {
-  const arrivals: number[] = [];
-  let text = '';
-  const onChunk = (payload: { delta: string }) => {
-    arrivals.push(performance.now());
-    text += payload.delta;
-  };
+  const answer = pieces(now());
+  const onChunk = (payload: { delta: string }) => answer.add(payload.delta);
   socket.on('RECEIVE_STREAM', onChunk);
-  const sentAt = performance.now();
   const response = await post(`${base}/api/ai/personal/qanda`, { 'x-access-token': token }, { inputs: ['Go'], requestArgs: { socketId: socket.id } });
   const body = JSON.parse(await readText(response)) as { streamingFailed?: boolean };
   if (body.streamingFailed) throw new Error('streamingFailed');
   // The last chunks may still be on the wire when the request answers.
   const deadline = Date.now() + 5_000;
-  while (arrivals.length < chunks && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  while (answer.count < chunks && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
   socket.off('RECEIVE_STREAM', onChunk);
-  return timing(sentAt, arrivals, text);
+  return answer.timing();
 }
 
 export async function connectSockets(base: string, token: string, userId: string, count: number): Promise<Socket[]> {
