@@ -7,6 +7,7 @@
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench:stream
 //   BENCH_RAMP_MS=0 …            (a burst: every stream of a level starts at the same instant)
 //   BENCH_PROFILE=/tmp/prof …    (the service's CPU profile)
+//   BENCH_NODE_ARGS='' …         (the service's node options; by default those of npm start)
 // "Concurrent" means open together: by default each answer lasts 10 s (100 pieces 100 ms apart) and
 // the starts of a level are spread over 10 s, so at 1,000 the service holds 1,000 open streams (10,000
 // pieces a second) while 100 new turns a second start. A burst instead measures the queue of 1,000
@@ -29,6 +30,8 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const SCENARIO_TIMEOUT_MS = 120_000 + RAMP_MS;
 /** BENCH_PROFILE=<folder>: the service writes a CPU profile there when the run ends. */
 const PROFILE_DIR = process.env.BENCH_PROFILE;
+/** The service's node options: those of `npm start` (package.json), unless BENCH_NODE_ARGS says otherwise. */
+const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
 /** The issue's targets at 1,000 streams (ms). */
 const TARGET = { first50: 5, first99: 25, gap99: 10 };
 
@@ -132,7 +135,7 @@ const model = await start<{ url: string }>('fake-model.ts', { BENCH_CHUNKS: Stri
 const service = await start<{ port: number; token: string; userId: string; database: string }>(
   'stream-service.ts',
   { BENCH_MODEL_URL: model.url },
-  PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
+  [...SERVICE_NODE_ARGS, ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [])],
 );
 const base = `http://127.0.0.1:${service.port}`;
 console.log(
