@@ -24,14 +24,14 @@ const RETRY_DELAY_MS = 2_000;
 const MAX_RETRY_AFTER_MS = 60_000;
 
 export function modelParts(input: StreamAnswerInput): AsyncIterable<TurnPart> {
-  const prompt = input.tools && Object.keys(input.tools).length > 0 ? undefined : plainPrompt(input.system, input.messages);
-  if (!prompt) return sdkParts(input);
-  return input.model.chat ? endpointParts(input, input.model.chat, prompt) : directParts(input, prompt);
+  const messages = input.tools && Object.keys(input.tools).length > 0 ? undefined : plainMessages(input.system, input.messages);
+  if (!messages) return sdkParts(input);
+  return input.model.chat ? endpointParts(input, input.model.chat, messages) : directParts(input, toProviderPrompt(messages));
 }
 
-async function* endpointParts(input: StreamAnswerInput, endpoint: ChatEndpoint, prompt: LanguageModelV3Prompt): AsyncGenerator<TurnPart> {
+async function* endpointParts(input: StreamAnswerInput, endpoint: ChatEndpoint, messages: PlainMessage[]): AsyncGenerator<TurnPart> {
   const request: ChatStreamRequest = {
-    messages: prompt.map((message) => ({ role: message.role as 'system' | 'user' | 'assistant', content: promptText(message.content) })),
+    messages,
     maxTokens: input.maxOutputTokens,
     reasoningEffort: reasoningEffortOnWire(input.reasoningEffort),
     signal: input.signal,
@@ -44,14 +44,6 @@ async function* endpointParts(input: StreamAnswerInput, endpoint: ChatEndpoint, 
       yield { type: 'finish', finishReason: part.finishReason };
     } else yield part;
   }
-}
-
-/** A plain prompt message's text (plainPrompt made every part text). */
-function promptText(content: LanguageModelV3Prompt[number]['content']): string {
-  if (typeof content === 'string') return content;
-  let text = '';
-  for (const part of content) if (part.type === 'text') text += part.text;
-  return text;
 }
 
 async function* directParts(input: StreamAnswerInput, prompt: LanguageModelV3Prompt): AsyncGenerator<TurnPart> {
@@ -112,20 +104,30 @@ const retryAfterMs = (value: string): number => {
   return Number.isNaN(seconds) ? Date.parse(value) - Date.now() : seconds * 1_000;
 };
 
+type PlainMessage = ChatStreamRequest['messages'][number];
+
+/** The turn's messages as plain text, system first; undefined when a message carries anything else. */
+function plainMessages(system: string | undefined, messages: ModelMessage[]): PlainMessage[] | undefined {
+  const plain: PlainMessage[] = system ? [{ role: 'system', content: system }] : [];
+  for (const message of messages) {
+    if (message.role !== 'system' && message.role !== 'user' && message.role !== 'assistant') return undefined;
+    const text = message.role === 'system' ? message.content : plainText(message.content);
+    if (text === undefined) return undefined;
+    plain.push({ role: message.role, content: text });
+  }
+  return plain;
+}
+
+function toProviderPrompt(messages: PlainMessage[]): LanguageModelV3Prompt {
+  return messages.map((message) =>
+    message.role === 'system' ? { role: 'system', content: message.content } : { role: message.role, content: [{ type: 'text', text: message.content }] },
+  );
+}
+
 /** The provider prompt of plain-text messages; undefined when a message carries anything else. */
 export function plainPrompt(system: string | undefined, messages: ModelMessage[]): LanguageModelV3Prompt | undefined {
-  const prompt: LanguageModelV3Prompt = system ? [{ role: 'system', content: system }] : [];
-  for (const message of messages) {
-    if (message.role === 'system') {
-      prompt.push({ role: 'system', content: message.content });
-      continue;
-    }
-    if (message.role !== 'user' && message.role !== 'assistant') return undefined;
-    const text = plainText(message.content);
-    if (text === undefined) return undefined;
-    prompt.push({ role: message.role, content: [{ type: 'text', text }] });
-  }
-  return prompt;
+  const plain = plainMessages(system, messages);
+  return plain && toProviderPrompt(plain);
 }
 
 function plainText(content: ModelMessage['content']): string | undefined {

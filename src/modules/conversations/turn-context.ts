@@ -9,7 +9,6 @@ export interface RecalledMemories {
   memories: MemoryEntry[];
 }
 
-/** What the memory and files modules provide to a turn. Both may return nothing. */
 /** What the turn has already read about the person and the twin, so providers need not read it again. */
 export interface TurnScene {
   /** The person's Enable User Memory switch (behaviour 7). */
@@ -18,6 +17,7 @@ export interface TurnScene {
   longTermMemoryEnabled: boolean;
 }
 
+/** What the memory and files modules provide to a turn. Both may return nothing. */
 export interface TurnContextProviders {
   recall(caller: TurnCaller, question: string, scene: TurnScene): Promise<RecalledMemories>;
   retrieve(caller: TurnCaller, question: string, options: { ragOnly: boolean }): Promise<RetrievalEntry[]>;

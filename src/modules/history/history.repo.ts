@@ -1,7 +1,7 @@
 // Data access for conversations, history records and their feedback. Every function takes the
 // executor it runs on; reads of lists never load the working detail columns.
 import { and, asc, desc, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
-import { newId as newConversationId } from '../../platform/ids/ids.js';
+import { newId } from '../../platform/ids/ids.js';
 import type { Executor } from '../../platform/db/client.js';
 import { institutions } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';
@@ -77,7 +77,7 @@ export interface OpeningRecord {
 export async function insertOpeningRecord(db: Executor, opening: OpeningRecord): Promise<HistoryRow> {
   const { institutionId, userId } = opening.conversation;
   const at = opening.at.toISOString();
-  const newId = newConversationId();
+  const conversationId = newId();
   const commitMode = db.$with('commit_mode', { mode: sql<string>`mode` }).as(sql`select set_config('synchronous_commit', 'off', true) as mode`);
   const own = db.$with('own', { id: sql<string>`id` }).as(
     opening.continueId
@@ -88,7 +88,7 @@ export async function insertOpeningRecord(db: Executor, opening: OpeningRecord):
   );
   const opened = db.$with('opened', { id: sql<string>`id` }).as(
     sql`insert into ${conversations} (${sql.join(OPENED_COLUMNS.map((column) => sql.identifier(column.name)), sql`, `)})
-        select ${newId}, ${institutionId}, ${userId}, ${opening.conversation.assistantId ?? null}, ${opening.conversation.title ?? ''}, ${at}::timestamptz, ${at}::timestamptz
+        select ${conversationId}, ${institutionId}, ${userId}, ${opening.conversation.assistantId ?? null}, ${opening.conversation.title ?? ''}, ${at}::timestamptz, ${at}::timestamptz
         where not exists (select 1 from own)
         returning ${conversations.id}`,
   );
