@@ -3,10 +3,11 @@
 // turn: the charge and the history record's outcome written in ONE transaction.
 import type { Executor } from '../../platform/db/client.js';
 import { chargeCredits } from '../credits/credits.service.js';
-import { finishRecord, type FinishRecordInput } from '../history/history.records.js';
+import { finishRecord, finishValues, type FinishRecordInput } from '../history/history.records.js';
 import { setHistoryCredits } from '../history/history.repo.js';
 import type { HistoryRow } from '../history/history.tables.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { finishAndCharge, readRecordVersion } from './settle.repo.js';
 import { lockBalance } from './turn-limits.js';
 
 export interface Price {
@@ -38,12 +39,32 @@ export interface SettleInput {
 }
 
 /**
- * Charges the turn and finishes its record in one transaction. The record is finished first and the
- * paying balance locked last, so the lock that all turns of a pooled twin share is held as briefly as
- * possible. The charge is min(cost, balance): a balance never goes below zero, even when several turns
- * that all passed the pre-check end together. The record keeps the credits actually charged.
+ * Charges the turn and finishes its record together: one statement (finishAndCharge) when the record is
+ * still streaming as just read, else one transaction that locks the record first (a record finished
+ * or changed meanwhile). Either way the charge is min(cost, balance) under the balance's row lock: a
+ * balance never goes below zero, even when several turns that all passed the pre-check end together.
+ * The record keeps the credits actually charged.
  */
 export async function settleTurn(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number }> {
+  const read = await readRecordVersion(db, input.historyId);
+  if (read?.row.status === 'streaming') {
+    const outcome = finishValues(read.row, { ...input.record, credits: 0 });
+    const settled = await finishAndCharge(db, {
+      record: { id: input.historyId, version: read.version },
+      values: outcome.values,
+      touchesConversation: outcome.touchesConversation,
+      at: outcome.at,
+      cost: input.cost,
+      payer: { account: input.twin.poolCredits ? 'institution' : 'user', institutionId: input.twin.id, userId: input.userId },
+      ledgerMeta: { historyId: input.historyId, cost: input.cost },
+    });
+    if (settled) return settled;
+  }
+  return settleInTransaction(db, input);
+}
+
+/** The settle of a record that is not (or no longer) as read: locked first, then the balance. */
+async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number }> {
   return db.transaction(async (tx) => {
     const finished = await finishRecord(tx, input.historyId, { ...input.record, credits: 0 });
     if (input.cost <= 0) return { row: finished, credits: 0 };

@@ -3,7 +3,7 @@
 // The engine runs these inside its own transactions; nothing here checks access (the engine has).
 import type { Executor } from '../../platform/db/client.js';
 import { detailCounts, retrievalMode, storableRetrieval } from './history.detail.js';
-import { insertOpeningRecord, lockHistory, recentExchangeRows, touchConversation, updateHistory } from './history.repo.js';
+import { insertOpeningRecord, lockHistory, recentExchangeRows, touchConversation, updateHistory, type HistoryUpdate } from './history.repo.js';
 import type { HistoryRow, MemoryEntry, RetrievalEntry, SubagentEntry, ToolCallEntry } from './history.tables.js';
 
 const TITLE_CHARS = 80;
@@ -69,10 +69,30 @@ export async function startRecord(db: Executor, input: StartRecordInput): Promis
  * A record its owner deleted while it streamed keeps only status, usage, models and credits.
  */
 export async function finishRecord(tx: Executor, id: string, input: FinishRecordInput): Promise<HistoryRow> {
-  const at = input.at ?? new Date();
   const current = await lockHistory(tx, id);
   if (!current) throw new Error(`History record ${id} does not exist`);
   if (current.status !== 'streaming') return current;
+  const outcome = finishValues(current, input);
+  const row = await updateHistory(tx, id, outcome.values);
+  if (outcome.touchesConversation) await touchConversation(tx, row.institutionId, row.conversationId, outcome.at);
+  return row;
+}
+
+export interface FinishValues {
+  /** What the record's row becomes. */
+  values: HistoryUpdate;
+  /** A live record's end is its conversation's latest activity; a deleted one's is not. */
+  touchesConversation: boolean;
+  at: Date;
+}
+
+/**
+ * The row a streaming record becomes when its turn ends (finishRecord's rule, also used by the turn's
+ * one-statement settle): accounting always; answer and detail only while the record is not deleted,
+ * detail not given keeping what was written during the turn (recordToolCall).
+ */
+export function finishValues(current: HistoryRow, input: FinishRecordInput): FinishValues {
+  const at = input.at ?? new Date();
   const accounting = {
     status: input.status,
     completedAt: at,
@@ -82,15 +102,14 @@ export async function finishRecord(tx: Executor, id: string, input: FinishRecord
     reasoningTokens: input.usage?.reasoningTokens ?? 0,
     credits: input.credits ?? 0,
   };
-  if (current.deletedAt) return updateHistory(tx, id, accounting);
-  // Detail not given keeps what was written during the turn (recordToolCall), else stays empty.
+  if (current.deletedAt) return { values: accounting, touchesConversation: false, at };
   const detail = {
     toolCalls: input.toolCalls ?? current.toolCalls,
     subagents: input.subagents ?? current.subagents,
     ragSearch: storableRetrieval(input.ragSearch ?? current.ragSearch),
     memories: input.memories ?? current.memories,
   };
-  const row = await updateHistory(tx, id, {
+  const values: HistoryUpdate = {
     ...accounting,
     answer: input.answer,
     error: input.error ?? null,
@@ -98,9 +117,8 @@ export async function finishRecord(tx: Executor, id: string, input: FinishRecord
     ...detailCounts(detail),
     ragSearchMode: detail.ragSearch.length > 0 ? retrievalMode(detail.ragSearch, input.ragSearchMode) : (input.ragSearchMode ?? null),
     reasoning: input.reasoning ?? null,
-  });
-  await touchConversation(tx, row.institutionId, row.conversationId, at);
-  return row;
+  };
+  return { values, touchesConversation: true, at };
 }
 
 /**

@@ -1,0 +1,172 @@
+// The end of a turn (settleTurn): the record finished and the charge made together, in one statement
+// when the record is as read, else in a transaction; never more than the balance holds, also when
+// many turns of one balance end together. On a real database (PGlite, or the server in CI's 2nd run).
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
+import { buildInstitution, buildUser } from '../../../test/support/factories.js';
+import { creditLedger } from '../credits/credits.tables.js';
+import { finishValues, recordToolCall, startRecord } from '../history/history.records.js';
+import { deleteHistory } from '../history/history.repo.js';
+import { conversations, history } from '../history/history.tables.js';
+import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { findUserById } from '../users/users.repo.js';
+import { finishAndCharge, readRecordVersion } from './settle.repo.js';
+import { settleTurn } from './turn-billing.js';
+
+let database: TestDatabase;
+const db = () => database.db;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+});
+afterAll(() => database.close());
+
+async function personIn(twin: InstitutionRow, credits: number) {
+  const { user } = await buildUser(db(), { institution: twin, credits });
+  return user;
+}
+
+const open = (twin: InstitutionRow, userId: string, question = 'Why is the sky blue?') =>
+  startRecord(db(), { institutionId: twin.id, userId, question, at: new Date('2030-01-01T00:00:00Z') });
+
+const outcome = (answer = 'Rayleigh scattering.') => ({
+  answer,
+  status: 'complete' as const,
+  usage: { inputTokens: 10, outputTokens: 20 },
+  models: ['bench-model'],
+  at: new Date('2030-01-01T00:01:00Z'),
+});
+
+const ledgerOf = (historyId: string) =>
+  db()
+    .select()
+    .from(creditLedger)
+    .then((rows) => rows.filter((row) => row.meta?.historyId === historyId));
+
+describe('settleTurn', () => {
+  it('finishes the record, charges the cost with its ledger row and moves the conversation, together', async () => {
+    const twin = await buildInstitution(db());
+    const user = await personIn(twin, 10);
+    const record = await open(twin, user.id);
+    const settled = await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 1.25, record: outcome() });
+    expect(settled.credits).toBe(1.25);
+    const [row] = await db().select().from(history).where(eq(history.id, record.id));
+    expect(row).toMatchObject({ status: 'complete', answer: 'Rayleigh scattering.', inputTokens: 10, outputTokens: 20, credits: 1.25, models: ['bench-model'] });
+    expect(row.completedAt?.toISOString()).toBe('2030-01-01T00:01:00.000Z');
+    expect(await findUserById(db(), user.id)).toMatchObject({ credits: 8.75, creditsUsed: 1.25 });
+    const ledger = await ledgerOf(record.id);
+    expect(ledger).toHaveLength(1);
+    expect(ledger[0]).toMatchObject({ account: 'user', userId: user.id, institutionId: twin.id, delta: -1.25, balanceAfter: 8.75, reason: 'conversation.turn', actorId: null });
+    expect(ledger[0].meta).toEqual({ historyId: record.id, cost: 1.25 });
+    const [conversation] = await db().select().from(conversations).where(eq(conversations.id, record.conversationId));
+    expect(conversation.lastActivityAt.toISOString()).toBe('2030-01-01T00:01:00.000Z');
+  });
+
+  it('charges no more than the balance holds, and keeps what it charged on the record', async () => {
+    const twin = await buildInstitution(db());
+    const user = await personIn(twin, 2);
+    const record = await open(twin, user.id);
+    const settled = await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 5, record: outcome() });
+    expect(settled).toMatchObject({ credits: 2, row: { credits: 2, status: 'complete' } });
+    expect(await findUserById(db(), user.id)).toMatchObject({ credits: 0, creditsUsed: 2 });
+    expect((await ledgerOf(record.id)).map((row) => [row.delta, row.balanceAfter])).toEqual([[-2, 0]]);
+  });
+
+  it("charges a pooling twin's pool, not the person", async () => {
+    const twin = await buildInstitution(db(), { poolCredits: true, credits: 50 });
+    const user = await personIn(twin, 7);
+    const record = await open(twin, user.id);
+    await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 3, record: outcome() });
+    expect(await findInstitutionById(db(), twin.id)).toMatchObject({ credits: 47, creditsUsed: 3 });
+    expect((await findUserById(db(), user.id))!.credits).toBe(7);
+    expect(await ledgerOf(record.id)).toMatchObject([{ account: 'institution', institutionId: twin.id, userId: user.id, delta: -3, balanceAfter: 47 }]);
+  });
+
+  it('writes no charge for a failed turn or an empty balance', async () => {
+    const twin = await buildInstitution(db());
+    const user = await personIn(twin, 4);
+    const failed = await open(twin, user.id);
+    await settleTurn(db(), { twin, userId: user.id, historyId: failed.id, cost: 0, record: { answer: '', status: 'failed', error: 'The model is down' } });
+    expect((await db().select().from(history).where(eq(history.id, failed.id)))[0]).toMatchObject({ status: 'failed', error: 'The model is down', credits: 0 });
+    expect(await ledgerOf(failed.id)).toEqual([]);
+
+    const broke = await personIn(twin, 0);
+    const unpaid = await open(twin, broke.id);
+    const settled = await settleTurn(db(), { twin, userId: broke.id, historyId: unpaid.id, cost: 2, record: outcome() });
+    expect(settled).toMatchObject({ credits: 0, row: { status: 'complete', credits: 0 } });
+    expect(await ledgerOf(unpaid.id)).toEqual([]);
+    expect((await findUserById(db(), user.id))!.credits).toBe(4);
+  });
+
+  it('keeps only the accounting of a record deleted while it streamed, and still charges its usage', async () => {
+    const twin = await buildInstitution(db());
+    const user = await personIn(twin, 10);
+    const record = await open(twin, user.id);
+    await deleteHistory(db(), [record.id], { ids: [twin.id] });
+    await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 1, record: outcome('A secret answer') });
+    const [row] = await db().select().from(history).where(eq(history.id, record.id));
+    expect(row).toMatchObject({ status: 'complete', answer: '', credits: 1, outputTokens: 20 });
+    expect(row.deletedAt).not.toBeNull();
+    expect((await findUserById(db(), user.id))!.credits).toBe(9);
+  });
+
+  it('settles a record changed after it was read in a transaction instead, keeping the change', async () => {
+    const twin = await buildInstitution(db());
+    const user = await personIn(twin, 10);
+    const record = await open(twin, user.id);
+    const read = (await readRecordVersion(db(), record.id))!;
+    await recordToolCall(db(), record.id, { id: 'call-1', server: 'docs', tool: 'lookup', arguments: { q: 'sky' }, result: 'found', status: 'ok' });
+    // The statement refuses a record no longer as read: nothing written, nothing charged.
+    const stale = finishValues(read.row, { ...outcome(), credits: 0 });
+    const refused = await finishAndCharge(db(), {
+      record: { id: record.id, version: read.version },
+      values: stale.values,
+      touchesConversation: true,
+      at: stale.at,
+      cost: 1,
+      payer: { account: 'user', institutionId: twin.id, userId: user.id },
+      ledgerMeta: { historyId: record.id },
+    });
+    expect(refused).toBeUndefined();
+    expect((await db().select().from(history).where(eq(history.id, record.id)))[0].status).toBe('streaming');
+    expect((await findUserById(db(), user.id))!.credits).toBe(10);
+    expect(await ledgerOf(record.id)).toEqual([]);
+    // settleTurn reads it again: the tool call written meanwhile stays on the finished record.
+    await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 1, record: outcome() });
+    const [row] = await db().select().from(history).where(eq(history.id, record.id));
+    expect(row).toMatchObject({ status: 'complete', credits: 1, toolCalls: [expect.objectContaining({ id: 'call-1', result: 'found' })] });
+    expect((await findUserById(db(), user.id))!.credits).toBe(9);
+  });
+
+  it('leaves a finished record as it is when asked to finish it again', async () => {
+    const twin = await buildInstitution(db());
+    const user = await personIn(twin, 10);
+    const record = await open(twin, user.id);
+    await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 1, record: outcome('first') });
+    const again = await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 0, record: { answer: 'second', status: 'failed' } });
+    expect(again.row).toMatchObject({ status: 'complete', answer: 'first', credits: 1 });
+  });
+
+  it('never overdraws a pool that 40 turns ending together would exceed', async () => {
+    const twin = await buildInstitution(db(), { poolCredits: true, credits: 20 });
+    const people = await Promise.all([personIn(twin, 0), personIn(twin, 0)]);
+    const records = await Promise.all(Array.from({ length: 40 }, (_, i) => open(twin, people[i % 2].id, `question ${i}`)));
+    const settled = await Promise.all(
+      records.map((record, i) => settleTurn(db(), { twin, userId: people[i % 2].id, historyId: record.id, cost: 0.75, record: outcome() })),
+    );
+    const charged = settled.reduce((sum, s) => sum + s.credits, 0);
+    expect(charged).toBeCloseTo(20, 6);
+    expect(await findInstitutionById(db(), twin.id)).toMatchObject({ credits: 0, creditsUsed: 20 });
+    const ledger = (await db().select().from(creditLedger).where(eq(creditLedger.institutionId, twin.id))).filter((row) => row.reason === 'conversation.turn');
+    expect(ledger.reduce((sum, row) => sum - row.delta, 0)).toBeCloseTo(20, 6);
+    // Each charge was taken from the balance left by the one before it.
+    const afters = ledger.map((row) => row.balanceAfter).sort((a, b) => b - a);
+    expect(afters.at(-1)).toBe(0);
+    expect(new Set(afters).size).toBe(afters.length);
+    const rows = await db().select().from(history).where(eq(history.institutionId, twin.id));
+    expect(rows.every((row) => row.status === 'complete')).toBe(true);
+    expect(rows.reduce((sum, row) => sum + row.credits, 0)).toBeCloseTo(20, 6);
+  });
+});
