@@ -51,51 +51,84 @@ const recordVersion = (db: Executor, id: unknown) =>
 /**
  * Runs the settle; undefined when the record was no longer streaming or changed after it was read (the
  * caller then settles in a transaction that locks it). The charge is least(cost, balance) read under
- * the balance's row lock inside the statement, so racing turns never overdraw it.
+ * the balance's row lock inside the statement, so racing turns never overdraw it. Outside a
+ * transaction the statement is prepared once per shape (who pays, whether it charges, which columns):
+ * building it costs drizzle about a millisecond, more than the database takes to run it.
  */
 export async function finishAndCharge(db: Executor, settle: OneStatementSettle): Promise<{ row: HistoryRow; credits: number } | undefined> {
   const { account, institutionId, userId } = settle.payer;
-  const balance = account === 'institution' ? { table: institutions, id: institutionId } : { table: users, id: userId };
-  const credits = balance.table.credits;
-  const creditsUsed = balance.table.creditsUsed;
-  const charging = settle.cost > 0;
+  const values: Record<string, unknown> = {
+    ...Object.fromEntries(Object.entries(settle.values).map(([key, value]) => [`v_${key}`, value])),
+    id: settle.record.id,
+    version: settle.record.version,
+    cost: settle.cost,
+    balanceId: account === 'institution' ? institutionId : userId,
+    ledgerId: newId(),
+    institutionId,
+    userId,
+    meta: JSON.stringify(settle.ledgerMeta),
+    at: settle.at.toISOString(),
+  };
+  const shape: SettleShape = { account, charging: settle.cost > 0, touches: settle.touchesConversation, columns: Object.keys(settle.values).sort() };
+  const key = `${shape.account}:${shape.charging}:${shape.touches}:${shape.columns.join(',')}`;
+  let name = shapeNames.get(key);
+  if (!name) shapeNames.set(key, (name = `settle_turn_${shapeNames.size + 1}`));
+  const prepared = preparedOn(db, name, (d) => settleQuery(d, shape, (param) => sql.placeholder(param)).prepare(name));
+  const [row] = prepared ? await prepared.execute(values) : await settleQuery(db, shape, (param) => values[param]);
+  if (!row) return undefined;
+  return { row: row as HistoryRow, credits: row.credits };
+}
 
+interface SettleShape {
+  account: CreditAccount;
+  charging: boolean;
+  touches: boolean;
+  /** The record's columns set, besides credits and updated_at. */
+  columns: string[];
+}
+
+/** Prepared statement names by shape (the database keeps one statement per name and connection). */
+const shapeNames = new Map<string, string>();
+
+/** The settle statement of a shape, its inputs given by `param` (placeholders to prepare, or the values). */
+function settleQuery(db: Executor, shape: SettleShape, param: (name: string) => unknown) {
+  const table = shape.account === 'institution' ? institutions : users;
+  const { credits, creditsUsed } = table;
   // The paying row, locked (and read as its latest version) for the rest of the statement.
   const locked = db.$with('locked', { balance: sql<number>`balance` }).as(
-    sql`select ${credits} as balance from ${balance.table} where ${balance.table.id} = ${balance.id} for update`,
+    sql`select ${credits} as balance from ${table} where ${table.id} = ${param('balanceId')} for update`,
   );
-  const charge = charging ? sql`coalesce((select least(${settle.cost}::numeric, greatest(balance, 0)) from locked), 0)` : sql`0`;
+  const charge = shape.charging ? sql`coalesce((select least(${param('cost')}::numeric, greatest(balance, 0)) from locked), 0)` : sql`0`;
+  const set = Object.fromEntries(shape.columns.map((column) => [column, param(`v_${column}`)]));
   const finished = db.$with('finished').as(
     db
       .update(history)
-      .set({ ...settle.values, credits: charge })
-      .where(and(eq(history.id, settle.record.id), eq(history.status, 'streaming'), sql`${history.updatedAt} = ${settle.record.version}::timestamptz`))
+      .set({ ...set, credits: charge, updatedAt: sql`now()` })
+      .where(and(eq(history.id, param('id') as string), eq(history.status, 'streaming'), sql`${history.updatedAt} = ${param('version')}::timestamptz`))
       .returning(),
   );
   const charged = db.$with('charged', { balance: sql<number>`balance`, amount: sql<number>`amount` }).as(
-    sql`update ${balance.table} set ${sql.identifier(credits.name)} = ${credits} - finished.credits, ${sql.identifier(creditsUsed.name)} = ${creditsUsed} + finished.credits
-        from finished where ${balance.table.id} = ${balance.id} and finished.credits > 0
+    sql`update ${table} set ${sql.identifier(credits.name)} = ${credits} - finished.credits, ${sql.identifier(creditsUsed.name)} = ${creditsUsed} + finished.credits
+        from finished where ${table.id} = ${param('balanceId')} and finished.credits > 0
         returning ${credits} as balance, finished.credits as amount`,
   );
   const ledger = db.$with('ledger', { id: sql<string>`id` }).as(
     sql`insert into ${creditLedger} (${sql.join(LEDGER_COLUMNS.map((column) => sql.identifier(column.name)), sql`, `)})
-        select ${newId()}, ${institutionId}, ${account}, ${userId}, -amount, balance, 'conversation.turn', ${JSON.stringify(settle.ledgerMeta)}::jsonb from charged
+        select ${param('ledgerId')}, ${param('institutionId')}, ${shape.account}, ${param('userId')}, -amount, balance, 'conversation.turn', ${param('meta')}::jsonb from charged
         returning ${creditLedger.id}`,
   );
   const touched = db.$with('touched', { id: sql<string>`id` }).as(
-    settle.touchesConversation
-      ? sql`update ${conversations} set ${sql.identifier(conversations.lastActivityAt.name)} = greatest(${conversations.lastActivityAt}, ${settle.at.toISOString()}::timestamptz)
+    shape.touches
+      ? sql`update ${conversations} set ${sql.identifier(conversations.lastActivityAt.name)} = greatest(${conversations.lastActivityAt}, ${param('at')}::timestamptz)
           from finished where ${conversations.institutionId} = finished.institution_id and ${conversations.id} = finished.conversation_id
           returning ${conversations.id}`
       : sql`select null::char(24) as id where false`,
   );
-  const ctes = charging ? [locked, finished, charged, ledger, touched] : [finished, touched];
-  const [row] = await db
+  const ctes = shape.charging ? [locked, finished, charged, ledger, touched] : [finished, touched];
+  return db
     .with(...ctes)
     .select()
     .from(finished);
-  if (!row) return undefined;
-  return { row: row as HistoryRow, credits: row.credits };
 }
 
 const LEDGER_COLUMNS = [

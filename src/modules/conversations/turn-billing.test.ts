@@ -140,6 +140,35 @@ describe('settleTurn', () => {
     expect((await findUserById(db(), user.id))!.credits).toBe(9);
   });
 
+  it('settles inside a caller\'s transaction too, and rolls back with it', async () => {
+    const twin = await buildInstitution(db());
+    const user = await personIn(twin, 10);
+    const record = await open(twin, user.id);
+    const read = (await readRecordVersion(db(), record.id))!;
+    const values = finishValues(read.row, { ...outcome(), credits: 0 });
+    const settle = {
+      record: { id: record.id, version: read.version },
+      values: values.values,
+      touchesConversation: true,
+      at: values.at,
+      cost: 2,
+      payer: { account: 'user' as const, institutionId: twin.id, userId: user.id },
+      ledgerMeta: { historyId: record.id },
+    };
+    await expect(
+      db().transaction(async (tx) => {
+        expect(await finishAndCharge(tx, settle)).toMatchObject({ credits: 2, row: { status: 'complete' } });
+        throw new Error('the caller failed');
+      }),
+    ).rejects.toThrow('the caller failed');
+    expect((await db().select().from(history).where(eq(history.id, record.id)))[0].status).toBe('streaming');
+    expect((await findUserById(db(), user.id))!.credits).toBe(10);
+    const settled = await db().transaction((tx) => finishAndCharge(tx, settle));
+    expect(settled).toMatchObject({ credits: 2, row: { status: 'complete', answer: 'Rayleigh scattering.', credits: 2 } });
+    expect((await findUserById(db(), user.id))!.credits).toBe(8);
+    expect(await ledgerOf(record.id)).toMatchObject([{ delta: -2, balanceAfter: 8 }]);
+  });
+
   it('leaves a finished record as it is when asked to finish it again', async () => {
     const twin = await buildInstitution(db());
     const user = await personIn(twin, 10);
