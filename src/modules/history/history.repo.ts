@@ -3,6 +3,7 @@
 import { and, asc, desc, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import { newId } from '../../platform/ids/ids.js';
 import type { Executor } from '../../platform/db/client.js';
+import { preparedOn } from '../../platform/db/prepared.js';
 import { institutions } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';
 import { conversations, history, historyFeedback, type ConversationRow, type FeedbackRow, type HistoryRow } from './history.tables.js';
@@ -76,35 +77,65 @@ export interface OpeningRecord {
  */
 export async function insertOpeningRecord(db: Executor, opening: OpeningRecord): Promise<HistoryRow> {
   const { institutionId, userId } = opening.conversation;
-  const at = opening.at.toISOString();
-  const conversationId = newId();
+  const values: Record<string, unknown> = {
+    ...Object.fromEntries(Object.entries(opening.record).map(([key, value]) => [`r_${key}`, value])),
+    id: newId(),
+    conversationId: newId(),
+    institutionId,
+    userId,
+    continueId: opening.continueId ?? null,
+    assistantId: opening.conversation.assistantId ?? null,
+    title: opening.conversation.title ?? '',
+    at: opening.at.toISOString(),
+    createdAt: opening.at,
+  };
+  const shape: OpeningShape = { continues: Boolean(opening.continueId), columns: Object.keys(opening.record).sort() };
+  const key = `${shape.continues}:${shape.columns.join(',')}`;
+  let name = openingNames.get(key);
+  if (!name) openingNames.set(key, (name = `open_turn_${openingNames.size + 1}`));
+  // Prepared once per shape outside a transaction: drizzle takes longer to build it than the database to run it.
+  const prepared = preparedOn(db, name, (d) => openingQuery(d, shape, (param) => sql.placeholder(param)).prepare(name));
+  const [row] = prepared ? await prepared.execute(values) : await openingQuery(db, shape, (param) => values[param]);
+  const { commitMode: _mode, ...record } = row;
+  return record;
+}
+
+interface OpeningShape {
+  continues: boolean;
+  /** The record's columns given by the caller. */
+  columns: string[];
+}
+
+const openingNames = new Map<string, string>();
+
+function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) => unknown) {
   const commitMode = db.$with('commit_mode', { mode: sql<string>`mode` }).as(sql`select set_config('synchronous_commit', 'off', true) as mode`);
   const own = db.$with('own', { id: sql<string>`id` }).as(
-    opening.continueId
-      ? sql`update ${conversations} set ${sql.identifier(conversations.lastActivityAt.name)} = greatest(${conversations.lastActivityAt}, ${at}::timestamptz)
-          where ${conversations.institutionId} = ${institutionId} and ${conversations.id} = ${opening.continueId} and ${conversations.userId} = ${userId}
+    shape.continues
+      ? sql`update ${conversations} set ${sql.identifier(conversations.lastActivityAt.name)} = greatest(${conversations.lastActivityAt}, ${param('at')}::timestamptz)
+          where ${conversations.institutionId} = ${param('institutionId')} and ${conversations.id} = ${param('continueId')} and ${conversations.userId} = ${param('userId')}
           returning ${conversations.id}`
       : sql`select null::char(24) as id where false`,
   );
   const opened = db.$with('opened', { id: sql<string>`id` }).as(
     sql`insert into ${conversations} (${sql.join(OPENED_COLUMNS.map((column) => sql.identifier(column.name)), sql`, `)})
-        select ${conversationId}, ${institutionId}, ${userId}, ${opening.conversation.assistantId ?? null}, ${opening.conversation.title ?? ''}, ${at}::timestamptz, ${at}::timestamptz
+        select ${param('conversationId')}, ${param('institutionId')}, ${param('userId')}, ${param('assistantId')}, ${param('title')}, ${param('at')}::timestamptz, ${param('at')}::timestamptz
         where not exists (select 1 from own)
         returning ${conversations.id}`,
   );
-  const [row] = await db
+  const record = Object.fromEntries(shape.columns.map((column) => [column, param(`r_${column}`)])) as Omit<NewHistory, 'institutionId' | 'userId' | 'conversationId'>;
+  return db
     .with(commitMode, own, opened)
     .insert(history)
     .values({
-      ...opening.record,
-      institutionId,
-      userId,
+      ...record,
+      id: param('id') as string,
+      institutionId: param('institutionId') as string,
+      userId: param('userId') as string,
       conversationId: sql`coalesce((select id from own), (select id from opened))`,
-      createdAt: opening.at,
+      createdAt: param('createdAt') as Date,
     })
     .returning({ ...getTableColumns(history), commitMode: sql<string>`(select mode from commit_mode)` });
-  const { commitMode: _mode, ...record } = row;
-  return record;
 }
 
 const OPENED_COLUMNS = [
