@@ -12,7 +12,7 @@ import { conversations, history } from '../history/history.tables.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { findUserById } from '../users/users.repo.js';
-import { finishAndCharge, readRecordVersion } from './settle.repo.js';
+import { finishAndCharge, readRecordVersion, type OneStatementSettle } from './settle.repo.js';
 import { settleTurn } from './turn-billing.js';
 
 let database: TestDatabase;
@@ -44,6 +44,21 @@ const ledgerOf = (historyId: string) =>
     .select()
     .from(creditLedger)
     .then((rows) => rows.filter((row) => row.meta?.historyId === historyId));
+
+/** The one-statement settle of a record as it reads now, paid by the person. */
+async function statementFor(twin: InstitutionRow, userId: string, historyId: string, cost: number): Promise<OneStatementSettle> {
+  const read = (await readRecordVersion(db(), historyId))!;
+  const finished = finishValues(read.row, { ...outcome(), credits: 0 });
+  return {
+    record: { id: historyId, version: read.version },
+    values: finished.values,
+    touchesConversation: finished.touchesConversation,
+    at: finished.at,
+    cost,
+    payer: { account: 'user', institutionId: twin.id, userId },
+    ledgerMeta: { historyId },
+  };
+}
 
 describe('settleTurn', () => {
   it('finishes the record, charges the cost with its ledger row and moves the conversation, together', async () => {
@@ -116,19 +131,10 @@ describe('settleTurn', () => {
     const twin = await buildInstitution(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
-    const read = (await readRecordVersion(db(), record.id))!;
+    const stale = await statementFor(twin, user.id, record.id, 1);
     await recordToolCall(db(), record.id, { id: 'call-1', server: 'docs', tool: 'lookup', arguments: { q: 'sky' }, result: 'found', status: 'ok' });
     // The statement refuses a record no longer as read: nothing written, nothing charged.
-    const stale = finishValues(read.row, { ...outcome(), credits: 0 });
-    const refused = await finishAndCharge(db(), {
-      record: { id: record.id, version: read.version },
-      values: stale.values,
-      touchesConversation: true,
-      at: stale.at,
-      cost: 1,
-      payer: { account: 'user', institutionId: twin.id, userId: user.id },
-      ledgerMeta: { historyId: record.id },
-    });
+    const refused = await finishAndCharge(db(), stale);
     expect(refused).toBeUndefined();
     expect((await db().select().from(history).where(eq(history.id, record.id)))[0].status).toBe('streaming');
     expect((await findUserById(db(), user.id))!.credits).toBe(10);
@@ -144,17 +150,7 @@ describe('settleTurn', () => {
     const twin = await buildInstitution(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
-    const read = (await readRecordVersion(db(), record.id))!;
-    const values = finishValues(read.row, { ...outcome(), credits: 0 });
-    const settle = {
-      record: { id: record.id, version: read.version },
-      values: values.values,
-      touchesConversation: true,
-      at: values.at,
-      cost: 2,
-      payer: { account: 'user' as const, institutionId: twin.id, userId: user.id },
-      ledgerMeta: { historyId: record.id },
-    };
+    const settle = await statementFor(twin, user.id, record.id, 2);
     await expect(
       db().transaction(async (tx) => {
         expect(await finishAndCharge(tx, settle)).toMatchObject({ credits: 2, row: { status: 'complete' } });
