@@ -126,6 +126,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       twin,
       userId: actor.userId,
       historyId: record.id,
+      opened: record,
       // A failed turn is not charged; a cancelled one pays for the partial answer.
       cost: result.failed ? 0 : costOf(result.usage, choice.price),
       record: {

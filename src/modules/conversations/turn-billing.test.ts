@@ -146,6 +146,22 @@ describe('settleTurn', () => {
     expect((await findUserById(db(), user.id))!.credits).toBe(9);
   });
 
+  it('settles from the record as the turn opened it, unless it changed since', async () => {
+    const twin = await buildInstitution(db());
+    const user = await personIn(twin, 10);
+    const untouched = await open(twin, user.id);
+    expect(untouched.version).toEqual(expect.any(String));
+    await settleTurn(db(), { twin, userId: user.id, historyId: untouched.id, opened: untouched, cost: 1, record: outcome() });
+    expect((await db().select().from(history).where(eq(history.id, untouched.id)))[0]).toMatchObject({ status: 'complete', credits: 1 });
+
+    const changed = await open(twin, user.id);
+    await recordToolCall(db(), changed.id, { id: 'call-2', server: 'docs', tool: 'lookup', arguments: {}, result: 'kept', status: 'ok' });
+    await settleTurn(db(), { twin, userId: user.id, historyId: changed.id, opened: changed, cost: 1, record: outcome() });
+    const [row] = await db().select().from(history).where(eq(history.id, changed.id));
+    expect(row).toMatchObject({ status: 'complete', credits: 1, toolCallCount: 1, toolCalls: [expect.objectContaining({ id: 'call-2', result: 'kept' })] });
+    expect((await findUserById(db(), user.id))!.credits).toBe(8);
+  });
+
   it('settles inside a caller\'s transaction too, and rolls back with it', async () => {
     const twin = await buildInstitution(db());
     const user = await personIn(twin, 10);

@@ -4,7 +4,7 @@
 import type { Executor } from '../../platform/db/client.js';
 import { chargeCredits } from '../credits/credits.service.js';
 import { finishRecord, finishValues, type FinishRecordInput } from '../history/history.records.js';
-import { setHistoryCredits } from '../history/history.repo.js';
+import { setHistoryCredits, type OpenedRecord } from '../history/history.repo.js';
 import type { HistoryRow } from '../history/history.tables.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
 import { finishAndCharge, readRecordVersion } from './settle.repo.js';
@@ -36,6 +36,8 @@ export interface SettleInput {
   /** What the usage costs; 0 for a failed turn. */
   cost: number;
   record: Omit<FinishRecordInput, 'credits'>;
+  /** The record as the turn opened it (startRecord), which spares reading it again; still checked unchanged. */
+  opened?: OpenedRecord;
 }
 
 /**
@@ -46,7 +48,7 @@ export interface SettleInput {
  * The record keeps the credits actually charged.
  */
 export async function settleTurn(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number }> {
-  const read = await readRecordVersion(db, input.historyId);
+  const read = input.opened ? { row: input.opened, version: input.opened.version } : await readRecordVersion(db, input.historyId);
   if (read?.row.status === 'streaming') {
     const outcome = finishValues(read.row, { ...input.record, credits: 0 });
     const settled = await finishAndCharge(db, {

@@ -3,7 +3,7 @@
 // The engine runs these inside its own transactions; nothing here checks access (the engine has).
 import type { Executor } from '../../platform/db/client.js';
 import { detailCounts, retrievalMode, storableRetrieval } from './history.detail.js';
-import { insertOpeningRecord, lockHistory, recentExchangeRows, touchConversation, updateHistory, type HistoryUpdate } from './history.repo.js';
+import { insertOpeningRecord, lockHistory, recentExchangeRows, touchConversation, updateHistory, type HistoryUpdate, type OpenedRecord } from './history.repo.js';
 import type { HistoryRow, MemoryEntry, RetrievalEntry, SubagentEntry, ToolCallEntry } from './history.tables.js';
 
 const TITLE_CHARS = 80;
@@ -55,7 +55,7 @@ export interface Exchange {
  * the flush interval can lose only the start of a turn still in progress, which has charged nothing;
  * the turn's end (record and charge) commits synchronously, which also makes its start durable.
  */
-export async function startRecord(db: Executor, input: StartRecordInput): Promise<HistoryRow> {
+export async function startRecord(db: Executor, input: StartRecordInput): Promise<OpenedRecord> {
   return insertOpeningRecord(db, {
     conversation: { institutionId: input.institutionId, userId: input.userId, assistantId: input.assistantId ?? null, title: titleOf(input.question) },
     continueId: input.conversationId ?? undefined,

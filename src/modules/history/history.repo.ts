@@ -75,7 +75,7 @@ export interface OpeningRecord {
  * local set_config, read in RETURNING so that it runs); in a caller's transaction that holds until
  * the transaction ends.
  */
-export async function insertOpeningRecord(db: Executor, opening: OpeningRecord): Promise<HistoryRow> {
+export async function insertOpeningRecord(db: Executor, opening: OpeningRecord): Promise<OpenedRecord> {
   const { institutionId, userId } = opening.conversation;
   const values: Record<string, unknown> = {
     ...Object.fromEntries(Object.entries(opening.record).map(([key, value]) => [`r_${key}`, value])),
@@ -99,6 +99,9 @@ export async function insertOpeningRecord(db: Executor, opening: OpeningRecord):
   const { commitMode: _mode, ...record } = row;
   return record;
 }
+
+/** A record as just opened, with its version: updated_at exactly as stored (a Date keeps milliseconds only). */
+export type OpenedRecord = HistoryRow & { version: string };
 
 interface OpeningShape {
   continues: boolean;
@@ -135,7 +138,7 @@ function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) =
       conversationId: sql`coalesce((select id from own), (select id from opened))`,
       createdAt: param('createdAt') as Date,
     })
-    .returning({ ...getTableColumns(history), commitMode: sql<string>`(select mode from commit_mode)` });
+    .returning({ ...getTableColumns(history), version: sql<string>`${history.updatedAt}::text`, commitMode: sql<string>`(select mode from commit_mode)` });
 }
 
 const OPENED_COLUMNS = [
