@@ -125,7 +125,6 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
     const { credits } = await settleTurn(db, {
       twin,
       userId: actor.userId,
-      historyId: record.id,
       opened: record,
       // A failed turn is not charged; a cancelled one pays for the partial answer.
       cost: result.failed ? 0 : costOf(result.usage, choice.price),

@@ -4,9 +4,9 @@
 // held only while the server runs it and commits, never across a trip back to this process: with a
 // transaction of several statements, turns ending together queued on that lock for as long as the busy
 // process took to send each next statement, and held pooled connections while they waited.
-import { and, eq, getTableColumns, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
-import { preparedOn } from '../../platform/db/prepared.js';
+import { executeShaped } from '../../platform/db/prepared.js';
 import { newId } from '../../platform/ids/ids.js';
 import type { CreditAccount } from '../credits/credits.tables.js';
 import { creditLedger } from '../credits/credits.tables.js';
@@ -16,7 +16,7 @@ import { institutions } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';
 
 export interface OneStatementSettle {
-  /** The record as read before (readRecordVersion): finished only if still streaming and unchanged since. */
+  /** The record as the turn opened it (OpenedRecord): finished only if still streaming and unchanged since. */
   record: { id: string; version: string };
   /** What the record becomes (finishValues), its credits aside: the statement sets those. */
   values: HistoryUpdate;
@@ -29,27 +29,7 @@ export interface OneStatementSettle {
 }
 
 /**
- * A record with its version: updated_at exactly as stored (microseconds; a Date keeps milliseconds).
- * Deleted records too: the engine still records a deleted record's usage. Read on every turn: a
- * prepared query outside transactions.
- */
-export async function readRecordVersion(db: Executor, id: string): Promise<{ row: HistoryRow; version: string } | undefined> {
-  const prepared = preparedOn(db, 'record_version', (d) => recordVersion(d, sql.placeholder('id')).prepare('record_version'));
-  const [found] = prepared ? await prepared.execute({ id }) : await recordVersion(db, id);
-  if (!found) return undefined;
-  const { version, ...row } = found;
-  return { row, version };
-}
-
-const recordVersion = (db: Executor, id: unknown) =>
-  db
-    .select({ ...getTableColumns(history), version: sql<string>`${history.updatedAt}::text` })
-    .from(history)
-    .where(eq(history.id, id as string))
-    .limit(1);
-
-/**
- * Runs the settle; undefined when the record was no longer streaming or changed after it was read (the
+ * Runs the settle; undefined when the record was no longer streaming or changed after it was opened (the
  * caller then settles in a transaction that locks it). The charge is least(cost, balance) read under
  * the balance's row lock inside the statement, so racing turns never overdraw it. Outside a
  * transaction the statement is prepared once per shape (who pays, whether it charges, which columns):
@@ -70,11 +50,8 @@ export async function finishAndCharge(db: Executor, settle: OneStatementSettle):
     at: settle.at.toISOString(),
   };
   const shape: SettleShape = { account, charging: settle.cost > 0, touches: settle.touchesConversation, columns: Object.keys(settle.values).sort() };
-  const key = `${shape.account}:${shape.charging}:${shape.touches}:${shape.columns.join(',')}`;
-  let name = shapeNames.get(key);
-  if (!name) shapeNames.set(key, (name = `settle_turn_${shapeNames.size + 1}`));
-  const prepared = preparedOn(db, name, (d) => settleQuery(d, shape, (param) => sql.placeholder(param)).prepare(name));
-  const [row] = prepared ? await prepared.execute(values) : await settleQuery(db, shape, (param) => values[param]);
+  const key = `settle_turn:${shape.account}:${shape.charging}:${shape.touches}:${shape.columns.join(',')}`;
+  const [row] = await executeShaped(db, key, (d, param) => settleQuery(d, shape, param), values);
   if (!row) return undefined;
   return { row: row as HistoryRow, credits: row.credits };
 }
@@ -86,9 +63,6 @@ interface SettleShape {
   /** The record's columns set, besides credits and updated_at. */
   columns: string[];
 }
-
-/** Prepared statement names by shape (the database keeps one statement per name and connection). */
-const shapeNames = new Map<string, string>();
 
 /** The settle statement of a shape, its inputs given by `param` (placeholders to prepare, or the values). */
 function settleQuery(db: Executor, shape: SettleShape, param: (name: string) => unknown) {

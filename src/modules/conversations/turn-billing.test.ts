@@ -7,12 +7,12 @@ import { openTestDatabase, type TestDatabase } from '../../../test/support/datab
 import { buildInstitution, buildUser } from '../../../test/support/factories.js';
 import { creditLedger } from '../credits/credits.tables.js';
 import { finishValues, recordToolCall, startRecord } from '../history/history.records.js';
-import { deleteHistory } from '../history/history.repo.js';
+import { deleteHistory, type OpenedRecord } from '../history/history.repo.js';
 import { conversations, history } from '../history/history.tables.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { findUserById } from '../users/users.repo.js';
-import { finishAndCharge, readRecordVersion, type OneStatementSettle } from './settle.repo.js';
+import { finishAndCharge, type OneStatementSettle } from './settle.repo.js';
 import { settleTurn } from './turn-billing.js';
 
 let database: TestDatabase;
@@ -45,18 +45,17 @@ const ledgerOf = (historyId: string) =>
     .from(creditLedger)
     .then((rows) => rows.filter((row) => row.meta?.historyId === historyId));
 
-/** The one-statement settle of a record as it reads now, paid by the person. */
-async function statementFor(twin: InstitutionRow, userId: string, historyId: string, cost: number): Promise<OneStatementSettle> {
-  const read = (await readRecordVersion(db(), historyId))!;
-  const finished = finishValues(read.row, { ...outcome(), credits: 0 });
+/** The one-statement settle of a record as it was opened, paid by the person. */
+function statementFor(twin: InstitutionRow, userId: string, opened: OpenedRecord, cost: number): OneStatementSettle {
+  const finished = finishValues(opened, { ...outcome(), credits: 0 });
   return {
-    record: { id: historyId, version: read.version },
+    record: { id: opened.id, version: opened.version },
     values: finished.values,
     touchesConversation: finished.touchesConversation,
     at: finished.at,
     cost,
     payer: { account: 'user', institutionId: twin.id, userId },
-    ledgerMeta: { historyId },
+    ledgerMeta: { historyId: opened.id },
   };
 }
 
@@ -65,7 +64,7 @@ describe('settleTurn', () => {
     const twin = await buildInstitution(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
-    const settled = await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 1.25, record: outcome() });
+    const settled = await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 1.25, record: outcome() });
     expect(settled.credits).toBe(1.25);
     const [row] = await db().select().from(history).where(eq(history.id, record.id));
     expect(row).toMatchObject({ status: 'complete', answer: 'Rayleigh scattering.', inputTokens: 10, outputTokens: 20, credits: 1.25, models: ['bench-model'] });
@@ -83,7 +82,7 @@ describe('settleTurn', () => {
     const twin = await buildInstitution(db());
     const user = await personIn(twin, 2);
     const record = await open(twin, user.id);
-    const settled = await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 5, record: outcome() });
+    const settled = await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 5, record: outcome() });
     expect(settled).toMatchObject({ credits: 2, row: { credits: 2, status: 'complete' } });
     expect(await findUserById(db(), user.id)).toMatchObject({ credits: 0, creditsUsed: 2 });
     expect((await ledgerOf(record.id)).map((row) => [row.delta, row.balanceAfter])).toEqual([[-2, 0]]);
@@ -93,7 +92,7 @@ describe('settleTurn', () => {
     const twin = await buildInstitution(db(), { poolCredits: true, credits: 50 });
     const user = await personIn(twin, 7);
     const record = await open(twin, user.id);
-    await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 3, record: outcome() });
+    await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 3, record: outcome() });
     expect(await findInstitutionById(db(), twin.id)).toMatchObject({ credits: 47, creditsUsed: 3 });
     expect((await findUserById(db(), user.id))!.credits).toBe(7);
     expect(await ledgerOf(record.id)).toMatchObject([{ account: 'institution', institutionId: twin.id, userId: user.id, delta: -3, balanceAfter: 47 }]);
@@ -103,13 +102,13 @@ describe('settleTurn', () => {
     const twin = await buildInstitution(db());
     const user = await personIn(twin, 4);
     const failed = await open(twin, user.id);
-    await settleTurn(db(), { twin, userId: user.id, historyId: failed.id, cost: 0, record: { answer: '', status: 'failed', error: 'The model is down' } });
+    await settleTurn(db(), { twin, userId: user.id, opened: failed, cost: 0, record: { answer: '', status: 'failed', error: 'The model is down' } });
     expect((await db().select().from(history).where(eq(history.id, failed.id)))[0]).toMatchObject({ status: 'failed', error: 'The model is down', credits: 0 });
     expect(await ledgerOf(failed.id)).toEqual([]);
 
     const broke = await personIn(twin, 0);
     const unpaid = await open(twin, broke.id);
-    const settled = await settleTurn(db(), { twin, userId: broke.id, historyId: unpaid.id, cost: 2, record: outcome() });
+    const settled = await settleTurn(db(), { twin, userId: broke.id, opened: unpaid, cost: 2, record: outcome() });
     expect(settled).toMatchObject({ credits: 0, row: { status: 'complete', credits: 0 } });
     expect(await ledgerOf(unpaid.id)).toEqual([]);
     expect((await findUserById(db(), user.id))!.credits).toBe(4);
@@ -120,18 +119,18 @@ describe('settleTurn', () => {
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
     await deleteHistory(db(), [record.id], { ids: [twin.id] });
-    await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 1, record: outcome('A secret answer') });
+    await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 1, record: outcome('A secret answer') });
     const [row] = await db().select().from(history).where(eq(history.id, record.id));
     expect(row).toMatchObject({ status: 'complete', answer: '', credits: 1, outputTokens: 20 });
     expect(row.deletedAt).not.toBeNull();
     expect((await findUserById(db(), user.id))!.credits).toBe(9);
   });
 
-  it('settles a record changed after it was read in a transaction instead, keeping the change', async () => {
+  it('settles a record changed after it was opened in a transaction instead, keeping the change', async () => {
     const twin = await buildInstitution(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
-    const stale = await statementFor(twin, user.id, record.id, 1);
+    const stale = statementFor(twin, user.id, record, 1);
     await recordToolCall(db(), record.id, { id: 'call-1', server: 'docs', tool: 'lookup', arguments: { q: 'sky' }, result: 'found', status: 'ok' });
     // The statement refuses a record no longer as read: nothing written, nothing charged.
     const refused = await finishAndCharge(db(), stale);
@@ -139,8 +138,8 @@ describe('settleTurn', () => {
     expect((await db().select().from(history).where(eq(history.id, record.id)))[0].status).toBe('streaming');
     expect((await findUserById(db(), user.id))!.credits).toBe(10);
     expect(await ledgerOf(record.id)).toEqual([]);
-    // settleTurn reads it again: the tool call written meanwhile stays on the finished record.
-    await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 1, record: outcome() });
+    // settleTurn falls back to the transaction: the tool call written meanwhile stays on the finished record.
+    await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 1, record: outcome() });
     const [row] = await db().select().from(history).where(eq(history.id, record.id));
     expect(row).toMatchObject({ status: 'complete', credits: 1, toolCalls: [expect.objectContaining({ id: 'call-1', result: 'found' })] });
     expect((await findUserById(db(), user.id))!.credits).toBe(9);
@@ -151,12 +150,12 @@ describe('settleTurn', () => {
     const user = await personIn(twin, 10);
     const untouched = await open(twin, user.id);
     expect(untouched.version).toEqual(expect.any(String));
-    await settleTurn(db(), { twin, userId: user.id, historyId: untouched.id, opened: untouched, cost: 1, record: outcome() });
+    await settleTurn(db(), { twin, userId: user.id, opened: untouched, cost: 1, record: outcome() });
     expect((await db().select().from(history).where(eq(history.id, untouched.id)))[0]).toMatchObject({ status: 'complete', credits: 1 });
 
     const changed = await open(twin, user.id);
     await recordToolCall(db(), changed.id, { id: 'call-2', server: 'docs', tool: 'lookup', arguments: {}, result: 'kept', status: 'ok' });
-    await settleTurn(db(), { twin, userId: user.id, historyId: changed.id, opened: changed, cost: 1, record: outcome() });
+    await settleTurn(db(), { twin, userId: user.id, opened: changed, cost: 1, record: outcome() });
     const [row] = await db().select().from(history).where(eq(history.id, changed.id));
     expect(row).toMatchObject({ status: 'complete', credits: 1, toolCallCount: 1, toolCalls: [expect.objectContaining({ id: 'call-2', result: 'kept' })] });
     expect((await findUserById(db(), user.id))!.credits).toBe(8);
@@ -166,7 +165,7 @@ describe('settleTurn', () => {
     const twin = await buildInstitution(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
-    const settle = await statementFor(twin, user.id, record.id, 2);
+    const settle = statementFor(twin, user.id, record, 2);
     await expect(
       db().transaction(async (tx) => {
         expect(await finishAndCharge(tx, settle)).toMatchObject({ credits: 2, row: { status: 'complete' } });
@@ -185,8 +184,8 @@ describe('settleTurn', () => {
     const twin = await buildInstitution(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
-    await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 1, record: outcome('first') });
-    const again = await settleTurn(db(), { twin, userId: user.id, historyId: record.id, cost: 0, record: { answer: 'second', status: 'failed' } });
+    await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 1, record: outcome('first') });
+    const again = await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 0, record: { answer: 'second', status: 'failed' } });
     expect(again.row).toMatchObject({ status: 'complete', answer: 'first', credits: 1 });
   });
 
@@ -195,7 +194,7 @@ describe('settleTurn', () => {
     const people = await Promise.all([personIn(twin, 0), personIn(twin, 0)]);
     const records = await Promise.all(Array.from({ length: 40 }, (_, i) => open(twin, people[i % 2].id, `question ${i}`)));
     const settled = await Promise.all(
-      records.map((record, i) => settleTurn(db(), { twin, userId: people[i % 2].id, historyId: record.id, cost: 0.75, record: outcome() })),
+      records.map((record, i) => settleTurn(db(), { twin, userId: people[i % 2].id, opened: record, cost: 0.75, record: outcome() })),
     );
     const charged = settled.reduce((sum, s) => sum + s.credits, 0);
     expect(charged).toBeCloseTo(20, 6);

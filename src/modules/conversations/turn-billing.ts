@@ -7,7 +7,7 @@ import { finishRecord, finishValues, type FinishRecordInput } from '../history/h
 import { setHistoryCredits, type OpenedRecord } from '../history/history.repo.js';
 import type { HistoryRow } from '../history/history.tables.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
-import { finishAndCharge, readRecordVersion } from './settle.repo.js';
+import { finishAndCharge } from './settle.repo.js';
 import { lockBalance } from './turn-limits.js';
 
 export interface Price {
@@ -32,43 +32,39 @@ export function costOf(usage: { inputTokens: number; outputTokens: number }, pri
 export interface SettleInput {
   twin: Pick<InstitutionRow, 'id' | 'poolCredits'>;
   userId: string;
-  historyId: string;
   /** What the usage costs; 0 for a failed turn. */
   cost: number;
   record: Omit<FinishRecordInput, 'credits'>;
-  /** The record as the turn opened it (startRecord), which spares reading it again; still checked unchanged. */
-  opened?: OpenedRecord;
+  /** The record as the turn opened it (startRecord): the settle starts from it, checking it is unchanged. */
+  opened: OpenedRecord;
 }
 
 /**
  * Charges the turn and finishes its record together: one statement (finishAndCharge) when the record is
- * still streaming as just read, else one transaction that locks the record first (a record finished
- * or changed meanwhile). Either way the charge is min(cost, balance) under the balance's row lock: a
+ * still as the turn opened it, else one transaction that locks the record first (a record finished or
+ * changed meanwhile). Either way the charge is min(cost, balance) under the balance's row lock: a
  * balance never goes below zero, even when several turns that all passed the pre-check end together.
  * The record keeps the credits actually charged.
  */
 export async function settleTurn(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number }> {
-  const read = input.opened ? { row: input.opened, version: input.opened.version } : await readRecordVersion(db, input.historyId);
-  if (read?.row.status === 'streaming') {
-    const outcome = finishValues(read.row, { ...input.record, credits: 0 });
-    const settled = await finishAndCharge(db, {
-      record: { id: input.historyId, version: read.version },
-      values: outcome.values,
-      touchesConversation: outcome.touchesConversation,
-      at: outcome.at,
-      cost: input.cost,
-      payer: { account: input.twin.poolCredits ? 'institution' : 'user', institutionId: input.twin.id, userId: input.userId },
-      ledgerMeta: { historyId: input.historyId, cost: input.cost },
-    });
-    if (settled) return settled;
-  }
+  const outcome = finishValues(input.opened, { ...input.record, credits: 0 });
+  const settled = await finishAndCharge(db, {
+    record: { id: input.opened.id, version: input.opened.version },
+    values: outcome.values,
+    touchesConversation: outcome.touchesConversation,
+    at: outcome.at,
+    cost: input.cost,
+    payer: { account: input.twin.poolCredits ? 'institution' : 'user', institutionId: input.twin.id, userId: input.userId },
+    ledgerMeta: { historyId: input.opened.id, cost: input.cost },
+  });
+  if (settled) return settled;
   return settleInTransaction(db, input);
 }
 
-/** The settle of a record that is not (or no longer) as read: locked first, then the balance. */
+/** The settle of a record no longer as opened: locked first, then the balance. */
 async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number }> {
   return db.transaction(async (tx) => {
-    const finished = await finishRecord(tx, input.historyId, { ...input.record, credits: 0 });
+    const finished = await finishRecord(tx, input.opened.id, { ...input.record, credits: 0 });
     if (input.cost <= 0) return { row: finished, credits: 0 };
     const { account, balance } = await lockBalance(tx, input.twin, input.userId);
     const credits = Math.min(input.cost, Math.max(balance, 0));
@@ -80,9 +76,9 @@ async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ 
       userId: input.userId,
       amount: credits,
       reason: 'conversation.turn',
-      meta: { historyId: input.historyId, cost: input.cost },
+      meta: { historyId: input.opened.id, cost: input.cost },
     });
-    await setHistoryCredits(tx, input.historyId, credits);
+    await setHistoryCredits(tx, input.opened.id, credits);
     return { row: { ...finished, credits }, credits };
   });
 }

@@ -3,7 +3,7 @@
 import { and, asc, desc, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import { newId } from '../../platform/ids/ids.js';
 import type { Executor } from '../../platform/db/client.js';
-import { preparedOn } from '../../platform/db/prepared.js';
+import { executeShaped } from '../../platform/db/prepared.js';
 import { institutions } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';
 import { conversations, history, historyFeedback, type ConversationRow, type FeedbackRow, type HistoryRow } from './history.tables.js';
@@ -90,12 +90,8 @@ export async function insertOpeningRecord(db: Executor, opening: OpeningRecord):
     createdAt: opening.at,
   };
   const shape: OpeningShape = { continues: Boolean(opening.continueId), columns: Object.keys(opening.record).sort() };
-  const key = `${shape.continues}:${shape.columns.join(',')}`;
-  let name = openingNames.get(key);
-  if (!name) openingNames.set(key, (name = `open_turn_${openingNames.size + 1}`));
   // Prepared once per shape outside a transaction: drizzle takes longer to build it than the database to run it.
-  const prepared = preparedOn(db, name, (d) => openingQuery(d, shape, (param) => sql.placeholder(param)).prepare(name));
-  const [row] = prepared ? await prepared.execute(values) : await openingQuery(db, shape, (param) => values[param]);
+  const [row] = await executeShaped(db, `open_turn:${shape.continues}:${shape.columns.join(',')}`, (d, param) => openingQuery(d, shape, param), values);
   const { commitMode: _mode, ...record } = row;
   return record;
 }
@@ -103,13 +99,14 @@ export async function insertOpeningRecord(db: Executor, opening: OpeningRecord):
 /** A record as just opened, with its version: updated_at exactly as stored (a Date keeps milliseconds only). */
 export type OpenedRecord = HistoryRow & { version: string };
 
+/** A record's version as OpenedRecord carries it, and as a statement compares it: `${history.updatedAt} = version::timestamptz`. */
+export const historyVersion = sql<string>`${history.updatedAt}::text`;
+
 interface OpeningShape {
   continues: boolean;
   /** The record's columns given by the caller. */
   columns: string[];
 }
-
-const openingNames = new Map<string, string>();
 
 function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) => unknown) {
   const commitMode = db.$with('commit_mode', { mode: sql<string>`mode` }).as(sql`select set_config('synchronous_commit', 'off', true) as mode`);
@@ -138,7 +135,7 @@ function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) =
       conversationId: sql`coalesce((select id from own), (select id from opened))`,
       createdAt: param('createdAt') as Date,
     })
-    .returning({ ...getTableColumns(history), version: sql<string>`${history.updatedAt}::text`, commitMode: sql<string>`(select mode from commit_mode)` });
+    .returning({ ...getTableColumns(history), version: historyVersion, commitMode: sql<string>`(select mode from commit_mode)` });
 }
 
 const OPENED_COLUMNS = [
