@@ -22,6 +22,8 @@ const scripts: Script[] = [];
 /** When set, a request that arrives on a connection that already served one is cut at once (a stale kept-alive connection). */
 let cutReusedConnections = false;
 const served = new WeakSet<object>();
+/** Sockets of answers left open (hold). */
+const held = new Set<import('node:net').Socket>();
 const seen: Array<{ body: unknown; headers: http.IncomingHttpHeaders; remotePort: number | undefined }> = [];
 
 beforeAll(async () => {
@@ -36,6 +38,7 @@ beforeAll(async () => {
     req.on('end', async () => {
       seen.push({ body: JSON.parse(raw), headers: req.headers, remotePort: req.socket.remotePort });
       const script = scripts.shift() ?? { writes: [] };
+      if (script.hold) held.add(req.socket);
       res.writeHead(script.status ?? 200, script.statusMessage, { 'content-type': script.status ? 'application/json' : 'text/event-stream' });
       for (const write of script.writes) {
         res.write(write);
@@ -48,7 +51,10 @@ beforeAll(async () => {
   const { port } = server.address() as AddressInfo;
   endpoint = { url: new URL(`http://127.0.0.1:${port}/v1/chat/completions`), headers: { authorization: 'Bearer k1' }, modelId: 'm1' };
 });
-afterAll(() => new Promise((resolve) => server.close(resolve)));
+afterAll(() => {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(resolve));
+});
 beforeEach(() => {
   scripts.length = 0;
   seen.length = 0;
@@ -59,7 +65,8 @@ const usage = (prompt: number, completion: number) => `data: ${JSON.stringify({ 
 
 async function collect(signal?: AbortSignal): Promise<ChatStreamPart[]> {
   const parts: ChatStreamPart[] = [];
-  for await (const part of await openChatStream(endpoint, { messages: [{ role: 'user', content: 'Hi' }], signal })) parts.push(part);
+  const stream = await openChatStream(endpoint, { messages: [{ role: 'user', content: 'Hi' }], signal });
+  await stream.read((part) => parts.push(part));
   return parts;
 }
 
@@ -68,7 +75,7 @@ describe('openChatStream', () => {
     scripts.push({ writes: [piece('Hel'), piece('lo'), piece(null, { finish_reason: 'stop' }), usage(12, 2), 'data: [DONE]\n\n'] });
     const parts = await openChatStream(endpoint, { messages: [{ role: 'user', content: 'Hi' }], maxTokens: 50, reasoningEffort: 'low' });
     const collected: ChatStreamPart[] = [];
-    for await (const part of parts) collected.push(part);
+    await parts.read((part) => collected.push(part));
 
     expect(collected).toEqual([
       { type: 'text', text: 'Hel' },
@@ -145,12 +152,11 @@ describe('openChatStream', () => {
     scripts.push({ writes: [piece('one ')], hold: true });
     const controller = new AbortController();
     const parts: ChatStreamPart[] = [];
-    const reading = (async () => {
-      for await (const part of await openChatStream(endpoint, { messages: [{ role: 'user', content: 'Hi' }], signal: controller.signal })) {
-        parts.push(part);
-        controller.abort();
-      }
-    })();
+    const stream = await openChatStream(endpoint, { messages: [{ role: 'user', content: 'Hi' }], signal: controller.signal });
+    const reading = stream.read((part) => {
+      parts.push(part);
+      controller.abort();
+    });
     await expect(reading).rejects.toMatchObject({ name: 'AbortError' });
     expect(parts).toEqual([{ type: 'text', text: 'one ' }]);
   });
@@ -169,6 +175,30 @@ describe('openChatStream', () => {
     }
     expect(seen).toHaveLength(2);
     expect(seen[1].remotePort).not.toBe(seen[0].remotePort);
+  });
+
+  it('fails the read and lets the connection go when the consumer throws', async () => {
+    scripts.push({ writes: [piece('one '), piece('two ')], hold: true });
+    const stream = await openChatStream(endpoint, { messages: [{ role: 'user', content: 'Hi' }] });
+    const parts: ChatStreamPart[] = [];
+    const reading = stream.read((part) => {
+      parts.push(part);
+      throw new Error('the consumer failed');
+    });
+    await expect(reading).rejects.toThrow('the consumer failed');
+    expect(parts).toEqual([{ type: 'text', text: 'one ' }]);
+  });
+
+  it('fails the read when the provider drops the connection mid-answer', async () => {
+    scripts.push({ writes: [piece('one ')], hold: true });
+    const stream = await openChatStream(endpoint, { messages: [{ role: 'user', content: 'Hi' }] });
+    const parts: ChatStreamPart[] = [];
+    const reading = stream.read((part) => {
+      parts.push(part);
+      for (const socket of held) socket.destroy();
+    });
+    await expect(reading).rejects.toBeInstanceOf(Error);
+    expect(parts).toEqual([{ type: 'text', text: 'one ' }]);
   });
 
   it('keeps the connection alive from one answer to the next', async () => {

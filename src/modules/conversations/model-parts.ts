@@ -23,30 +23,35 @@ export type TurnPart =
 const RETRY_DELAY_MS = 2_000;
 const MAX_RETRY_AFTER_MS = 60_000;
 
-export function modelParts(input: StreamAnswerInput): AsyncIterable<TurnPart> {
+/**
+ * Runs the model and hands each part to `onPart` as it arrives; resolves when the model is done,
+ * rejects when the call fails before answering (after its retries) or reading fails. The endpoint path
+ * pushes parts straight from the socket's data event (chat-stream.ts); the others read their stream.
+ */
+export function streamModelParts(input: StreamAnswerInput, onPart: (part: TurnPart) => void): Promise<void> {
   const messages = input.tools && Object.keys(input.tools).length > 0 ? undefined : plainMessages(input.system, input.messages);
-  if (!messages) return sdkParts(input);
-  return input.model.chat ? endpointParts(input, input.model.chat, messages) : directParts(input, toProviderPrompt(messages));
+  if (!messages) return sdkParts(input, onPart);
+  return input.model.chat ? endpointParts(input, input.model.chat, messages, onPart) : directParts(input, toProviderPrompt(messages), onPart);
 }
 
-async function* endpointParts(input: StreamAnswerInput, endpoint: ChatEndpoint, messages: PlainMessage[]): AsyncGenerator<TurnPart> {
+async function endpointParts(input: StreamAnswerInput, endpoint: ChatEndpoint, messages: PlainMessage[], onPart: (part: TurnPart) => void): Promise<void> {
   const request: ChatStreamRequest = {
     messages,
     maxTokens: input.maxOutputTokens,
     reasoningEffort: reasoningEffortOnWire(input.reasoningEffort),
     signal: input.signal,
   };
-  const parts = await withRetries(() => openChatStream(endpoint, request), input.maxRetries ?? 1, input.signal);
-  yield { type: 'step-start' };
-  for await (const part of parts) {
+  const stream = await withRetries(() => openChatStream(endpoint, request), input.maxRetries ?? 1, input.signal);
+  onPart({ type: 'step-start' });
+  await stream.read((part) => {
     if (part.type === 'finish') {
-      yield { type: 'step-finish', usage: part.usage };
-      yield { type: 'finish', finishReason: part.finishReason };
-    } else yield part;
-  }
+      onPart({ type: 'step-finish', usage: part.usage });
+      onPart({ type: 'finish', finishReason: part.finishReason });
+    } else onPart(part);
+  });
 }
 
-async function* directParts(input: StreamAnswerInput, prompt: LanguageModelV3Prompt): AsyncGenerator<TurnPart> {
+async function directParts(input: StreamAnswerInput, prompt: LanguageModelV3Prompt, onPart: (part: TurnPart) => void): Promise<void> {
   const options: LanguageModelV3CallOptions = {
     prompt,
     maxOutputTokens: input.maxOutputTokens,
@@ -54,7 +59,7 @@ async function* directParts(input: StreamAnswerInput, prompt: LanguageModelV3Pro
     abortSignal: input.signal,
   };
   const { stream } = await withRetries(() => input.model.model.doStream(options), input.maxRetries ?? 1, input.signal);
-  yield { type: 'step-start' };
+  onPart({ type: 'step-start' });
   const reader = stream.getReader();
   try {
     for (;;) {
@@ -62,21 +67,21 @@ async function* directParts(input: StreamAnswerInput, prompt: LanguageModelV3Pro
       if (done) return;
       switch (part.type) {
         case 'text-delta':
-          yield { type: 'text', text: part.delta };
+          onPart({ type: 'text', text: part.delta });
           break;
         case 'finish':
-          yield { type: 'step-finish', usage: { inputTokens: part.usage.inputTokens.total, outputTokens: part.usage.outputTokens.total } };
-          yield { type: 'finish', finishReason: part.finishReason.unified };
+          onPart({ type: 'step-finish', usage: { inputTokens: part.usage.inputTokens.total, outputTokens: part.usage.outputTokens.total } });
+          onPart({ type: 'finish', finishReason: part.finishReason.unified });
           break;
         case 'error':
-          yield { type: 'error', error: part.error };
+          onPart({ type: 'error', error: part.error });
           break;
         default:
           break;
       }
     }
   } finally {
-    // Leaving early (an error part, the consumer stopping): let the provider's stream go.
+    // Leaving early (the consumer threw): let the provider's stream go.
     await reader.cancel().catch(() => {});
   }
 }
@@ -140,7 +145,7 @@ function plainText(content: ModelMessage['content']): string | undefined {
   return text;
 }
 
-async function* sdkParts(input: StreamAnswerInput): AsyncGenerator<TurnPart> {
+async function sdkParts(input: StreamAnswerInput, onPart: (part: TurnPart) => void): Promise<void> {
   const stream = streamText({
     model: input.model.model,
     system: input.system,
@@ -156,7 +161,7 @@ async function* sdkParts(input: StreamAnswerInput): AsyncGenerator<TurnPart> {
   });
   for await (const part of stream.fullStream) {
     const mapped = fromSdkPart(part);
-    if (mapped) yield mapped;
+    if (mapped) onPart(mapped);
   }
 }
 

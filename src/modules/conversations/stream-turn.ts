@@ -6,7 +6,7 @@
 import { APICallError, RetryError, type ModelMessage, type ToolSet } from 'ai';
 import { estimateTokens } from '../../ai/local-model.js';
 import type { ClampedReasoningEffort, ResolvedModel } from '../../ai/registry.js';
-import { modelParts } from './model-parts.js';
+import { streamModelParts, type TurnPart } from './model-parts.js';
 
 /** Behaviour 11: what the person sees instead of an empty reply. */
 export const EMPTY_ANSWER_NOTICE = 'The model returned an empty answer. Please try again.';
@@ -77,38 +77,39 @@ export async function streamAnswer(input: StreamAnswerInput): Promise<StreamAnsw
 
   if (signal?.aborted) return result({ text, usage, usageEstimated: false, finishReason: 'abort', cancelled: true });
 
-  try {
-    for await (const part of modelParts(input)) {
-      switch (part.type) {
-        case 'text':
-          if (signal?.aborted || part.text === '') break;
-          text += part.text;
-          stepText += part.text;
-          input.onDelta?.(part.text, text);
-          break;
-        case 'tool':
-          input.onTool?.(part.name, part.status);
-          break;
-        case 'step-start':
-          stepOpen = true;
-          break;
-        case 'step-finish':
-          addStepUsage(part.usage);
-          stepText = '';
-          stepOpen = false;
-          break;
-        case 'finish':
-          finishReason = part.finishReason;
-          break;
-        case 'abort':
-          cancelled = true;
-          break;
-        case 'error':
-          if (signal?.aborted) cancelled = true;
-          else failure ??= describeFailure(part.error);
-          break;
-      }
+  const onPart = (part: TurnPart): void => {
+    switch (part.type) {
+      case 'text':
+        if (signal?.aborted || part.text === '') break;
+        text += part.text;
+        stepText += part.text;
+        input.onDelta?.(part.text, text);
+        break;
+      case 'tool':
+        input.onTool?.(part.name, part.status);
+        break;
+      case 'step-start':
+        stepOpen = true;
+        break;
+      case 'step-finish':
+        addStepUsage(part.usage);
+        stepText = '';
+        stepOpen = false;
+        break;
+      case 'finish':
+        finishReason = part.finishReason;
+        break;
+      case 'abort':
+        cancelled = true;
+        break;
+      case 'error':
+        if (signal?.aborted) cancelled = true;
+        else failure ??= describeFailure(part.error);
+        break;
     }
+  };
+  try {
+    await streamModelParts(input, onPart);
   } catch (error) {
     if (signal?.aborted) cancelled = true;
     else failure ??= describeFailure(error);
