@@ -22,7 +22,7 @@ import { connectSockets, direct, script, viaSocket, viaSse, type Timing } from '
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 100);
-const LEVELS = (process.env.BENCH_LEVELS ?? '1,100,1000').split(',').map(Number);
+const LEVELS = (process.env.BENCH_LEVELS ?? '1,100,1000').split(',').map(Number).filter((level) => level > 0);
 const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
 /** The starts of a level are spread evenly over this many ms (0: all at once, a burst). */
 const RAMP_MS = Number(process.env.BENCH_RAMP_MS ?? 10_000);
@@ -70,10 +70,16 @@ interface Loop {
   max: number;
 }
 
+/** The service's CPU time over a scenario's measured part (ms), of which in the kernel. */
+interface Cpu {
+  cpuMs: number;
+  systemMs: number;
+}
+
 /** The service's event loop delay since the last call (ms): how long ready work waited for the process. */
-async function loopDelay(): Promise<Loop> {
-  const reply = new Promise<Loop>((resolve) => {
-    const onMessage = (message: { loop?: Loop }) => {
+async function loopDelay(): Promise<Loop & Cpu> {
+  const reply = new Promise<Loop & Cpu>((resolve) => {
+    const onMessage = (message: { loop?: Loop & Cpu }) => {
       if (!message.loop) return;
       service.child.off('message', onMessage);
       resolve(message.loop);
@@ -98,7 +104,7 @@ interface Round {
 const f = (ms: number) => `${ms.toFixed(1)} ms`;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-function reportRound(round: number, count: number, service: Timing[], baseline: Timing[], loop: Loop, client: Loop): Round {
+function reportRound(round: number, count: number, service: Timing[], baseline: Timing[], loop: Loop & Cpu, client: Loop): Round {
   const s = summary(service);
   const d = summary(baseline);
   const added = { first50: s.first50 - d.first50, first99: s.first99 - d.first99, gap50: s.gap50 - d.gap50, gap99: s.gap99 - d.gap99, transit99: s.transit99 - d.transit99 };
@@ -107,6 +113,8 @@ function reportRound(round: number, count: number, service: Timing[], baseline: 
   console.log(`    between chunks direct p50 ${f(d.gap50)} p99 ${f(d.gap99)} | service p50 ${f(s.gap50)} p99 ${f(s.gap99)} | added p50 ${f(added.gap50)} p99 ${f(added.gap99)}`);
   console.log(`    model to client direct p50 ${f(d.transit50)} p99 ${f(d.transit99)} | service p50 ${f(s.transit50)} p99 ${f(s.transit99)} | added p50 ${f(s.transit50 - d.transit50)} p99 ${f(s.transit99 - d.transit99)}`);
   console.log(`    event loop delay: service p50 ${f(loop.p50)} p99 ${f(loop.p99)} max ${f(loop.max)} | client p50 ${f(client.p50)} p99 ${f(client.p99)} max ${f(client.max)}`);
+  const pieces = service.reduce((sum, t) => sum + t.chunks, 0);
+  console.log(`    service CPU ${(loop.cpuMs / 1000).toFixed(2)} s (kernel ${(loop.systemMs / 1000).toFixed(2)} s): ${(loop.cpuMs / count).toFixed(2)} ms per answer, ${((loop.cpuMs * 1000) / Math.max(1, pieces)).toFixed(0)} µs per piece overall`);
   return { added, complete: s.complete === count };
 }
 

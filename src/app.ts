@@ -6,7 +6,7 @@ import Fastify, { type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { registerAuthGuard } from './platform/http/auth-guard.js';
 import { registerBodyGuard } from './platform/http/body-guard.js';
-import { openChangeFeed } from './platform/db/change-feed.js';
+import { openChangeFeed, type ChangeFeed } from './platform/db/change-feed.js';
 import { registerChangeFence } from './platform/http/change-fence.js';
 import { registerSecurityHeaders } from './platform/http/security-headers.js';
 import { registerErrorHandler } from './platform/http/error-handler.js';
@@ -61,6 +61,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Socket.IO streaming of answers (RECEIVE_STREAM) and cancels, across processes. */
     streams: StreamRouter;
+    /** Row change notices for this process's caches (platform/db/change-feed.ts). */
+    changes: ChangeFeed;
   }
 }
 
@@ -93,6 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const changes = await openChangeFeed(database);
   app.addHook('onClose', () => changes.close());
   registerChangeFence(app, changes);
+  app.decorate('changes', changes);
 
   // Services.
   const profiles = createProfileService(database.db);

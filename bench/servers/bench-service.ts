@@ -41,10 +41,18 @@ export async function startBenchService(options: { env?: Record<string, string>;
   // The event loop's delay, per scenario: how long ready work waited for the process.
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
+  // The process's CPU time (every thread: JavaScript, garbage collection, compilation, the kernel's share) since the reset.
+  let cpuSince = process.cpuUsage();
   process.on('message', (message) => {
     if (message === 'exit') process.exit(0);
-    if (message === 'loop-reset') loop.reset();
-    if (message === 'loop-report') process.send?.({ loop: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 } });
+    if (message === 'loop-reset') {
+      loop.reset();
+      cpuSince = process.cpuUsage();
+    }
+    if (message === 'loop-report') {
+      const cpu = process.cpuUsage(cpuSince);
+      process.send?.({ loop: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, cpuMs: (cpu.user + cpu.system) / 1e3, systemMs: cpu.system / 1e3 } });
+    }
   });
   process.send?.({
     port: typeof address === 'object' && address ? address.port : 0,

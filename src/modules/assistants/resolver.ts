@@ -28,13 +28,19 @@ export interface ResolvedAssistant {
   arguments: string[];
 }
 
-export async function resolveAssistant(db: Executor, actor: Actor, requestedId?: string | null): Promise<ResolvedAssistant> {
+/** `standard` reads New Conversation (a caller may serve it from a cache); by default from `db`. */
+export async function resolveAssistant(
+  db: Executor,
+  actor: Actor,
+  requestedId?: string | null,
+  standard: () => Promise<AssistantRow> = () => standardAssistant(db),
+): Promise<ResolvedAssistant> {
   if (isObjectId(requestedId)) {
     const ctx = await pickContextForActor(db, actor);
     const picked = await findPickableAssistant(db, ctx, requestedId);
     if (picked) return forEngine(picked, false);
   }
-  return forEngine(await standardAssistant(db), true);
+  return forEngine(await standard(), true);
 }
 
 export async function standardAssistant(db: Executor): Promise<AssistantRow> {

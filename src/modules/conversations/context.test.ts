@@ -4,6 +4,7 @@
 // and long-term memory stores a fact the model proposes after the answer.
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { changesHeard } from '../../../test/support/changes.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
@@ -97,6 +98,7 @@ describe('the context of a turn', () => {
   it('stores a fact the model proposes after the answer when the twin has long-term memory', async () => {
     await t.platform.jobs.drain('memory.extract', 20_000);
     await t.platform.database.db.update(institutions).set({ longTermMemoryEnabled: true }).where(eq(institutions.id, twinId));
+    await changesHeard(t.app);
     model.enqueue({ chunks: ['Nice to meet a cellist.'] });
     model.enqueue({ chunks: ['{"facts":[{"key":"instrument","value":"cello"}]}'] });
     await ask('I play the cello in an orchestra.');

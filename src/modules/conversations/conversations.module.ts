@@ -9,6 +9,7 @@ import { conversationRoutes } from './conversations.routes.js';
 import { createConversationService } from './conversations.service.js';
 import type { StreamRouter } from './socket-events.js';
 import { emptyContextProviders, type TurnContextProviders } from './turn-context.js';
+import { cachedTurnReads, directTurnReads } from './turn-reads.js';
 
 export interface ConversationModuleDeps {
   db: Database;
@@ -16,13 +17,14 @@ export interface ConversationModuleDeps {
   deploymentModel: DeploymentModelConfig;
   streams: StreamRouter;
   providers?: TurnContextProviders;
-  /** Told when a turn has committed its charge (the SSE answer bypasses the route's fence). */
-  changes?: Pick<ChangeFeed, 'fence'>;
+  /** Keeps the turn's cached reads true and is told of each turn's charge (turn-reads.ts, runTurn). */
+  changes?: Pick<ChangeFeed, 'committed' | 'subscribe' | 'caughtUp'>;
   /** SSE heartbeat interval in ms (SSE_HEARTBEAT_MS). */
   heartbeatMs?: number;
 }
 
 export function registerConversations(app: App, deps: ConversationModuleDeps): void {
   const models = createModelRegistry(deps.deploymentModel);
-  conversationRoutes(app, createConversationService({ ...deps, models, providers: deps.providers ?? emptyContextProviders, log: app.log }));
+  const reads = deps.changes ? cachedTurnReads(deps.db, deps.changes) : directTurnReads(deps.db);
+  conversationRoutes(app, createConversationService({ ...deps, models, reads, providers: deps.providers ?? emptyContextProviders, log: app.log }));
 }

@@ -16,6 +16,8 @@ export function conversationRoutes(app: App, service: ConversationService): void
   app.post(
     '/api/ai/personal/qanda',
     {
+      // runTurn tells the change feed of the balance it charged.
+      config: { changesTold: true },
       schema: {
         tags: ['conversations'],
         summary: 'Ask a question; the answer streams to a socket',
@@ -35,7 +37,7 @@ export function conversationRoutes(app: App, service: ConversationService): void
   app.post(
     '/api/ai/personal-stream/qanda-stream',
     {
-      config: { auth: 'bearer' },
+      config: { auth: 'bearer', changesTold: true },
       schema: {
         tags: ['conversations'],
         summary: 'Ask a question; the answer streams as Server-Sent Events',

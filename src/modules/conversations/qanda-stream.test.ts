@@ -12,6 +12,7 @@ import { history } from '../history/history.tables.js';
 import { updateInstitution } from '../institutions/institutions.repo.js';
 import { findUserById } from '../users/users.repo.js';
 import { EMPTY_ANSWER_NOTICE } from './stream-turn.js';
+import { changesHeard } from '../../../test/support/changes.js';
 import { until } from '../../../test/support/until.js';
 
 let t: TestApp;
@@ -157,8 +158,35 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
       expect(model.requests.at(-1)!.system).toContain('GUARDRAIL: never discuss salaries.');
     }
     await updateInstitution(db(), twin.id, { guardrailsEnabled: false });
+    await changesHeard(t.app);
     await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: own.id } })).rest();
     expect(model.requests.at(-1)!.system).not.toContain('GUARDRAIL');
+  });
+
+  it("uses a twin's settings as an administrator just saved them, on the very next turn (the twin is cached between turns)", async () => {
+    const twin = await buildInstitution(db(), { guardrailsEnabled: true, guardrailsText: 'FIRST RULE' });
+    const ada = await person({ institution: twin });
+    const admin = await person({ institution: twin, role: 'admin' });
+    for (const text of ['FIRST RULE', 'FIRST RULE']) {
+      await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: {} })).rest();
+      expect(model.requests.at(-1)!.system).toContain(text);
+    }
+    const saved = await t.app.inject({
+      method: 'PUT',
+      url: `/api/admin/institution/${twin.id}`,
+      headers: { 'x-access-token': admin.token },
+      payload: { guardrailsText: 'SECOND RULE' },
+    });
+    expect(saved.statusCode).toBe(200);
+    await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: {} })).rest();
+    expect(model.requests.at(-1)!.system).toContain('SECOND RULE');
+    expect(model.requests.at(-1)!.system).not.toContain('FIRST RULE');
+
+    const paused = await t.app.inject({ method: 'PUT', url: `/api/admin/institution/${twin.id}`, headers: { 'x-access-token': admin.token }, payload: { status: 'inactive' } });
+    expect(paused.statusCode).toBe(200);
+    const refused = await ask(ada.token, { inputs: ['Hi?'], requestArgs: {} });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ success: false, code: 'INSTITUTION_INACTIVE' });
   });
 
   it('raises reasoning effort to the model minimum, respects off, and sends none to a model without one (behaviour 12)', async () => {
@@ -174,10 +202,12 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
     expect(frames.at(-2)).toMatchObject({ credits: 6 }); // the custom model's prices: 2 + 4 per 1K
 
     await updateInstitution(db(), twin.id, { reasoningEffort: 'high' });
+    await changesHeard(t.app);
     await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: thinker.id } })).rest();
     expect(model.requests.at(-1)!.reasoningEffort).toBe('high');
 
     await updateInstitution(db(), twin.id, { reasoningEffort: 'off' });
+    await changesHeard(t.app);
     await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: thinker.id } })).rest();
     expect(model.requests.at(-1)!.reasoningEffort).toBe('none');
 

@@ -15,6 +15,7 @@ import { findInstitutionById, updateInstitution } from '../institutions/institut
 import { findUserById } from '../users/users.repo.js';
 import type { StreamPayload } from './socket-events.js';
 import { USAGE_LIMIT_MESSAGES } from './turn-limits.js';
+import { changesHeard } from '../../../test/support/changes.js';
 import { until } from '../../../test/support/until.js';
 
 let t: TestApp;
@@ -62,6 +63,20 @@ const recordsOf = (userId: string) => db().select().from(history).where(eq(histo
 const creditsOf = async (userId: string) => (await findUserById(db(), userId))!.credits;
 
 describe('POST /api/ai/personal/qanda', () => {
+  it('shows the balance a turn just charged on the very next profile refresh (the profile was cached before the turn)', async () => {
+    const ada = await person();
+    const refresh = async () => {
+      const response = await t.app.inject({ method: 'POST', url: '/api/user/refresh/profile', headers: { 'x-access-token': ada.token } });
+      expect(response.statusCode).toBe(200);
+      return response.json().profile.credits as number;
+    };
+    expect(await refresh()).toBe(100);
+    expect(await refresh()).toBe(100);
+    model.enqueue({ chunks: ['Paid.'], usage: { prompt_tokens: 500, completion_tokens: 500 } });
+    expect((await ask(ada.token, { inputs: ['Hi'], requestArgs: {} })).body).toMatchObject({ success: true, credits: 1 });
+    expect(await refresh()).toBe(99);
+  });
+
   it('streams RECEIVE_STREAM chunks to the socket (prompt = text so far) and answers with the whole text', async () => {
     const ada = await person();
     const socket = await socketFor(ada);
@@ -235,5 +250,6 @@ describe('POST /api/ai/personal/qanda', () => {
     expect(recorded.total).toBeCloseTo(charged.total, 6);
     expect(charged.total).toBe(20);
     await updateInstitution(db(), twin.id, { credits: 0 });
+    await changesHeard(t.app);
   });
 });

@@ -11,13 +11,13 @@ import { resolveAssistant, type ResolvedAssistant } from '../assistants/resolver
 import { findModelForTurn, type ModelForTurn } from '../custom-models/model-lookup.js';
 import { finishRecord, recentExchanges, startRecord } from '../history/history.records.js';
 import type { MemoryEntry, RetrievalEntry } from '../history/history.tables.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { assertInstitutionUsable } from '../institutions/institutions.service.js';
 import { findUserById } from '../users/users.repo.js';
 import { streamAnswer } from './stream-turn.js';
 import { costOf, DEFAULT_PRICE, FREE, isPriced, settleTurn, type Price } from './turn-billing.js';
 import { buildSystemText, emptyContextProviders, type TurnContextProviders, type TurnScene } from './turn-context.js';
 import { admitTurn } from './turn-limits.js';
+import { directTurnReads, type TurnReads } from './turn-reads.js';
 import type { TurnCaller, TurnInput, TurnResult, TurnSink } from './turn-types.js';
 
 export interface TurnDeps {
@@ -28,8 +28,10 @@ export interface TurnDeps {
   deploymentModel: DeploymentModelConfig;
   providers?: TurnContextProviders;
   log?: { warn(details: object, message: string): void };
-  /** Fenced once the turn's charge is committed, before the transport says the turn is complete. */
-  changes?: Pick<ChangeFeed, 'fence'>;
+  /** Told of the balance row a turn's charge changed, before the transport says the turn is complete. */
+  changes?: Pick<ChangeFeed, 'committed'>;
+  /** The twin and New Conversation (cached by the app: turn-reads.ts); from `db` when absent. */
+  reads?: TurnReads;
 }
 
 /** The name of the retrieval step in `tool` frames. */
@@ -51,15 +53,16 @@ interface ModelChoice {
 export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInput, sink: TurnSink): Promise<TurnResult> {
   if (caller.kind === 'visitor') throw new AppError(501, TURN_MESSAGES.visitorsNotYet, 'NOT_IMPLEMENTED');
   const { db } = deps;
+  const reads = deps.reads ?? directTurnReads(db);
   const { actor } = caller;
   const question = (input.inputs.at(-1) ?? '').trim();
   if (!question) throw new BadRequestError(TURN_MESSAGES.noQuestion, 'QUESTION_REQUIRED');
   if (!actor.institutionId) throw new BadRequestError(TURN_MESSAGES.noTwin, 'NO_CURRENT_TWIN');
   // One stage for what the turn reads first: the twin, the person and the assistant (behaviour 1).
   const [twin, user, assistant] = await Promise.all([
-    findInstitutionById(db, actor.institutionId),
+    reads.twin(actor.institutionId),
     findUserById(db, actor.userId),
-    resolveAssistant(db, actor, input.assistantId),
+    resolveAssistant(db, actor, input.assistantId, reads.standardAssistant),
   ]);
   if (!twin) throw new NotFoundError(TURN_MESSAGES.twinNotFound);
   assertInstitutionUsable(twin);
@@ -138,7 +141,8 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
         ragSearch: passages,
       },
     });
-    deps.changes?.fence();
+    // This process's caches hear of the charge at once (the person's row, or the twin's for a pool).
+    if (credits > 0) deps.changes?.committed(twin.poolCredits ? { table: 'institutions', key: twin.id } : { table: 'users', key: actor.userId });
     if (status === 'complete' && !result.emptyReply) {
       deps.providers?.afterTurn?.(caller, { historyId: record.id, question, answer: result.text }, scene);
     }

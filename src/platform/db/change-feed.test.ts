@@ -55,6 +55,14 @@ describe('the row change feed', () => {
     expect(wasHeard('users', user.id)).toBe(false);
   });
 
+  it('tells its listeners of a change this process says it committed at once, and stays caught up', async () => {
+    await until(() => feed.caughtUp);
+    heard.length = 0;
+    feed.committed({ table: 'users', key: 'u-told' });
+    expect(heard).toEqual([{ table: 'users', key: 'u-told' }]);
+    expect(feed.caughtUp).toBe(true);
+  });
+
   it('is not caught up after a fence until its notice is back (a server delivers notices later)', async () => {
     expect(feed.caughtUp).toBe(true);
     feed.fence();

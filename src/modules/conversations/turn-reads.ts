@@ -1,0 +1,32 @@
+// What every turn reads that rarely changes: the twin and the standard assistant (New Conversation).
+// Served from row caches kept true by row change notices (platform/db/row-cache.ts) when the app has a
+// change feed, so a turn starts with two statements less; straight from the database otherwise.
+// Cached rows are shared between turns: read them, never change them.
+import type { ChangeFeed } from '../../platform/db/change-feed.js';
+import type { Executor } from '../../platform/db/client.js';
+import { createRowCache } from '../../platform/db/row-cache.js';
+import { standardAssistant } from '../assistants/resolver.js';
+import type { AssistantRow } from '../assistants/assistants.tables.js';
+import { findInstitutionById } from '../institutions/institutions.repo.js';
+import type { InstitutionRow } from '../institutions/institutions.tables.js';
+
+export interface TurnReads {
+  twin(id: string): Promise<InstitutionRow | undefined>;
+  standardAssistant(): Promise<AssistantRow>;
+}
+
+export function directTurnReads(db: Executor): TurnReads {
+  return {
+    twin: (id) => findInstitutionById(db, id),
+    standardAssistant: () => standardAssistant(db),
+  };
+}
+
+export function cachedTurnReads(db: Executor, feed: Pick<ChangeFeed, 'subscribe' | 'caughtUp'>): TurnReads {
+  const twins = createRowCache<InstitutionRow>(feed, { table: 'institutions', rowKey: (row) => row.id });
+  const standard = createRowCache<AssistantRow>(feed, { table: 'assistants', rowKey: (row) => row.id, keyedByRow: false });
+  return {
+    twin: (id) => twins.get(id, () => findInstitutionById(db, id)),
+    standardAssistant: async () => (await standard.get('standard', () => standardAssistant(db)))!,
+  };
+}

@@ -1,0 +1,165 @@
+// The row cache on the run's database and its real change feed: a row is read once and served until
+// it changes (written by this process or, through the notices, by another), a change to another row or
+// table keeps it, a fill a change overtook is not kept, what this process says it committed drops at
+// once, nothing is served while a fence is out, entries expire, and a row not found is not kept.
+import { eq } from 'drizzle-orm';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
+import { buildInstitution } from '../../../test/support/factories.js';
+import { until } from '../../../test/support/until.js';
+import { findInstitutionById } from '../../modules/institutions/institutions.repo.js';
+import { institutions, type InstitutionRow } from '../../modules/institutions/institutions.tables.js';
+import { openChangeFeed, type ChangeFeed, type RowChange } from './change-feed.js';
+import { createRowCache } from './row-cache.js';
+
+let database: TestDatabase;
+let feed: ChangeFeed;
+/** Another process's connection: what it commits reaches the feed only through the notices. */
+let elsewhere: pg.Pool | undefined;
+const heard: RowChange[] = [];
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  feed = await openChangeFeed(database);
+  feed.subscribe((change) => heard.push(change));
+  if (database.url) elsewhere = new pg.Pool({ connectionString: database.url, max: 1 });
+});
+afterAll(async () => {
+  await elsewhere?.end();
+  await feed?.close();
+  await database?.close();
+});
+
+/** Renames a twin as another process would (on PGlite, through the one connection there is). */
+async function renameElsewhere(id: string, name: string): Promise<void> {
+  if (elsewhere) await elsewhere.query('update institutions set name = $1 where id = $2', [name, id]);
+  else await database.executeSql('update institutions set name = $1 where id = $2', [name, id]);
+  await until(() => heard.some((change) => change.table === 'institutions' && change.key === id));
+}
+
+/** A new twin whose notice has been heard (else it could overtake the first fill of that twin). */
+async function newTwin(values: Parameters<typeof buildInstitution>[1] = {}): Promise<InstitutionRow> {
+  const twin = await buildInstitution(database.db, values);
+  await until(() => heard.some((change) => change.table === 'institutions' && change.key === twin.id));
+  return twin;
+}
+
+/** A twin cache that counts its reads of the database. */
+function twinCache(options: { now?: () => number } = {}) {
+  const reads: string[] = [];
+  const cache = createRowCache<InstitutionRow>(feed, { table: 'institutions', rowKey: (row) => row.id, ttlMs: 1_000, ...options });
+  const get = (id: string) =>
+    cache.get(id, async () => {
+      reads.push(id);
+      return findInstitutionById(database.db, id);
+    });
+  return { cache, get, reads };
+}
+
+describe('the row cache', () => {
+  it('reads a row once and serves it until the row changes in another process', async () => {
+    const twin = await newTwin({ name: 'Alpha' });
+    const { get, reads } = twinCache();
+    expect((await get(twin.id))?.name).toBe('Alpha');
+    expect((await get(twin.id))?.name).toBe('Alpha');
+    expect(reads).toHaveLength(1);
+
+    heard.length = 0;
+    await renameElsewhere(twin.id, 'Alpha renamed');
+    expect((await get(twin.id))?.name).toBe('Alpha renamed');
+    expect(reads).toHaveLength(2);
+  });
+
+  it('keeps a row when another row of its table or another table changes', async () => {
+    const [a, b] = [await newTwin(), await newTwin()];
+    const { get, reads } = twinCache();
+    await get(a.id);
+    heard.length = 0;
+    await renameElsewhere(b.id, 'Other');
+    feed.committed({ table: 'users', key: a.id });
+    await get(a.id);
+    expect(reads).toEqual([a.id]);
+  });
+
+  it('drops a row at once when this process says it committed a change to it', async () => {
+    const twin = await newTwin({ name: 'Before' });
+    const { get, reads } = twinCache();
+    await get(twin.id);
+    await database.db.update(institutions).set({ name: 'After' }).where(eq(institutions.id, twin.id));
+    feed.committed({ table: 'institutions', key: twin.id });
+    expect((await get(twin.id))?.name).toBe('After');
+    expect(reads).toHaveLength(2);
+  });
+
+  it('forgets everything when told changes may have been missed', async () => {
+    const twin = await newTwin();
+    const { cache, get } = twinCache();
+    await get(twin.id);
+    expect(cache.size).toBe(1);
+    feed.committed({ table: '*', key: '*' });
+    expect(cache.size).toBe(0);
+  });
+
+  it('does not keep a fill that a change overtook', async () => {
+    const twin = await newTwin({ name: 'Old' });
+    const cache = createRowCache<InstitutionRow>(feed, { table: 'institutions', rowKey: (row) => row.id });
+    // The fill reads the old row, then the change is heard before the fill is done.
+    const stale = await cache.get(twin.id, async () => {
+      const row = await findInstitutionById(database.db, twin.id);
+      feed.committed({ table: 'institutions', key: twin.id });
+      return row;
+    });
+    expect(stale?.name).toBe('Old');
+    expect(cache.size).toBe(0);
+  });
+
+  it('keeps a fill that only a change of another row came during; under a name, any change of the table overtakes it', async () => {
+    const [twin, other] = [await newTwin(), await newTwin()];
+    const byId = createRowCache<InstitutionRow>(feed, { table: 'institutions', rowKey: (row) => row.id });
+    await byId.get(twin.id, async () => {
+      feed.committed({ table: 'institutions', key: other.id });
+      return findInstitutionById(database.db, twin.id);
+    });
+    expect(byId.size).toBe(1);
+    const named = createRowCache<InstitutionRow>(feed, { table: 'institutions', rowKey: (row) => row.id, keyedByRow: false });
+    await named.get('first', async () => {
+      feed.committed({ table: 'institutions', key: other.id });
+      return findInstitutionById(database.db, twin.id);
+    });
+    expect(named.size).toBe(0);
+  });
+
+  it('does not keep a row that was not found', async () => {
+    const { cache, get, reads } = twinCache();
+    expect(await get('0123456789abcdef01234567')).toBeUndefined();
+    expect(await get('0123456789abcdef01234567')).toBeUndefined();
+    expect(reads).toHaveLength(2);
+    expect(cache.size).toBe(0);
+  });
+
+  it('reads again once an entry is older than its time to live', async () => {
+    const twin = await newTwin();
+    let clock = 0;
+    const { get, reads } = twinCache({ now: () => clock });
+    await get(twin.id);
+    clock = 999;
+    await get(twin.id);
+    expect(reads).toHaveLength(1);
+    clock = 1_000;
+    await get(twin.id);
+    expect(reads).toHaveLength(2);
+  });
+
+  it.runIf(process.env.TEST_DATABASE_URL)('serves nothing while a fence of this process is out', async () => {
+    const twin = await newTwin();
+    const { get, reads } = twinCache();
+    await get(twin.id);
+    feed.fence();
+    await get(twin.id);
+    expect(reads).toHaveLength(2);
+    await until(() => feed.caughtUp);
+    await get(twin.id);
+    expect(reads).toHaveLength(2);
+  });
+});
