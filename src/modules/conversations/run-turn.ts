@@ -12,7 +12,7 @@ import { findModelForTurn, type ModelForTurn } from '../custom-models/model-look
 import { finishRecord, recentExchanges, startRecord } from '../history/history.records.js';
 import type { MemoryEntry, RetrievalEntry } from '../history/history.tables.js';
 import { assertInstitutionUsable } from '../institutions/institutions.service.js';
-import { findUserById } from '../users/users.repo.js';
+import { findTurnPerson } from '../users/users.repo.js';
 import { streamAnswer } from './stream-turn.js';
 import { costOf, DEFAULT_PRICE, FREE, isPriced, settleTurn, type Price } from './turn-billing.js';
 import { buildSystemText, emptyContextProviders, type TurnContextProviders, type TurnScene } from './turn-context.js';
@@ -61,7 +61,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
   // One stage for what the turn reads first: the twin, the person and the assistant (behaviour 1).
   const [twin, user, assistant] = await Promise.all([
     reads.twin(actor.institutionId),
-    findUserById(db, actor.userId),
+    findTurnPerson(db, actor.userId),
     resolveAssistant(db, actor, input.assistantId, reads.standardAssistant),
   ]);
   if (!twin) throw new NotFoundError(TURN_MESSAGES.twinNotFound);

@@ -9,10 +9,27 @@ export type NewUser = typeof users.$inferInsert;
 
 const userById = (db: Executor, id: unknown) => db.select().from(users).where(and(eq(users.id, id as string), isNull(users.deletedAt))).limit(1);
 
-/** Read on every turn: a prepared query outside transactions. */
+/** A live account by id: a prepared query outside transactions (many routes read it). */
 export async function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {
   const prepared = preparedOn(db, 'user_by_id', (d) => userById(d, sql.placeholder('id')).prepare('user_by_id'));
   const [row] = prepared ? await prepared.execute({ id }) : await userById(db, id);
+  return row;
+}
+
+/** What a conversation turn needs of its person: the balance, and their memory and history switches. */
+export type TurnPerson = Pick<UserRow, 'credits' | 'userMemoryEnabled' | 'rememberHistoryCount'>;
+
+const turnPersonById = (db: Executor, id: unknown) =>
+  db
+    .select({ credits: users.credits, userMemoryEnabled: users.userMemoryEnabled, rememberHistoryCount: users.rememberHistoryCount })
+    .from(users)
+    .where(and(eq(users.id, id as string), isNull(users.deletedAt)))
+    .limit(1);
+
+/** Read on every turn (three columns, not the whole wide row): a prepared query outside transactions. */
+export async function findTurnPerson(db: Executor, id: string): Promise<TurnPerson | undefined> {
+  const prepared = preparedOn(db, 'turn_person_by_id', (d) => turnPersonById(d, sql.placeholder('id')).prepare('turn_person_by_id'));
+  const [row] = prepared ? await prepared.execute({ id }) : await turnPersonById(db, id);
   return row;
 }
 
