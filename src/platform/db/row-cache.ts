@@ -41,6 +41,8 @@ export function createRowCache<T>(feed: Pick<ChangeFeed, 'subscribe' | 'caughtUp
   feed.subscribe((change) => {
     if (change.table !== table && change.table !== '*') return;
     if (change.table === '*') entries.clear();
+    // Stored under the notice's key: one lookup (a pooling twin's row changes with every turn it pays for).
+    else if (keyedByRow) entries.delete(change.key);
     else for (const [key, entry] of entries) if (entry.rowKey === change.key) entries.delete(key);
     for (const fill of filling) if (change.table === '*' || !keyedByRow || fill.key === change.key) fill.overtaken = true;
   });
