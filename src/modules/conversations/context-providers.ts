@@ -13,13 +13,9 @@ export const PASSAGES_PER_TURN = 5;
 export function createContextProviders(deps: { database: DatabaseHandle; jobs: Pick<JobQueue, 'send'>; log?: JobLogger }): TurnContextProviders {
   const db = deps.database.db;
   return {
-    async recall(caller, question, scene) {
+    async recall(caller, question) {
       if (caller.kind !== 'person' || !caller.actor.institutionId) return { memories: [] };
-      const { memories } = await recallForTurn(
-        db,
-        { userId: caller.actor.userId, institutionId: caller.actor.institutionId, userMemoryEnabled: scene.userMemoryEnabled },
-        question,
-      );
+      const { memories } = await recallForTurn(db, { userId: caller.actor.userId, institutionId: caller.actor.institutionId, userMemoryEnabled: 'as-set' }, question);
       return { memories: memories.map(({ id, key, value, shared }) => ({ id, key, value, shared })) };
     },
     async retrieve(caller, question) {

@@ -218,6 +218,19 @@ describe('POST /api/ai/personal/qanda', () => {
     expect(await creditsOf(ada.user.id)).toBe(100);
   });
 
+  it("refuses a turn on the person's empty balance (402), with or without a cap, and writes nothing", async () => {
+    for (const caps of [{}, { userDailyLimit: 5, twinDailyLimit: 50 }]) {
+      const twin = await buildInstitution(db(), caps);
+      const ada = await person({ institution: twin, credits: 0 });
+      const before = model.requests.length;
+      const answer = await ask(ada.token, { inputs: ['Hi'] });
+      expect(answer.status).toBe(402);
+      expect(answer.body).toMatchObject({ success: false, code: 'INSUFFICIENT_CREDITS', message: 'Your credit balance is too low' });
+      expect(model.requests.length).toBe(before);
+      expect(await db().select().from(history).where(eq(history.institutionId, twin.id))).toEqual([]);
+    }
+  });
+
   it('refuses an inactive twin', async () => {
     const twin = await buildInstitution(db(), { status: 'inactive' });
     const ada = await person({ institution: twin });

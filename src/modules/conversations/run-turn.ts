@@ -58,28 +58,27 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
   const question = (input.inputs.at(-1) ?? '').trim();
   if (!question) throw new BadRequestError(TURN_MESSAGES.noQuestion, 'QUESTION_REQUIRED');
   if (!actor.institutionId) throw new BadRequestError(TURN_MESSAGES.noTwin, 'NO_CURRENT_TWIN');
-  // One stage for what the turn reads first: the twin, the person and the assistant (behaviour 1).
-  const [twin, user, assistant] = await Promise.all([
-    reads.twin(actor.institutionId),
-    findTurnPerson(db, actor.userId),
-    resolveAssistant(db, actor, input.assistantId, reads.standardAssistant),
-  ]);
+  // What the turn needs first: the twin and the assistant (behaviour 1), from the caches as a rule.
+  const [twin, assistant] = await Promise.all([reads.twin(actor.institutionId), resolveAssistant(db, actor, input.assistantId, reads.standardAssistant)]);
   if (!twin) throw new NotFoundError(TURN_MESSAGES.twinNotFound);
   assertInstitutionUsable(twin);
   const choice = await chooseModel(deps, twin.id, assistant);
-  const scene: TurnScene = { userMemoryEnabled: user?.userMemoryEnabled ?? false, longTermMemoryEnabled: twin.longTermMemoryEnabled };
   const providers = deps.providers ?? emptyContextProviders;
   const useContext = !assistant.bypassSystemContext;
-  const remember = assistant.rememberHistory ?? user?.rememberHistoryCount ?? 0;
-  // The context reads that do not need the record run beside its opening (one stage less before the
-  // first chunk): memories, and the earlier exchanges of the conversation asked for. A refused turn
-  // discards them; exchanges count only if the turn really continues that conversation (its owner's,
-  // in this twin), and only finished exchanges are read, so the new record is never among them.
-  const memoriesRead = useContext ? providers.recall(caller, question, scene).then((recalled) => recalled.memories) : Promise.resolve<MemoryEntry[]>([]);
-  const exchangesRead = input.conversationId && remember > 0 ? recentExchanges(db, input.conversationId, actor.userId, remember) : Promise.resolve([]);
-  for (const read of [memoriesRead, exchangesRead]) read.catch(() => {}); // awaited below, unless the turn is refused
-  // Caps, balance and the record's start in one admission step, so racing turns cannot pass a cap together.
-  const record = await admitTurn(db, { twin, user }, actor.userId, isPriced(choice.price), (executor) =>
+  // Then one stage: the record's opening (which checks the paying balance itself), and beside it the
+  // context reads: the person's settings, the memories (the recall reads the person's switch itself) and
+  // the earlier exchanges of the conversation asked for. A refused turn discards them; exchanges count
+  // only if the turn really continues that conversation (its owner's, in this twin), and only finished
+  // exchanges are read, so the new record is never among them.
+  const personRead = findTurnPerson(db, actor.userId);
+  const memoriesRead = useContext ? providers.recall(caller, question).then((recalled) => recalled.memories) : Promise.resolve<MemoryEntry[]>([]);
+  const rememberRead = assistant.rememberHistory != null ? Promise.resolve(assistant.rememberHistory) : personRead.then((user) => user?.rememberHistoryCount ?? 0);
+  const exchangesRead = input.conversationId
+    ? rememberRead.then((remember) => (remember > 0 ? recentExchanges(db, input.conversationId!, actor.userId, remember) : []))
+    : Promise.resolve([]);
+  for (const read of [personRead, memoriesRead, exchangesRead]) read.catch(() => {}); // awaited below, unless the turn is refused
+  // Caps and the record's start in one admission step, so racing turns cannot pass a cap together.
+  const record = await admitTurn(db, twin, actor.userId, isPriced(choice.price), (executor, fundedBy) =>
     startRecord(executor, {
       institutionId: twin.id,
       userId: actor.userId,
@@ -88,6 +87,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       assistantName: assistant.assistant.name,
       question,
       models: [choice.resolved.modelId],
+      fundedBy,
     }),
   );
   try {
@@ -143,8 +143,10 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
     });
     // This process's caches hear of the charge at once (the person's row, or the twin's for a pool).
     if (credits > 0) deps.changes?.committed(twin.poolCredits ? { table: 'institutions', key: twin.id } : { table: 'users', key: actor.userId });
-    if (status === 'complete' && !result.emptyReply) {
-      deps.providers?.afterTurn?.(caller, { historyId: record.id, question, answer: result.text }, scene);
+    if (status === 'complete' && !result.emptyReply && deps.providers?.afterTurn) {
+      const user = await personRead.catch(() => undefined); // read long before; unreadable, no extraction
+      const scene: TurnScene = { userMemoryEnabled: user?.userMemoryEnabled ?? false, longTermMemoryEnabled: twin.longTermMemoryEnabled };
+      deps.providers.afterTurn(caller, { historyId: record.id, question, answer: result.text }, scene);
     }
     return {
       answer: result.text,

@@ -19,7 +19,8 @@ export interface TurnScene {
 
 /** What the memory and files modules provide to a turn. Both may return nothing. */
 export interface TurnContextProviders {
-  recall(caller: TurnCaller, question: string, scene: TurnScene): Promise<RecalledMemories>;
+  /** Personal memories only while the person's switch is on, as the recall's own read finds it (behaviour 7). */
+  recall(caller: TurnCaller, question: string): Promise<RecalledMemories>;
   retrieve(caller: TurnCaller, question: string, options: { ragOnly: boolean }): Promise<RetrievalEntry[]>;
   /** After a turn that produced an answer (long-term memory extraction); must not throw or delay the answer. */
   afterTurn?(caller: TurnCaller, turn: { historyId: string; question: string; answer: string }, scene: TurnScene): void;

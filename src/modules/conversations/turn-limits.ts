@@ -6,6 +6,7 @@ import type { Database, Executor } from '../../platform/db/client.js';
 import { AppError } from '../../platform/http/errors.js';
 import { InsufficientCreditsError } from '../credits/credits.service.js';
 import type { CreditAccount } from '../credits/credits.tables.js';
+import { UnfundedOpeningError } from '../history/history.repo.js';
 import { history } from '../history/history.tables.js';
 import { institutions, type InstitutionRow } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';
@@ -27,35 +28,32 @@ export class UsageLimitError extends AppError {
 type Twin = Pick<InstitutionRow, 'id' | 'userDailyLimit' | 'twinDailyLimit' | 'poolCredits'>;
 
 /**
- * Admits a turn: checks the caps and the balance, then runs `start` (which writes the turn's record,
- * in one statement that commits without waiting for its WAL flush: startRecord). For a twin with a
- * cap, the checks and the start run in one transaction under a per-twin transaction lock, so turns
- * racing for the last slot of a cap admit one at a time and the cap holds exactly; a twin without caps
- * needs neither. The balance is pre-checked from the rows the turn just read (the charge itself is
- * clamped when the turn settles, so a balance never overdraws).
+ * Admits a turn: checks the caps, then runs `start` (which writes the turn's record in one statement
+ * that commits without waiting for its WAL flush: startRecord). For a twin with a cap, the checks and
+ * the start run in one transaction under a per-twin transaction lock, so turns racing for the last slot
+ * of a cap admit one at a time and the cap holds exactly; a twin without caps needs neither. A priced
+ * turn's record is opened only while the balance that pays is above zero, checked by the opening
+ * statement itself (`fundedBy`): no read of the balance before it, and no window between the check and
+ * the record. The charge itself is clamped when the turn settles, so a balance never overdraws.
  */
 export async function admitTurn<T>(
   db: Database,
-  read: { twin: Twin & Pick<InstitutionRow, 'credits'>; user: { credits: number } | undefined },
+  twin: Twin,
   userId: string,
   priced: boolean,
-  start: (executor: Executor) => Promise<T>,
+  start: (executor: Executor, fundedBy: 'user' | 'institution' | undefined) => Promise<T>,
 ): Promise<T> {
-  const { twin } = read;
+  const fundedBy = priced ? (twin.poolCredits ? 'institution' : 'user') : undefined;
   // 402 INSUFFICIENT_CREDITS before the model is called, when a priced turn meets an empty balance.
-  const refuseEmptyBalance = () => {
-    const balance = twin.poolCredits ? twin.credits : (read.user?.credits ?? 0);
-    if (priced && balance <= 0) throw new InsufficientCreditsError(twin.poolCredits ? 'institution' : 'user');
-  };
-  if (twin.userDailyLimit === null && twin.twinDailyLimit === null) {
-    refuseEmptyBalance();
-    return start(db);
-  }
+  const open = (executor: Executor) =>
+    start(executor, fundedBy).catch((error: unknown) => {
+      throw error instanceof UnfundedOpeningError ? new InsufficientCreditsError(error.account) : error;
+    });
+  if (twin.userDailyLimit === null && twin.twinDailyLimit === null) return open(db);
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`turn-caps:${twin.id}`}))`);
     await checkUsageCaps(tx, twin, userId);
-    refuseEmptyBalance();
-    return start(tx);
+    return open(tx);
   });
 }
 

@@ -6,7 +6,9 @@ import { buildInstitution, buildUser, type BuiltUser } from '../../../test/suppo
 import { withTransaction } from '../../platform/db/client.js';
 import { CONFIDENTIAL_SUFFIX, redactConfidential } from './history.detail.js';
 import { finishRecord, recentExchanges, recordToolCall, startRecord } from './history.records.js';
-import { deleteHistory } from './history.repo.js';
+import { institutions } from '../institutions/institutions.tables.js';
+import { users } from '../users/users.tables.js';
+import { deleteHistory, UnfundedOpeningError } from './history.repo.js';
 import { conversations, history, type RetrievalEntry } from './history.tables.js';
 
 let database: TestDatabase;
@@ -73,6 +75,48 @@ describe('startRecord', () => {
     await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'on its own' });
     // Nothing leaks to the connection: the next statements (any pooled connection) wait for the flush again.
     expect(await Promise.all([setting(database.db), setting(database.db), setting(database.db)])).toEqual(['on', 'on', 'on']);
+  });
+});
+
+describe('startRecord with the balance that pays (fundedBy)', () => {
+  const counts = async (userId: string) => {
+    const [records] = await database.db.select({ n: sql<number>`count(*)::int` }).from(history).where(eq(history.userId, userId));
+    const [opened] = await database.db.select({ n: sql<number>`count(*)::int` }).from(conversations).where(eq(conversations.userId, userId));
+    return { records: records.n, conversations: opened.n };
+  };
+
+  it("opens while the person's balance is above zero, and refuses as a whole when it is empty", async () => {
+    const payer = await buildUser(database.db, { institution: person.institution, credits: 0.5 });
+    const opened = await startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'funded', fundedBy: 'user' });
+    expect(opened.status).toBe('streaming');
+    await database.db.update(users).set({ credits: 0 }).where(eq(users.id, payer.user.id));
+    const before = await counts(payer.user.id);
+    const refused = startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'empty', fundedBy: 'user' });
+    await expect(refused).rejects.toBeInstanceOf(UnfundedOpeningError);
+    await expect(refused).rejects.toMatchObject({ account: 'user' });
+    // Continuing a conversation touches nothing either.
+    await expect(startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'more', conversationId: opened.conversationId, fundedBy: 'user' })).rejects.toBeInstanceOf(UnfundedOpeningError);
+    expect(await counts(payer.user.id)).toEqual(before);
+    const [conversation] = await database.db.select().from(conversations).where(eq(conversations.id, opened.conversationId));
+    expect(conversation.lastActivityAt.getTime()).toBe(opened.createdAt.getTime());
+  });
+
+  it("checks the twin's pool for 'institution', whatever the person's own balance", async () => {
+    const pool = await buildInstitution(database.db, { credits: 0 });
+    const rich = await buildUser(database.db, { institution: pool, credits: 100 });
+    const refused = startRecord(database.db, { institutionId: pool.id, userId: rich.user.id, question: 'pool empty', fundedBy: 'institution' });
+    await expect(refused).rejects.toMatchObject({ account: 'institution' });
+    expect(await counts(rich.user.id)).toEqual({ records: 0, conversations: 0 });
+    await database.db.update(institutions).set({ credits: 1 }).where(eq(institutions.id, pool.id));
+    expect((await startRecord(database.db, { institutionId: pool.id, userId: rich.user.id, question: 'pool funded', fundedBy: 'institution' })).question).toBe('pool funded');
+  });
+
+  it('refuses inside a transaction too, and the transaction writes nothing', async () => {
+    const broke = await buildUser(database.db, { institution: person.institution, credits: 0 });
+    await expect(
+      withTransaction(database.db, (tx) => startRecord(tx, { institutionId: twin(), userId: broke.user.id, question: 'in a transaction', fundedBy: 'user' })),
+    ).rejects.toBeInstanceOf(UnfundedOpeningError);
+    expect(await counts(broke.user.id)).toEqual({ records: 0, conversations: 0 });
   });
 });
 

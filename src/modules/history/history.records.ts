@@ -20,6 +20,8 @@ export interface StartRecordInput {
   models?: string[];
   /** The moment of the turn (defaults to now). */
   at?: Date;
+  /** Refuse (UnfundedOpeningError, nothing written) unless this balance is above zero: insertOpeningRecord. */
+  fundedBy?: 'user' | 'institution';
 }
 
 export interface FinishRecordInput {
@@ -61,6 +63,7 @@ export async function startRecord(db: Executor, input: StartRecordInput): Promis
     continueId: input.conversationId ?? undefined,
     record: { assistantId: input.assistantId ?? null, assistantName: input.assistantName ?? '', question: input.question, models: input.models ?? [], status: 'streaming' },
     at: input.at ?? new Date(),
+    fundedBy: input.fundedBy,
   });
 }
 

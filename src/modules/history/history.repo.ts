@@ -67,6 +67,28 @@ export interface OpeningRecord {
   continueId?: string;
   record: Omit<NewHistory, 'id' | 'conversationId' | 'institutionId' | 'userId' | 'createdAt'>;
   at: Date;
+  /**
+   * Open only while this balance is above zero: the person's ('user') or the twin's ('institution').
+   * The statement reads it as it is when the record would be written and, when it is empty, refuses
+   * as a whole (nothing written; UnfundedOpeningError).
+   */
+  fundedBy?: 'user' | 'institution';
+}
+
+/** SQLSTATE of a turn's opening refused because the balance that pays is empty (migration 0009). */
+const UNFUNDED_STATE = 'DT402';
+
+/** The opening was refused: the balance that pays is empty. */
+export class UnfundedOpeningError extends Error {
+  constructor(readonly account: 'user' | 'institution') {
+    super(`The ${account === 'user' ? "person's" : "twin's"} balance is empty`);
+  }
+}
+
+function sqlStateOf(error: unknown): string | undefined {
+  const candidate = error as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = candidate?.code ?? candidate?.cause?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 /**
@@ -89,11 +111,17 @@ export async function insertOpeningRecord(db: Executor, opening: OpeningRecord):
     at: opening.at.toISOString(),
     createdAt: opening.at,
   };
-  const shape: OpeningShape = { continues: Boolean(opening.continueId), columns: Object.keys(opening.record).sort() };
+  const shape: OpeningShape = { continues: Boolean(opening.continueId), columns: Object.keys(opening.record).sort(), fundedBy: opening.fundedBy ?? null };
   // Prepared once per shape outside a transaction: drizzle takes longer to build it than the database to run it.
-  const [row] = await executeShaped(db, `open_turn:${shape.continues}:${shape.columns.join(',')}`, (d, param) => openingQuery(d, shape, param), values);
-  const { commitMode: _mode, ...record } = row;
-  return record;
+  const name = `open_turn:${shape.continues}:${shape.fundedBy}:${shape.columns.join(',')}`;
+  try {
+    const [row] = await executeShaped(db, name, (d, param) => openingQuery(d, shape, param), values);
+    const { commitMode: _mode, funded: _funded, ...record } = row;
+    return record;
+  } catch (error) {
+    if (shape.fundedBy && sqlStateOf(error) === UNFUNDED_STATE) throw new UnfundedOpeningError(shape.fundedBy);
+    throw error;
+  }
 }
 
 /** A record as just opened, with its version: updated_at exactly as stored (a Date keeps milliseconds only). */
@@ -106,6 +134,20 @@ interface OpeningShape {
   continues: boolean;
   /** The record's columns given by the caller. */
   columns: string[];
+  fundedBy: 'user' | 'institution' | null;
+}
+
+/**
+ * 1 when the balance that pays is above zero; else the statement fails with UNFUNDED_STATE, which
+ * undoes everything it wrote (read in RETURNING, so it runs; an empty result never gets that far).
+ */
+function fundedCheck(fundedBy: 'user' | 'institution' | null, param: (name: string) => unknown) {
+  if (!fundedBy) return sql<number>`1`;
+  const balance =
+    fundedBy === 'user'
+      ? sql`(select ${users.credits} from ${users} where ${users.id} = ${param('userId')})`
+      : sql`(select ${institutions.credits} from ${institutions} where ${institutions.id} = ${param('institutionId')})`;
+  return sql<number>`case when ${balance} > 0 then 1 else refuse_statement(${UNFUNDED_STATE}, 'the balance that pays for this turn is empty') end`;
 }
 
 function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) => unknown) {
@@ -135,7 +177,7 @@ function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) =
       conversationId: sql`coalesce((select id from own), (select id from opened))`,
       createdAt: param('createdAt') as Date,
     })
-    .returning({ ...getTableColumns(history), version: historyVersion, commitMode: sql<string>`(select mode from commit_mode)` });
+    .returning({ ...getTableColumns(history), version: historyVersion, commitMode: sql<string>`(select mode from commit_mode)`, funded: fundedCheck(shape.fundedBy, param) });
 }
 
 const OPENED_COLUMNS = [

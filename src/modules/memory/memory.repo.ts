@@ -1,9 +1,10 @@
 // Data access for memory parameters. Every read names the twin (institution_id first, as the
 // indexes do); list reads join the twin's summary the wire shape carries.
-import { and, desc, eq, or, type SQL } from 'drizzle-orm';
+import { and, desc, eq, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { executeShaped } from '../../platform/db/prepared.js';
 import { institutions } from '../institutions/institutions.tables.js';
+import { users } from '../users/users.tables.js';
 import { memoryParameters, type MemoryRow, type NewMemory } from './memory.tables.js';
 
 export interface InstitutionSummary {
@@ -69,20 +70,23 @@ export async function deleteMemory(db: Executor, institutionId: string, id: stri
 }
 
 /**
- * What a turn may recall: shared rows of the twin, and the person's personal rows when `personal`.
+ * What a turn may recall: shared rows of the twin, and the person's personal rows when `personal` (or,
+ * with 'as-set', while the person's Enable User Memory switch is on, read by this same statement).
  * Every turn reads it: prepared once per shape (drizzle took longer to build it than the database to run it).
  */
-export async function listRecallable(db: Executor, institutionId: string, userId: string, personal: boolean, limit: number): Promise<MemoryRow[]> {
+export async function listRecallable(db: Executor, institutionId: string, userId: string, personal: boolean | 'as-set', limit: number): Promise<MemoryRow[]> {
   return executeShaped(db, `recallable:${personal}`, (d, param) => recallableQuery(d, personal, param), { institutionId, userId, limit });
 }
 
-function recallableQuery(db: Executor, personal: boolean, param: (name: string) => unknown) {
+function recallableQuery(db: Executor, personal: boolean | 'as-set', param: (name: string) => unknown) {
   const shared = eq(memoryParameters.shared, true);
   const mine = and(eq(memoryParameters.userId, param('userId') as string), eq(memoryParameters.shared, false));
+  const switchOn = sql`exists (select 1 from ${users} where ${users.id} = ${param('userId')} and ${users.userMemoryEnabled})`;
+  const which = personal === 'as-set' ? or(shared, and(mine, switchOn)) : personal ? or(shared, mine) : shared;
   return db
     .select()
     .from(memoryParameters)
-    .where(and(eq(memoryParameters.institutionId, param('institutionId') as string), personal ? or(shared, mine) : shared))
+    .where(and(eq(memoryParameters.institutionId, param('institutionId') as string), which))
     .orderBy(desc(memoryParameters.updatedAt), desc(memoryParameters.id))
     .limit(param('limit') as number);
 }

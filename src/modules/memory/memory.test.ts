@@ -174,9 +174,14 @@ describe('Enable User Memory switch (behaviour 7)', () => {
     expect(recalled).not.toContain(ids.personal);
     expect(recalled).toContain(ids.sharedByAdmin);
     expect(after.memories.every((m) => m.shared)).toBe(true);
+    // A turn's recall reads the switch itself ('as-set'): off, only the shared rows.
+    const asSetOff = (await recallForTurn(db(), { ...scope, userMemoryEnabled: 'as-set' }, 'what colour?')).memories;
+    expect(asSetOff.map((m) => m.id).sort()).toEqual(after.memories.map((m) => m.id).sort());
 
     expect((await req(token.author, 'PUT', '/api/user/setting', { userMemoryEnabled: true })).status).toBe(200);
     expect((await create('author', { key_name: 'new', key_value: 'fact' })).status).toBe(201);
+    const asSetOn = (await recallForTurn(db(), { ...scope, userMemoryEnabled: 'as-set' }, 'what colour?')).memories.map((m) => m.id);
+    expect(asSetOn).toEqual(expect.arrayContaining([ids.personal, ids.sharedByAdmin]));
   });
 
   it('still saves shared rows for a person whose switch is off', async () => {

@@ -16,8 +16,11 @@ export interface RecalledMemory {
 export interface RecallScope {
   userId: string;
   institutionId: string;
-  /** The person's Enable User Memory switch (users.user_memory_enabled). */
-  userMemoryEnabled: boolean;
+  /**
+   * The person's Enable User Memory switch (users.user_memory_enabled), or 'as-set': read by the recall's
+   * own statement (a turn recalls beside its read of the person, not after it).
+   */
+  userMemoryEnabled: boolean | 'as-set';
 }
 
 export interface RecallOptions {
