@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { hashPassword } from '../../src/modules/auth/passwords.js';
@@ -43,15 +43,30 @@ export async function startBenchService(options: { env?: Record<string, string>;
   loop.enable();
   // The process's CPU time (every thread: JavaScript, garbage collection, compilation, the kernel's share) since the reset.
   let cpuSince = process.cpuUsage();
+  // How busy the main thread (the event loop: every request, piece and socket of the process) was: over
+  // the scenario, and in its busiest second. Near 1, work queues behind work and every wait grows.
+  let busySince = performance.eventLoopUtilization();
+  let busiestSecond = 0;
+  let lastSecond = busySince;
+  setInterval(() => {
+    const now = performance.eventLoopUtilization();
+    busiestSecond = Math.max(busiestSecond, performance.eventLoopUtilization(now, lastSecond).utilization);
+    lastSecond = now;
+  }, 1_000).unref();
   process.on('message', (message) => {
     if (message === 'exit') process.exit(0);
     if (message === 'loop-reset') {
       loop.reset();
       cpuSince = process.cpuUsage();
+      busySince = performance.eventLoopUtilization();
+      busiestSecond = 0;
     }
     if (message === 'loop-report') {
       const cpu = process.cpuUsage(cpuSince);
-      process.send?.({ loop: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, cpuMs: (cpu.user + cpu.system) / 1e3, systemMs: cpu.system / 1e3 } });
+      const busy = performance.eventLoopUtilization(busySince).utilization;
+      process.send?.({
+        loop: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, cpuMs: (cpu.user + cpu.system) / 1e3, systemMs: cpu.system / 1e3, busy, busiestSecond },
+      });
     }
   });
   process.send?.({
