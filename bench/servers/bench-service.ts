@@ -65,7 +65,7 @@ export async function startBenchService(options: { env?: Record<string, string>;
       const cpu = process.cpuUsage(cpuSince);
       const busy = performance.eventLoopUtilization(busySince).utilization;
       process.send?.({
-        loop: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, cpuMs: (cpu.user + cpu.system) / 1e3, systemMs: cpu.system / 1e3, busy, busiestSecond },
+        loop: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, cpuMs: (cpu.user + cpu.system) / 1e3, systemMs: cpu.system / 1e3, busy, busiestSecond: Math.max(busy, busiestSecond) },
       });
     }
   });
