@@ -64,15 +64,6 @@ function summary(timings: Timing[]) {
   return { first50: percentile(firsts, 50), first99: percentile(firsts, 99), gap50: percentile(gaps, 50), gap99: percentile(gaps, 99), transit50: percentile(transits, 50), transit99: percentile(transits, 99), complete };
 }
 
-/** First-chunk p99 of the answers whose request opened its connection, and of those on a kept-alive one. */
-function byConnection(timings: Timing[]): string {
-  const part = (fresh: boolean) => {
-    const firsts = timings.filter((t) => t.newConnection === fresh).map((t) => t.first);
-    return firsts.length ? `${f(percentile(firsts, 99))} (${firsts.length})` : 'none';
-  };
-  return `new ${part(true)}, kept alive ${part(false)}`;
-}
-
 interface Loop {
   p50: number;
   p99: number;
@@ -122,7 +113,6 @@ function reportRound(round: number, count: number, service: Timing[], baseline: 
   console.log(`  round ${round}: ${s.complete}/${count} complete and in order (baseline ${d.complete}/${count})`);
   console.log(`    first chunk    direct p50 ${f(d.first50)} p99 ${f(d.first99)} | service p50 ${f(s.first50)} p99 ${f(s.first99)} | added p50 ${f(added.first50)} p99 ${f(added.first99)} | ratio p50 ${(s.first50 / d.first50).toFixed(2)}x`);
   console.log(`    between chunks direct p50 ${f(d.gap50)} p99 ${f(d.gap99)} | service p50 ${f(s.gap50)} p99 ${f(s.gap99)} | added p50 ${f(added.gap50)} p99 ${f(added.gap99)}`);
-  console.log(`    first chunk p99 by connection: service ${byConnection(service)} | direct ${byConnection(baseline)}`);
   console.log(`    model to client direct p50 ${f(d.transit50)} p99 ${f(d.transit99)} | service p50 ${f(s.transit50)} p99 ${f(s.transit99)} | added p50 ${f(s.transit50 - d.transit50)} p99 ${f(s.transit99 - d.transit99)}`);
   console.log(`    event loop delay: service p50 ${f(loop.p50)} p99 ${f(loop.p99)} max ${f(loop.max)} | client p50 ${f(client.p50)} p99 ${f(client.p99)} max ${f(client.max)}`);
   const pieces = service.reduce((sum, t) => sum + t.chunks, 0);

@@ -14,8 +14,6 @@ export interface Timing {
   text: string;
   /** ms from the model writing each piece to its arrival here (the model stamps its pieces). */
   transits: number[];
-  /** The request went out on a connection opened for it (not one kept alive from an earlier answer). */
-  newConnection: boolean;
 }
 
 const now = () => performance.timeOrigin + performance.now();
@@ -40,9 +38,8 @@ function pieces(sentAt: number) {
     get count(): number {
       return arrivals.length;
     },
-    timing(response?: http.IncomingMessage): Timing {
-      const newConnection = response ? onNewConnection.has(response) : false;
-      return { text, transits, newConnection, first: arrivals[0] - sentAt, gaps: arrivals.slice(1).map((t, i) => t - arrivals[i]), chunks: arrivals.length };
+    timing(): Timing {
+      return { text, transits, first: arrivals[0] - sentAt, gaps: arrivals.slice(1).map((t, i) => t - arrivals[i]), chunks: arrivals.length };
     },
   };
 }
@@ -50,25 +47,17 @@ function pieces(sentAt: number) {
 /**
  * The client side is plain node:http (kept-alive connections), for the model and the service alike:
  * the measuring client shares the machine with both, and fetch's web streams cost it several times
- * the CPU per piece.
+ * the CPU per piece. It keeps up to 256 idle connections between answers (node's default), so most
+ * streams of a 1,000-stream round open their connection; BENCH_KEEP_ALIVE=all keeps every one, as a
+ * reverse proxy keeping its upstream connections to the service would (the first round still opens them).
  */
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-
-/** Responses whose request had to open its connection (the agent keeps up to 256 idle ones between answers). */
-const onNewConnection = new WeakSet<http.IncomingMessage>();
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: process.env.BENCH_KEEP_ALIVE === 'all' ? Infinity : 256 });
 
 function post(url: string, headers: Record<string, string>, body: unknown): Promise<http.IncomingMessage> {
   const json = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const request = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) } });
-    let opened = false;
-    request.once('socket', (socket) => {
-      opened = socket.connecting;
-    });
-    request.once('response', (response) => {
-      if (opened) onNewConnection.add(response);
-      resolve(response);
-    });
+    request.once('response', resolve);
     request.once('error', reject);
     request.end(json);
   });
@@ -116,7 +105,7 @@ export async function direct(modelUrl: string): Promise<Timing> {
     const content = (JSON.parse(data) as { choices: Array<{ delta?: { content?: string } }> }).choices[0]?.delta?.content;
     if (content) answer.add(content);
   });
-  return answer.timing(response);
+  return answer.timing();
 }
 
 export async function viaSse(base: string, token: string): Promise<Timing> {
@@ -130,7 +119,7 @@ export async function viaSse(base: string, token: string): Promise<Timing> {
     const frame = JSON.parse(data) as { type: string; delta?: string };
     if (frame.type === 'stream') answer.add(frame.delta ?? '');
   });
-  return answer.timing(response);
+  return answer.timing();
 }
 
 export async function viaSocket(base: string, token: string, socket: Socket, chunks: number): Promise<Timing> {
@@ -144,7 +133,7 @@ export async function viaSocket(base: string, token: string, socket: Socket, chu
   const deadline = Date.now() + 5_000;
   while (answer.count < chunks && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
   socket.off('RECEIVE_STREAM', onChunk);
-  return answer.timing(response);
+  return answer.timing();
 }
 
 export async function connectSockets(base: string, token: string, userId: string, count: number): Promise<Socket[]> {
