@@ -10,7 +10,8 @@ import { findUserByEmail, insertUser, updateUser } from '../users/users.repo.js'
 import type { AccountType, UserRow } from '../users/users.tables.js';
 import { outranks, requireOnTwin } from './admin-users.access.js';
 import { ensureMembership, updateMembershipRole } from './admin-users.repo.js';
-import { EMAIL_TAKEN, isUniqueViolation, type AdminUsersDeps } from './admin-users.service.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
+import { EMAIL_TAKEN, type AdminUsersDeps } from './admin-users.service.js';
 
 export interface EnrolRequest {
   email: string;

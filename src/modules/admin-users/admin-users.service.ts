@@ -2,6 +2,7 @@
 // (behaviour 13). Every change to a person's rights or status drops their cached sessions at once;
 // deactivating or deleting also revokes their sessions.
 import type { Database, Executor } from '../../platform/db/client.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ConflictError, ForbiddenError } from '../../platform/http/errors.js';
 import type { SessionCache } from '../auth/session-cache.js';
@@ -28,11 +29,6 @@ import type { UserStatus } from '../users/users.tables.js';
 export interface AdminUsersDeps {
   db: Database;
   cache: Pick<SessionCache, 'invalidate'>;
-}
-
-export function isUniqueViolation(error: unknown): boolean {
-  const seen = error as { code?: string; cause?: { code?: string } };
-  return seen?.code === '23505' || seen?.cause?.code === '23505';
 }
 
 export const EMAIL_TAKEN = 'This email is already used by another account';

@@ -2,6 +2,7 @@
 // models (no twin) are read by any such administrator and written by super admins only. People see the
 // active models of their current twin and the deployment-wide ones.
 import type { Database } from '../../platform/db/client.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
@@ -20,11 +21,6 @@ import type { AdminCustomModelWire, AdminModelsQuery, CustomModelCreateInput, Cu
 import type { CustomModelRow, NewCustomModel } from './custom-models.tables.js';
 
 export const MODEL_NOT_FOUND = 'AI model not found';
-
-function isUniqueViolation(error: unknown): boolean {
-  const candidate = error as { code?: string; cause?: { code?: string } };
-  return candidate?.code === '23505' || candidate?.cause?.code === '23505';
-}
 
 export function createCustomModelService(db: Database, secrets: Pick<SecretBox, 'encrypt'>) {
   function columns(body: CustomModelUpdateInput): Partial<NewCustomModel> {

@@ -3,6 +3,7 @@
 import { and, asc, desc, eq, getTableColumns, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import { newId } from '../../platform/ids/ids.js';
 import type { Executor } from '../../platform/db/client.js';
+import { sqlStateOf } from '../../platform/db/errors.js';
 import { executeShaped } from '../../platform/db/prepared.js';
 import { institutions } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';
@@ -83,12 +84,6 @@ export class UnfundedOpeningError extends Error {
   constructor(readonly account: 'user' | 'institution') {
     super(`The ${account === 'user' ? "person's" : "twin's"} balance is empty`);
   }
-}
-
-function sqlStateOf(error: unknown): string | undefined {
-  const candidate = error as { code?: unknown; cause?: { code?: unknown } } | null;
-  const code = candidate?.code ?? candidate?.cause?.code;
-  return typeof code === 'string' ? code : undefined;
 }
 
 /**

@@ -16,17 +16,17 @@ export async function findUserById(db: Executor, id: string): Promise<UserRow | 
   return row;
 }
 
-/** What a conversation turn needs of its person: the balance, and their memory and history switches. */
-export type TurnPerson = Pick<UserRow, 'credits' | 'userMemoryEnabled' | 'rememberHistoryCount'>;
+/** What a conversation turn needs of its person: their memory and history settings (the opening checks the balance). */
+export type TurnPerson = Pick<UserRow, 'userMemoryEnabled' | 'rememberHistoryCount'>;
 
 const turnPersonById = (db: Executor, id: unknown) =>
   db
-    .select({ credits: users.credits, userMemoryEnabled: users.userMemoryEnabled, rememberHistoryCount: users.rememberHistoryCount })
+    .select({ userMemoryEnabled: users.userMemoryEnabled, rememberHistoryCount: users.rememberHistoryCount })
     .from(users)
     .where(and(eq(users.id, id as string), isNull(users.deletedAt)))
     .limit(1);
 
-/** Read on every turn (three columns, not the whole wide row): a prepared query outside transactions. */
+/** Read on every turn (two columns, not the whole wide row): a prepared query outside transactions. */
 export async function findTurnPerson(db: Executor, id: string): Promise<TurnPerson | undefined> {
   const prepared = preparedOn(db, 'turn_person_by_id', (d) => turnPersonById(d, sql.placeholder('id')).prepare('turn_person_by_id'));
   const [row] = prepared ? await prepared.execute({ id }) : await turnPersonById(db, id);
