@@ -28,8 +28,17 @@ export type ChatStreamPart =
   | { type: 'error'; error: unknown }
   | { type: 'finish'; finishReason: string; usage: { inputTokens: number | undefined; outputTokens: number | undefined } };
 
-/** Kept-alive connections, as fetch keeps them. */
-const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+/**
+ * Kept-alive connections, as fetch keeps them, and as many idle ones as answers were open (node keeps
+ * 256 by default): at 1,000 open answers the rest would be closed as answers end and opened again (a
+ * TLS handshake each, to a real provider) by the next turns. The provider closes those it does not
+ * want; a request that meets one it closed is sent again (post below).
+ */
+const KEEP_IDLE_CONNECTIONS = 4096;
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxFreeSockets: KEEP_IDLE_CONNECTIONS }),
+  'https:': new https.Agent({ keepAlive: true, maxFreeSockets: KEEP_IDLE_CONNECTIONS }),
+};
 /** An error answer is read for its message; beyond this it is cut. */
 const MAX_ERROR_BODY = 64 * 1024;
 

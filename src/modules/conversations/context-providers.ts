@@ -6,6 +6,7 @@ import type { JobLogger, JobQueue } from '../../platform/jobs/queue.js';
 import { searchForTurn } from '../files/retrieval.js';
 import { enqueueExtraction } from '../memory/extraction.js';
 import { recallForTurn } from '../memory/recall.js';
+import { findTurnPerson } from '../users/users.repo.js';
 import type { TurnContextProviders } from './turn-context.js';
 
 export const PASSAGES_PER_TURN = 5;
@@ -22,15 +23,19 @@ export function createContextProviders(deps: { database: DatabaseHandle; jobs: P
       if (caller.kind !== 'person') return [];
       return searchForTurn(deps.database, caller.actor, question, { limit: PASSAGES_PER_TURN });
     },
-    afterTurn(caller, turn, scene) {
-      if (caller.kind !== 'person' || !caller.actor.institutionId) return;
-      // Queue only when long-term memory applies to this turn (the job checks again when it runs).
-      if (!scene.longTermMemoryEnabled || !scene.userMemoryEnabled) return;
+    async afterTurn(caller, turn, scene) {
+      if (caller.kind !== 'person' || !caller.actor.institutionId || !scene.longTermMemoryEnabled) return null;
       const { userId } = caller.actor;
       const institutionId = caller.actor.institutionId;
-      enqueueExtraction(deps.jobs, { userId, institutionId, historyId: turn.historyId, question: turn.question, answer: turn.answer }, deps.log).catch(
-        (err: unknown) => deps.log?.error({ err }, 'memory extraction could not be queued'),
-      );
+      try {
+        // Queue only when long-term memory applies to this person now (the job checks again when it runs).
+        const person = await findTurnPerson(db, userId);
+        if (!person?.userMemoryEnabled) return null;
+        return await enqueueExtraction(deps.jobs, { userId, institutionId, historyId: turn.historyId, question: turn.question, answer: turn.answer }, deps.log);
+      } catch (err) {
+        deps.log?.error({ err }, 'memory extraction could not be queued');
+        return null;
+      }
     },
   };
 }

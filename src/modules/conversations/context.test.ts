@@ -11,6 +11,8 @@ import { startFakeModelServer, type FakeModelServer } from '../../../test/suppor
 import { uploadAndIngest } from '../../../test/support/files.js';
 import { readSse } from '../../../test/support/sse-client.js';
 import { institutions } from '../institutions/institutions.tables.js';
+import { users } from '../users/users.tables.js';
+import { createContextProviders } from './context-providers.js';
 import { RAG_ONLY_HEADING } from './turn-context.js';
 
 let t: TestApp;
@@ -19,6 +21,7 @@ let base: string;
 let token: string;
 let adminToken: string;
 let twinId: string;
+let twinRow: Awaited<ReturnType<typeof buildInstitution>>;
 
 beforeAll(async () => {
   model = await startFakeModelServer();
@@ -27,6 +30,7 @@ beforeAll(async () => {
   const twin = await buildInstitution(t.platform.database.db);
   twinId = twin.id;
   const person = await buildUser(t.platform.database.db, { institution: twin, credits: 100 });
+  twinRow = twin;
   const admin = await buildUser(t.platform.database.db, { institution: twin, role: 'admin', credits: 100 });
   token = await signIn(t.app, person.user.email);
   adminToken = await signIn(t.app, admin.user.email);
@@ -111,5 +115,27 @@ describe('the context of a turn', () => {
       rows = (await call('GET', '/api/user/memory')).json().data as Row[];
     }
     expect(rows).toContainEqual(expect.objectContaining({ key_name: 'instrument', key_value: 'cello', key_namespace: 'long-term' }));
+  });
+});
+
+describe('after a turn', () => {
+  it("queues long-term memory extraction only when the twin has it and the person's switch is on, as set now", async () => {
+    const providers = createContextProviders({ database: t.platform.database, jobs: t.platform.jobs });
+    const db = t.platform.database.db;
+    // A person of their own: extraction is one queued job per person at a time.
+    const { user: person } = await buildUser(db, { institution: twinRow, credits: 10 });
+    const actor = { userId: person.id, sessionId: 'session', email: person.email, accountType: 'user', institutionId: twinId, role: 'user', permissions: [], launchScope: null, mustChangePassword: false } as const;
+    const caller = { kind: 'person' as const, actor: { ...actor, permissions: [] } };
+    const turn = { historyId: 'a'.repeat(24), question: 'I keep bees.', answer: 'Lovely.' };
+    const switchTo = (on: boolean) => db.update(users).set({ userMemoryEnabled: on }).where(eq(users.id, person.id));
+
+    await switchTo(false);
+    expect(await providers.afterTurn!(caller, turn, { longTermMemoryEnabled: true })).toBeNull();
+    await switchTo(true);
+    expect(await providers.afterTurn!(caller, turn, { longTermMemoryEnabled: false })).toBeNull();
+    model.enqueue({ chunks: ['{"facts":[]}'] }); // for the queued job's own model call
+    const queued = await providers.afterTurn!(caller, turn, { longTermMemoryEnabled: true });
+    expect(queued).toEqual(expect.any(String));
+    await t.platform.jobs.drain('memory.extract', 20_000);
   });
 });

@@ -86,8 +86,7 @@ export function createConversationService(deps: ConversationDeps) {
           {
             signal: controller.signal,
             onStart: () => {
-              sse = openSse(request, reply, { heartbeatMs: deps.heartbeatMs });
-              sse.send(sseFrames.connected());
+              sse = openSse(request, reply, { heartbeatMs: deps.heartbeatMs, first: sseFrames.connected() });
             },
             onDelta: (delta) => sse?.send(sseFrames.stream(delta)),
             onTool: (name, status) => sse?.send(sseFrames.tool(name, status)),

@@ -12,10 +12,9 @@ import { findModelForTurn, type ModelForTurn } from '../custom-models/model-look
 import { finishRecord, recentExchanges, startRecord } from '../history/history.records.js';
 import type { MemoryEntry, RetrievalEntry } from '../history/history.tables.js';
 import { assertInstitutionUsable } from '../institutions/institutions.service.js';
-import { findTurnPerson } from '../users/users.repo.js';
 import { streamAnswer } from './stream-turn.js';
 import { costOf, DEFAULT_PRICE, FREE, isPriced, settleTurn, type Price } from './turn-billing.js';
-import { buildSystemText, emptyContextProviders, type TurnContextProviders, type TurnScene } from './turn-context.js';
+import { buildSystemText, emptyContextProviders, type TurnContextProviders } from './turn-context.js';
 import { admitTurn } from './turn-limits.js';
 import { directTurnReads, type TurnReads } from './turn-reads.js';
 import type { TurnCaller, TurnInput, TurnResult, TurnSink } from './turn-types.js';
@@ -66,17 +65,14 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
   const providers = deps.providers ?? emptyContextProviders;
   const useContext = !assistant.bypassSystemContext;
   // Then one stage: the record's opening (which checks the paying balance itself), and beside it the
-  // context reads: the person's settings, the memories (the recall reads the person's switch itself) and
-  // the earlier exchanges of the conversation asked for. A refused turn discards them; exchanges count
-  // only if the turn really continues that conversation (its owner's, in this twin), and only finished
-  // exchanges are read, so the new record is never among them.
-  const personRead = findTurnPerson(db, actor.userId);
+  // context reads, each reading the person's setting it depends on in its own statement: the memories
+  // (the Enable User Memory switch) and the earlier exchanges of the conversation asked for (the
+  // assistant's remember_history, else the person's count). So the person's row is never read first.
+  // A refused turn discards them; exchanges count only if the turn really continues that conversation
+  // (its owner's, in this twin), and only finished exchanges are read, so the new record is never among them.
   const memoriesRead = useContext ? providers.recall(caller, question).then((recalled) => recalled.memories) : Promise.resolve<MemoryEntry[]>([]);
-  const rememberRead = assistant.rememberHistory != null ? Promise.resolve(assistant.rememberHistory) : personRead.then((user) => user?.rememberHistoryCount ?? 0);
-  const exchangesRead = input.conversationId
-    ? rememberRead.then((remember) => (remember > 0 ? recentExchanges(db, input.conversationId!, actor.userId, remember) : []))
-    : Promise.resolve([]);
-  for (const read of [personRead, memoriesRead, exchangesRead]) read.catch(() => {}); // awaited below, unless the turn is refused
+  const exchangesRead = input.conversationId ? recentExchanges(db, input.conversationId, actor.userId, assistant.rememberHistory ?? 'as-set') : Promise.resolve([]);
+  for (const read of [memoriesRead, exchangesRead]) read.catch(() => {}); // awaited below, unless the turn is refused
   // Caps and the record's start in one admission step, so racing turns cannot pass a cap together.
   const record = await admitTurn(db, twin, actor.userId, isPriced(choice.price), (executor, fundedBy) =>
     startRecord(executor, {
@@ -144,9 +140,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
     // This process's caches hear of the charge at once (the person's row, or the twin's for a pool).
     if (credits > 0) deps.changes?.committed(twin.poolCredits ? { table: 'institutions', key: twin.id } : { table: 'users', key: actor.userId });
     if (status === 'complete' && !result.emptyReply && deps.providers?.afterTurn) {
-      const user = await personRead.catch(() => undefined); // read long before; unreadable, no extraction
-      const scene: TurnScene = { userMemoryEnabled: user?.userMemoryEnabled ?? false, longTermMemoryEnabled: twin.longTermMemoryEnabled };
-      deps.providers.afterTurn(caller, { historyId: record.id, question, answer: result.text }, scene);
+      void deps.providers.afterTurn(caller, { historyId: record.id, question, answer: result.text }, { longTermMemoryEnabled: twin.longTermMemoryEnabled });
     }
     return {
       answer: result.text,

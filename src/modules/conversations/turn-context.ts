@@ -9,10 +9,8 @@ export interface RecalledMemories {
   memories: MemoryEntry[];
 }
 
-/** What the turn has already read about the person and the twin, so providers need not read it again. */
+/** What the turn has already read about the twin, so providers need not read it again. */
 export interface TurnScene {
-  /** The person's Enable User Memory switch (behaviour 7). */
-  userMemoryEnabled: boolean;
   /** The twin's long-term memory setting. */
   longTermMemoryEnabled: boolean;
 }
@@ -22,8 +20,11 @@ export interface TurnContextProviders {
   /** Personal memories only while the person's switch is on, as the recall's own read finds it (behaviour 7). */
   recall(caller: TurnCaller, question: string): Promise<RecalledMemories>;
   retrieve(caller: TurnCaller, question: string, options: { ragOnly: boolean }): Promise<RetrievalEntry[]>;
-  /** After a turn that produced an answer (long-term memory extraction); must not throw or delay the answer. */
-  afterTurn?(caller: TurnCaller, turn: { historyId: string; question: string; answer: string }, scene: TurnScene): void;
+  /**
+   * After a turn that produced an answer (long-term memory extraction). The turn does not wait for it:
+   * it must not reject. It settles once done (with the queued job's id, or null when nothing was queued).
+   */
+  afterTurn?(caller: TurnCaller, turn: { historyId: string; question: string; answer: string }, scene: TurnScene): Promise<string | null>;
 }
 
 export const emptyContextProviders: TurnContextProviders = {

@@ -225,6 +225,26 @@ describe('recentExchanges', () => {
     expect(await recentExchanges(database.db, conversationId, person.user.id, 0)).toEqual([]);
     expect(await recentExchanges(database.db, conversationId, other.user.id, 3)).toEqual([]);
   });
+
+  it("reads as many as the person's own Remember History count with 'as-set'", async () => {
+    const at = (day: number) => new Date(Date.UTC(2032, 0, day));
+    const first = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'q1', at: at(1) });
+    await finishRecord(database.db, first.id, { answer: 'a1', status: 'complete' });
+    const conversationId = first.conversationId;
+    for (const day of [2, 3]) {
+      const record = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: `q${day}`, conversationId, at: at(day) });
+      await finishRecord(database.db, record.id, { answer: `a${day}`, status: 'complete' });
+    }
+    const asSet = async (count: number) => {
+      await database.db.update(users).set({ rememberHistoryCount: count }).where(eq(users.id, person.user.id));
+      return (await recentExchanges(database.db, conversationId, person.user.id, 'as-set')).map((exchange) => exchange.question);
+    };
+    expect(await asSet(2)).toEqual(['q2', 'q3']);
+    expect(await asSet(10)).toEqual(['q1', 'q2', 'q3']);
+    expect(await asSet(0)).toEqual([]);
+    // Another person's count is not the owner's: their own (0 here) reads nothing of a conversation not theirs anyway.
+    expect(await recentExchanges(database.db, conversationId, other.user.id, 'as-set')).toEqual([]);
+  });
 });
 
 describe('redactConfidential', () => {

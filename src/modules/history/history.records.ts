@@ -137,8 +137,11 @@ export async function recordToolCall(tx: Executor, id: string, entry: ToolCallEn
   return updateHistory(tx, id, { toolCalls, toolCallCount: toolCalls.length });
 }
 
-/** The last `limit` finished exchanges of the person's conversation, oldest first (remember_history). */
-export async function recentExchanges(db: Executor, conversationId: string, userId: string, limit: number): Promise<Exchange[]> {
+/**
+ * The last `limit` finished exchanges of the person's conversation, oldest first (remember_history);
+ * 'as-set': as many as the person's own Remember History count, read in the same statement.
+ */
+export async function recentExchanges(db: Executor, conversationId: string, userId: string, limit: number | 'as-set'): Promise<Exchange[]> {
   const rows = await recentExchangeRows(db, conversationId, userId, limit);
   return rows.map((row) => ({ historyId: row.id, question: row.question, answer: row.answer, created: row.createdAt }));
 }

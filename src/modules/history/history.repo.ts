@@ -309,9 +309,12 @@ export async function recentExchangeRows(
   db: Executor,
   conversationId: string,
   userId: string,
-  limit: number,
+  limit: number | 'as-set',
 ): Promise<Array<{ id: string; question: string; answer: string; createdAt: Date }>> {
-  if (limit <= 0) return [];
+  if (limit !== 'as-set' && limit <= 0) return [];
+  // 'as-set': the person's Remember History count, read by this statement (0 when the account is gone;
+  // LIMIT NULL would mean no limit). drizzle renders an SQL limit as written; its type says number.
+  const count = limit === 'as-set' ? (sql`coalesce((select ${users.rememberHistoryCount} from ${users} where ${users.id} = ${userId}), 0)` as unknown as number) : limit;
   const rows = await db
     .select({ id: history.id, question: history.question, answer: history.answer, createdAt: history.createdAt })
     .from(history)
@@ -327,7 +330,7 @@ export async function recentExchangeRows(
       ),
     )
     .orderBy(desc(history.createdAt), desc(history.id))
-    .limit(limit);
+    .limit(count);
   return rows.reverse();
 }
 

@@ -16,17 +16,17 @@ export async function findUserById(db: Executor, id: string): Promise<UserRow | 
   return row;
 }
 
-/** What a conversation turn needs of its person: their memory and history settings (the opening checks the balance). */
-export type TurnPerson = Pick<UserRow, 'userMemoryEnabled' | 'rememberHistoryCount'>;
+/** What the end of a conversation turn needs of its person: the Enable User Memory switch (long-term memory). */
+export type TurnPerson = Pick<UserRow, 'userMemoryEnabled'>;
 
 const turnPersonById = (db: Executor, id: unknown) =>
   db
-    .select({ userMemoryEnabled: users.userMemoryEnabled, rememberHistoryCount: users.rememberHistoryCount })
+    .select({ userMemoryEnabled: users.userMemoryEnabled })
     .from(users)
     .where(and(eq(users.id, id as string), isNull(users.deletedAt)))
     .limit(1);
 
-/** Read on every turn (two columns, not the whole wide row): a prepared query outside transactions. */
+/** Read after many turns (one column, not the whole wide row): a prepared query outside transactions. */
 export async function findTurnPerson(db: Executor, id: string): Promise<TurnPerson | undefined> {
   const prepared = preparedOn(db, 'turn_person_by_id', (d) => turnPersonById(d, sql.placeholder('id')).prepare('turn_person_by_id'));
   const [row] = prepared ? await prepared.execute({ id }) : await turnPersonById(db, id);

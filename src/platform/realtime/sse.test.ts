@@ -43,6 +43,11 @@ beforeAll(async () => {
           abortSeen?.();
         });
       });
+      app.get('/api/test-only/sse-first', { config: { auth: 'none' } }, async (request, reply) => {
+        const sse = openSse(request, reply, { heartbeatMs: 0, first: { type: 'connected', message: 'with the headers' } });
+        // Nothing more is written until the client leaves: the first frame must not wait for another write.
+        await new Promise((resolve) => sse.signal.addEventListener('abort', resolve));
+      });
       app.get('/api/test-only/sse-bearer', { config: { auth: 'bearer' } }, async (request, reply) => {
         const sse = openSse(request, reply);
         sse.send({ type: 'done' });
@@ -112,6 +117,15 @@ describe('openSse', () => {
     const framesAtAbort = entry.frames;
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(aborted[0].frames).toBe(framesAtAbort);
+  });
+
+  it('sends the first frame with the headers, before any other write', async () => {
+    const client = new AbortController();
+    const response = await fetch(`${base}/api/test-only/sse-first`, { signal: client.signal });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(await readSse(response).next()).toEqual({ type: 'connected', message: 'with the headers' });
+    client.abort();
   });
 
   it('leaves authentication to the guard: a missing Bearer token is a JSON 401, not a stream', async () => {

@@ -8,6 +8,8 @@ export const DEFAULT_HEARTBEAT_MS = 15_000;
 export interface SseOptions {
   /** Interval of `: ping` comment lines; 0 turns them off. */
   heartbeatMs?: number;
+  /** A frame the stream opens with: it leaves with the headers, in the same write. */
+  first?: object;
 }
 
 export interface SseStream {
@@ -43,7 +45,9 @@ export function openSse(request: FastifyRequest, reply: FastifyReply, options: S
   }
   reply.hijack();
   res.writeHead(200, { ...headers, ...SSE_HEADERS });
-  res.flushHeaders();
+  // The headers leave at once: with the first frame when there is one (one write, not two), else alone.
+  if (options.first) res.write(frame(options.first));
+  else res.flushHeaders();
   // Small frames must leave at once, not wait for Nagle's algorithm.
   request.raw.socket?.setNoDelay(true);
 
@@ -69,9 +73,9 @@ export function openSse(request: FastifyRequest, reply: FastifyReply, options: S
   res.on('error', () => finish());
 
   return {
-    send(frame) {
+    send(body) {
       if (closed || res.destroyed) return false;
-      res.write(`data: ${JSON.stringify(frame)}\n\n`);
+      res.write(frame(body));
       return true;
     },
     close() {
@@ -85,3 +89,5 @@ export function openSse(request: FastifyRequest, reply: FastifyReply, options: S
     },
   };
 }
+
+const frame = (body: object): string => `data: ${JSON.stringify(body)}\n\n`;
