@@ -31,7 +31,7 @@ const SCENARIO_TIMEOUT_MS = 120_000 + RAMP_MS;
 /** BENCH_PROFILE=<folder>: the service writes a CPU profile there when the run ends. */
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 /** The service's node options: those of `npm start` (package.json), unless BENCH_NODE_ARGS says otherwise. */
-const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=32').split(' ').filter(Boolean);
+const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=32 --initial-old-space-size=512').split(' ').filter(Boolean);
 /** The issue's targets at 1,000 streams (ms). */
 const TARGET = { first50: 5, first99: 25, gap99: 10 };
 
@@ -70,12 +70,16 @@ interface Loop {
   max: number;
 }
 
-/** The service's CPU time over a scenario's measured part (ms), of which in the kernel; how busy its main thread was (0-1). */
+/**
+ * The service's CPU time over a scenario's measured part (ms), of which in the kernel; how busy its main
+ * thread was (0-1); its garbage collections (young generation: minor; full: major) and their longest pause (ms).
+ */
 interface Cpu {
   cpuMs: number;
   systemMs: number;
   busy: number;
   busiestSecond: number;
+  gc: Record<'minor' | 'major', { count: number; longest: number }>;
 }
 
 /** The service's event loop delay since the last call (ms): how long ready work waited for the process. */
@@ -118,6 +122,8 @@ function reportRound(round: number, count: number, service: Timing[], baseline: 
   const pieces = service.reduce((sum, t) => sum + t.chunks, 0);
   console.log(`    service CPU ${(loop.cpuMs / 1000).toFixed(2)} s (kernel ${(loop.systemMs / 1000).toFixed(2)} s): ${(loop.cpuMs / count).toFixed(2)} ms per answer, ${((loop.cpuMs * 1000) / Math.max(1, pieces)).toFixed(0)} µs per piece overall`);
   console.log(`    service main thread busy ${(loop.busy * 100).toFixed(0)}% of the scenario, ${(loop.busiestSecond * 100).toFixed(0)}% in its busiest second`);
+  const { minor, major } = loop.gc;
+  console.log(`    service GC pauses: ${minor.count} minor (longest ${f(minor.longest)}), ${major.count} full (longest ${f(major.longest)})`);
   return { added, complete: s.complete === count };
 }
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { hashPassword } from '../../src/modules/auth/passwords.js';
@@ -53,9 +53,23 @@ export async function startBenchService(options: { env?: Record<string, string>;
     busiestSecond = Math.max(busiestSecond, performance.eventLoopUtilization(now, lastSecond).utilization);
     lastSecond = now;
   }, 1_000).unref();
+  // The garbage collector's pauses of the main thread: a full collection's pause, at a busy peak, holds
+  // every turn arriving then, and the queue behind it takes several times as long to drain.
+  const emptyPauses = () => ({ minor: { count: 0, longest: 0 }, major: { count: 0, longest: 0 } });
+  let pauses = emptyPauses();
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      const bucket = kind === constants.NODE_PERFORMANCE_GC_MAJOR ? pauses.major : kind === constants.NODE_PERFORMANCE_GC_MINOR ? pauses.minor : undefined;
+      if (!bucket) continue;
+      bucket.count++;
+      bucket.longest = Math.max(bucket.longest, entry.duration);
+    }
+  }).observe({ entryTypes: ['gc'] });
   process.on('message', (message) => {
     if (message === 'exit') process.exit(0);
     if (message === 'loop-reset') {
+      pauses = emptyPauses();
       loop.reset();
       cpuSince = process.cpuUsage();
       busySince = performance.eventLoopUtilization();
@@ -65,7 +79,7 @@ export async function startBenchService(options: { env?: Record<string, string>;
       const cpu = process.cpuUsage(cpuSince);
       const busy = performance.eventLoopUtilization(busySince).utilization;
       process.send?.({
-        loop: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, cpuMs: (cpu.user + cpu.system) / 1e3, systemMs: cpu.system / 1e3, busy, busiestSecond: Math.max(busy, busiestSecond) },
+        loop: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, cpuMs: (cpu.user + cpu.system) / 1e3, systemMs: cpu.system / 1e3, busy, busiestSecond: Math.max(busy, busiestSecond), gc: pauses },
       });
     }
   });
