@@ -140,7 +140,8 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
     // This process's caches hear of the charge at once (the person's row, or the twin's for a pool).
     if (credits > 0) deps.changes?.committed(twin.poolCredits ? { table: 'institutions', key: twin.id } : { table: 'users', key: actor.userId });
     if (status === 'complete' && !result.emptyReply && deps.providers?.afterTurn) {
-      void deps.providers.afterTurn(caller, { historyId: record.id, question, answer: result.text }, { longTermMemoryEnabled: twin.longTermMemoryEnabled });
+      // Not awaited: the answer is complete. A provider logs its own failures.
+      deps.providers.afterTurn(caller, { historyId: record.id, question, answer: result.text }, { longTermMemoryEnabled: twin.longTermMemoryEnabled }).catch(() => {});
     }
     return {
       answer: result.text,
