@@ -31,7 +31,7 @@ const SCENARIO_TIMEOUT_MS = 120_000 + RAMP_MS;
 /** BENCH_PROFILE=<folder>: the service writes a CPU profile there when the run ends. */
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 /** The service's node options: those of `npm start` (package.json), unless BENCH_NODE_ARGS says otherwise. */
-const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=32 --initial-old-space-size=512').split(' ').filter(Boolean);
+const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=16 --initial-old-space-size=512').split(' ').filter(Boolean);
 /** The issue's targets at 1,000 streams (ms). */
 const TARGET = { first50: 5, first99: 25, gap99: 10 };
 
