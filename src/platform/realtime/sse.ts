@@ -44,12 +44,12 @@ export function openSse(request: FastifyRequest, reply: FastifyReply, options: S
     if (value !== undefined && name.toLowerCase() !== 'content-length') headers[name] = value;
   }
   reply.hijack();
+  // Small frames must leave at once, not wait for Nagle's algorithm.
+  request.raw.socket?.setNoDelay(true);
   res.writeHead(200, { ...headers, ...SSE_HEADERS });
   // The headers leave at once: with the first frame when there is one (one write, not two), else alone.
   if (options.first) res.write(frame(options.first));
   else res.flushHeaders();
-  // Small frames must leave at once, not wait for Nagle's algorithm.
-  request.raw.socket?.setNoDelay(true);
 
   const heartbeat =
     heartbeatMs > 0
