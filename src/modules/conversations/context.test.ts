@@ -4,6 +4,7 @@
 // and long-term memory stores a fact the model proposes after the answer.
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actorFor } from '../../../test/support/assistants.js';
 import { changesHeard } from '../../../test/support/changes.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
@@ -124,8 +125,7 @@ describe('after a turn', () => {
     const db = t.platform.database.db;
     // A person of their own: extraction is one queued job per person at a time.
     const { user: person } = await buildUser(db, { institution: twinRow, credits: 10 });
-    const actor = { userId: person.id, sessionId: 'session', email: person.email, accountType: 'user', institutionId: twinId, role: 'user', permissions: [], launchScope: null, mustChangePassword: false } as const;
-    const caller = { kind: 'person' as const, actor: { ...actor, permissions: [] } };
+    const caller = { kind: 'person' as const, actor: await actorFor(db, person.id) };
     const turn = { historyId: 'a'.repeat(24), question: 'I keep bees.', answer: 'Lovely.' };
     const switchTo = (on: boolean) => db.update(users).set({ userMemoryEnabled: on }).where(eq(users.id, person.id));
 
