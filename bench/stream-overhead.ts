@@ -8,15 +8,18 @@
 //   BENCH_RAMP_MS=0 …            (a burst: every stream of a level starts at the same instant)
 //   BENCH_PROFILE=/tmp/prof …    (the service's CPU profile)
 //   BENCH_NODE_ARGS='' …         (the service's node options; by default those of npm start)
+//   BENCH_API_PROCESSES=1 …      (API processes; by default one per core on PostgreSQL + Redis, as the README advises)
 // "Concurrent" means open together: by default each answer lasts 10 s (100 pieces 100 ms apart) and
 // the starts of a level are spread over 10 s, so at 1,000 the service holds 1,000 open streams (10,000
 // pieces a second) while 100 new turns a second start. A burst instead measures the queue of 1,000
 // turns arriving in the same millisecond (one process admits them one after another).
 // Figures and how they were taken: docs/decisions.md ("Stream overhead").
 import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import type { ProcessFigures } from './servers/process-figures.js';
 import { connectSockets, direct, script, viaSocket, viaSse, type Timing } from './support/stream-clients.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -32,6 +35,12 @@ const SCENARIO_TIMEOUT_MS = 120_000 + RAMP_MS;
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 /** The service's node options: those of `npm start` (package.json), unless BENCH_NODE_ARGS says otherwise. */
 const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '--max-semi-space-size=16 --initial-old-space-size=512').split(' ').filter(Boolean);
+/**
+ * API processes of the service (API_PROCESSES, as the README advises: one per core; several need
+ * PostgreSQL and Redis). With several, the service's figures are summed (CPU) or the worst process's.
+ */
+const SCALED = Boolean(process.env.BENCH_DATABASE_URL && process.env.BENCH_REDIS_URL);
+const API_PROCESSES = Number(process.env.BENCH_API_PROCESSES ?? (SCALED ? os.availableParallelism() : 1));
 /** The issue's targets at 1,000 streams (ms). */
 const TARGET = { first50: 5, first99: 25, gap99: 10 };
 
@@ -70,22 +79,10 @@ interface Loop {
   max: number;
 }
 
-/**
- * The service's CPU time over a scenario's measured part (ms), of which in the kernel; how busy its main
- * thread was (0-1); its garbage collections (young generation: minor; full: major) and their longest pause (ms).
- */
-interface Cpu {
-  cpuMs: number;
-  systemMs: number;
-  busy: number;
-  busiestSecond: number;
-  gc: Record<'minor' | 'major', { count: number; longest: number }>;
-}
-
 /** The service's event loop delay since the last call (ms): how long ready work waited for the process. */
-async function loopDelay(): Promise<Loop & Cpu> {
-  const reply = new Promise<Loop & Cpu>((resolve) => {
-    const onMessage = (message: { loop?: Loop & Cpu }) => {
+async function loopDelay(): Promise<ProcessFigures> {
+  const reply = new Promise<ProcessFigures>((resolve) => {
+    const onMessage = (message: { loop?: ProcessFigures }) => {
       if (!message.loop) return;
       service.child.off('message', onMessage);
       resolve(message.loop);
@@ -110,7 +107,7 @@ interface Round {
 const f = (ms: number) => `${ms.toFixed(1)} ms`;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-function reportRound(round: number, count: number, service: Timing[], baseline: Timing[], loop: Loop & Cpu, client: Loop): Round {
+function reportRound(round: number, count: number, service: Timing[], baseline: Timing[], loop: ProcessFigures, client: Loop): Round {
   const s = summary(service);
   const d = summary(baseline);
   const added = { first50: s.first50 - d.first50, first99: s.first99 - d.first99, gap50: s.gap50 - d.gap50, gap99: s.gap99 - d.gap99, transit99: s.transit99 - d.transit99 };
@@ -149,14 +146,14 @@ async function scenario(label: string, count: number, run: (index: number) => Pr
 }
 
 const model = await start<{ url: string }>('fake-model.ts', { BENCH_CHUNKS: String(CHUNKS), BENCH_GAP_MS: String(GAP_MS) });
-const service = await start<{ port: number; token: string; userId: string; database: string }>(
+const service = await start<{ port: number; token: string; userId: string; database: string; processes: number }>(
   'stream-service.ts',
-  { BENCH_MODEL_URL: model.url },
+  { BENCH_MODEL_URL: model.url, BENCH_API_PROCESSES: String(API_PROCESSES) },
   [...SERVICE_NODE_ARGS, ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [])],
 );
 const base = `http://127.0.0.1:${service.port}`;
 console.log(
-  `database: ${service.database}; ${CHUNKS} chunks ${GAP_MS} ms apart per answer; ` +
+  `database: ${service.database}; API processes: ${service.processes}; ${CHUNKS} chunks ${GAP_MS} ms apart per answer; ` +
     (RAMP_MS > 0 ? `starts spread over ${RAMP_MS} ms` : 'all streams of a level start at once') +
     `; ${ROUNDS} round(s)`,
 );

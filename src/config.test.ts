@@ -31,6 +31,7 @@ describe('loadConfig', () => {
     expect(config.databaseUrl).toBeUndefined();
     expect(config.redisUrl).toBeUndefined();
     expect(config.admin).toBeUndefined();
+    expect(config.apiProcesses).toBe(1);
   });
 
   it('generates the embedded secrets once into DATA_DIR and reuses them', () => {
@@ -95,5 +96,17 @@ describe('loadConfig', () => {
     });
     expect(config.encryptionKey.equals(Buffer.alloc(32, 7))).toBe(true);
     expect(config.admin).toEqual({ email: 'root@example.test', password: 'long-password' });
+  });
+
+  it('runs several API processes only on a shared database and Redis', () => {
+    const scaled = { DATA_DIR: tempDir(), JWT_SECRET: 'x'.repeat(40), ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
+    const database = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/app' };
+    const redis = { REDIS_URL: 'redis://127.0.0.1:6379' };
+    expect(loadConfig({ ...scaled, ...database, ...redis, API_PROCESSES: '4' }).apiProcesses).toBe(4);
+    expect(reason({ ...scaled, ...database, API_PROCESSES: '2' })).toMatch(/^Invalid configuration: REDIS_URL is required when API_PROCESSES is above 1/);
+    expect(reason({ ...scaled, ...redis, API_PROCESSES: '2' })).toMatch(/^Invalid configuration: DATABASE_URL is required when API_PROCESSES is above 1/);
+    expect(reason({ ...scaled, API_PROCESSES: '0' })).toMatch(/^Invalid configuration: API_PROCESSES /);
+    // One process needs neither.
+    expect(loadConfig({ DATA_DIR: tempDir(), API_PROCESSES: '1' }).apiProcesses).toBe(1);
   });
 });

@@ -56,6 +56,11 @@ const envSchema = z.object({
    * only behind a proxy that overwrites the header), or a comma-separated list of addresses/CIDRs.
    */
   TRUST_PROXY: optionalString,
+  /**
+   * API processes sharing PORT (docs/architecture.md, "Several API processes on one port"). Above 1 a
+   * primary process hands each connection to one of them; it needs DATABASE_URL and REDIS_URL.
+   */
+  API_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
   /** How long in-flight requests may run after SIGTERM before the process exits, in ms. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** Interval of the SSE comment heartbeats that keep idle proxies from cutting a stream, in ms; 0 turns them off. */
@@ -91,6 +96,8 @@ export interface Config {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   bodyLimit: number;
   uploadLimit: number;
+  /** API processes sharing the port (1: this process serves it alone). */
+  apiProcesses: number;
   shutdownGraceMs: number;
   sseHeartbeatMs: number;
   trustProxy: boolean | string[];
@@ -113,6 +120,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (vars.DATABASE_URL && (!vars.JWT_SECRET || !vars.ENCRYPTION_KEY)) {
     const missing = !vars.JWT_SECRET ? 'JWT_SECRET' : 'ENCRYPTION_KEY';
     throw new ConfigError(`Invalid configuration: ${missing} is required when DATABASE_URL is set`);
+  }
+  if (vars.API_PROCESSES > 1 && (!vars.DATABASE_URL || !vars.REDIS_URL)) {
+    const missing = !vars.DATABASE_URL ? 'DATABASE_URL' : 'REDIS_URL';
+    throw new ConfigError(`Invalid configuration: ${missing} is required when API_PROCESSES is above 1 (the processes share one database and reach each other's sockets through Redis)`);
   }
   if (Boolean(vars.ADMIN_EMAIL) !== Boolean(vars.ADMIN_PASSWORD)) {
     const missing = vars.ADMIN_EMAIL ? 'ADMIN_PASSWORD' : 'ADMIN_EMAIL';
@@ -144,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: vars.LOG_LEVEL,
     bodyLimit: vars.BODY_LIMIT,
     uploadLimit: vars.UPLOAD_LIMIT,
+    apiProcesses: vars.API_PROCESSES,
     shutdownGraceMs: vars.SHUTDOWN_GRACE_MS,
     sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,
     trustProxy: parseTrustProxy(vars.TRUST_PROXY),

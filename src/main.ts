@@ -1,8 +1,13 @@
-// Process entry: `all` (default: API + Socket.IO + job worker), `api`, or `worker`.
+// Process entry: `all` (default: API + Socket.IO + job worker), `api`, or `worker`. With API_PROCESSES
+// above 1 (`all` or `api`) this process becomes the primary of a group of API processes sharing the
+// port (platform/http/process-group.ts), each of them running this file in that role.
 // SIGTERM/SIGINT stop accepting, let in-flight requests finish up to SHUTDOWN_GRACE_MS, then close.
-import pino from 'pino';
+import cluster from 'node:cluster';
+import pino, { type Logger } from 'pino';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type ProcessRole } from './config.js';
+import { ConfigError, loadConfig, type Config, type ProcessRole } from './config.js';
+import { serveHandedConnections, startProcessGroup } from './platform/http/process-group.js';
+import { SOCKET_PATH } from './platform/realtime/socket.js';
 import { closePlatform, openPlatform } from './platform/platform.js';
 import { bootstrapFirstAdmin } from './modules/users/bootstrap.js';
 import { defineJobs, scheduleJobs } from './jobs.js';
@@ -27,10 +32,11 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = pino({ level: config.logLevel });
+  const grouped = role !== 'worker' && config.apiProcesses > 1;
+  if (grouped && cluster.isPrimary) return runGroupPrimary(config, role, logger);
   const platform = await openPlatform(config, logger);
-
-  const bootstrap = await bootstrapFirstAdmin(platform.database.db, config.admin);
-  if (bootstrap.created) logger.info({ email: config.admin?.email }, 'created the first super admin and "Default Twin"');
+  // In a group the primary has done it, once.
+  if (!grouped) await bootstrap(platform, config, logger);
 
   const app = role === 'worker' ? undefined : await buildApp({ ...platform, logger: { level: config.logLevel } });
   // Without an app, the jobs the modules define are defined here (buildApp defines them otherwise).
@@ -40,8 +46,9 @@ async function main(): Promise<void> {
   }
   await platform.jobs.start({ work: role !== 'api' });
   await scheduleJobs(platform.jobs, platform.database);
-  if (app) await app.listen({ port: config.port, host: config.host });
-  logger.info({ role, port: app ? config.port : undefined }, 'service started');
+  if (app && grouped) await serveHandedConnections(app);
+  else if (app) await app.listen({ port: config.port, host: config.host });
+  if (!grouped) logger.info({ role, port: app ? config.port : undefined }, 'service started');
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -59,6 +66,41 @@ async function main(): Promise<void> {
     } finally {
       process.exit(0);
     }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+async function bootstrap(platform: Awaited<ReturnType<typeof openPlatform>>, config: Config, logger: Logger): Promise<void> {
+  const result = await bootstrapFirstAdmin(platform.database.db, config.admin);
+  if (result.created) logger.info({ email: config.admin?.email }, 'created the first super admin and "Default Twin"');
+}
+
+/**
+ * The primary of API_PROCESSES API processes: migrates the database and creates the first admin once,
+ * starts the processes, listens for them, and on SIGTERM/SIGINT stops accepting and waits for each to
+ * finish its in-flight requests.
+ */
+async function runGroupPrimary(config: Config, role: ProcessRole, logger: Logger): Promise<void> {
+  const platform = await openPlatform(config, logger);
+  try {
+    await bootstrap(platform, config, logger);
+  } finally {
+    await closePlatform(platform);
+  }
+  const group = await startProcessGroup({ processes: config.apiProcesses, port: config.port, host: config.host, socketPath: SOCKET_PATH, log: logger });
+  logger.info({ role, port: group.port, processes: config.apiProcesses }, 'service started');
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      logger.error('the API processes did not stop in time; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs + 10_000).unref();
+    await group.stop();
+    process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));

@@ -5,6 +5,7 @@ import type { Server as HttpServer } from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { Redis } from 'ioredis';
 import { Server } from 'socket.io';
+import { joinEngineToGroup, processGroupSlot } from '../http/process-group.js';
 
 export const SOCKET_PATH = '/socket.io';
 
@@ -29,6 +30,9 @@ export async function createSocketServer(httpServer: HttpServer, options: Socket
     cors: { origin: true, credentials: true },
     serveClient: false,
   });
+  // One of several API processes on a port: the session ids name this process, so its sessions stay here.
+  const slot = processGroupSlot();
+  if (slot !== undefined) joinEngineToGroup(io.engine, slot);
   let clients: Redis[] = [];
   if (options.redisUrl) {
     const onError = options.onError ?? ((error: unknown) => console.error('[socket.io redis]', error));
