@@ -24,11 +24,12 @@ describe.runIf(enabled)('streaming across two API processes', () => {
   let b: ServiceProcess;
   let ada: BuiltUser;
   let token: string;
+  let env: Record<string, string>;
   const sockets: Socket[] = [];
 
   beforeAll(async () => {
     [database, model] = await Promise.all([openTestDatabase(), startFakeModelServer()]);
-    const env = {
+    env = {
       DATABASE_URL: database.url!,
       REDIS_URL: process.env.TEST_REDIS_URL!,
       JWT_SECRET: randomBytes(32).toString('hex'),
@@ -86,6 +87,26 @@ describe.runIf(enabled)('streaming across two API processes', () => {
       { prompt: 'One two three.', delta: 'three.', type: 'STREAM' },
     ]);
   });
+
+  it('streams to a socket held by a process that was running before the asking one started', async () => {
+    const socket = await socketOnB();
+    const received = collect(socket, 'RECEIVE_STREAM');
+    // A process added while sockets are open (scaling out) reaches them too.
+    const c = await startProcess('src/main.ts', ['api'], env);
+    try {
+      model.enqueue({ chunks: ['Late ', 'but ', 'here.'], gapMs: 20 });
+      const answer = await fetch(`${c.url}/api/ai/personal/qanda`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-access-token': token },
+        body: JSON.stringify({ inputs: ['Tell me'], requestArgs: { socketId: socket.id } }),
+      }).then((response) => response.json());
+      expect(answer).toMatchObject({ success: true, answer: 'Late but here.' });
+      await until(() => received.length === 3, 5_000);
+      expect(received.map((payload) => (payload as { delta: string }).delta)).toEqual(['Late ', 'but ', 'here.']);
+    } finally {
+      await stopProcess(c);
+    }
+  }, 60_000);
 
   it('answers streamingFailed when the socket is gone or registered to nobody', async () => {
     const socket = await socketOnB();

@@ -146,6 +146,8 @@ export async function connectSockets(base: string, token: string, userId: string
         socket.once('connect_success', () => resolve(socket));
         socket.once('connect_error', reject);
         socket.once('error', (error: unknown) => reject(new Error(JSON.stringify(error))));
+        // Closed before it registered (no connect_error then): say so rather than wait forever.
+        socket.once('disconnect', (reason: string) => reject(new Error(`socket closed before REGISTER was answered: ${reason}`)));
       });
     });
     sockets.push(...(await Promise.all(batch)));
