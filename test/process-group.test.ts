@@ -4,13 +4,12 @@
 // and to sockets wherever the turn runs; a process that dies is started again; SIGTERM lets the
 // answer in flight finish and every process exit.
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { io, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { buildUser, type BuiltUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
-import { startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
 import { collect, register } from './support/socket-client.js';
 import { readSse } from './support/sse-client.js';
 import { until } from './support/until.js';
@@ -27,23 +26,9 @@ describe.runIf(enabled)('two API processes on one port', () => {
 
   beforeAll(async () => {
     [database, model] = await Promise.all([openTestDatabase(), startFakeModelServer()]);
-    service = await startProcess('src/main.ts', ['api'], {
-      API_PROCESSES: '2',
-      DATABASE_URL: database.url!,
-      REDIS_URL: process.env.TEST_REDIS_URL!,
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      OPENAI_BASE_URL: model.url,
-      DEFAULT_MODEL: 'fake-chat',
-      SHUTDOWN_GRACE_MS: '10000',
-    });
+    service = await startProcess('src/main.ts', ['api'], { ...scaledEnv(database.url!, model.url), API_PROCESSES: '2', SHUTDOWN_GRACE_MS: '10000' });
     ada = await buildUser(database.db, { credits: 1000 });
-    const signIn = await fetch(`${service.url}/api/auth/signin`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: ada.user.email, password: ada.password }),
-    });
-    token = ((await signIn.json()) as { token: string }).token;
+    token = await signInAt(service.url, ada.user.email, ada.password);
   }, 90_000);
 
   afterAll(async () => {

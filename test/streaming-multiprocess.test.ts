@@ -3,7 +3,6 @@
 // (Socket.IO Redis adapter), and a cancel_request or cancel_streaming received by B acts on the turn
 // running on A (event bus). The processes run `src/main.ts api`, and the
 // requests go to the real Q&A route, POST /api/ai/personal/qanda.
-import { randomBytes } from 'node:crypto';
 import type { Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
@@ -12,7 +11,7 @@ import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { buildUser, type BuiltUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { collect, connectSocket, register } from './support/socket-client.js';
-import { startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
 import { until } from './support/until.js';
 
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
@@ -29,22 +28,10 @@ describe.runIf(enabled)('streaming across two API processes', () => {
 
   beforeAll(async () => {
     [database, model] = await Promise.all([openTestDatabase(), startFakeModelServer()]);
-    env = {
-      DATABASE_URL: database.url!,
-      REDIS_URL: process.env.TEST_REDIS_URL!,
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      OPENAI_BASE_URL: model.url,
-      DEFAULT_MODEL: 'fake-chat',
-    };
+    env = scaledEnv(database.url!, model.url);
     [a, b] = await Promise.all([startProcess('src/main.ts', ['api'], env), startProcess('src/main.ts', ['api'], env)]);
     ada = await buildUser(database.db, { credits: 1000 });
-    const signIn = await fetch(`${a.url}/api/auth/signin`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: ada.user.email, password: ada.password }),
-    });
-    token = ((await signIn.json()) as { token: string }).token;
+    token = await signInAt(a.url, ada.user.email, ada.password);
   }, 60_000);
 
   afterEach(() => {

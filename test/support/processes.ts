@@ -1,6 +1,7 @@
 // Real service processes for tests of the scaled shape and of shutdown: start one on a free port,
 // wait until /api/test answers, and stop it with SIGTERM.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 
 export interface ServiceProcess {
@@ -42,4 +43,26 @@ export async function stopProcess(service: ServiceProcess | undefined): Promise<
   if (!service || service.child.exitCode !== null) return;
   service.child.kill('SIGTERM');
   await service.exited;
+}
+
+/** The scaled shape's environment: the test database and Redis, fresh secrets shared by every process, the fake model. */
+export function scaledEnv(databaseUrl: string, modelUrl: string): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.TEST_REDIS_URL!,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    OPENAI_BASE_URL: modelUrl,
+    DEFAULT_MODEL: 'fake-chat',
+  };
+}
+
+/** Signs in over HTTP, as a client does, and returns the session token. */
+export async function signInAt(url: string, email: string, password: string): Promise<string> {
+  const response = await fetch(`${url}/api/auth/signin`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  return ((await response.json()) as { token: string }).token;
 }
