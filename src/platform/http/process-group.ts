@@ -206,8 +206,15 @@ export async function startProcessGroup(options: ProcessGroupOptions): Promise<P
   };
 }
 
-/** The socket stops reading now (pause() alone lets libuv finish the read in progress into our buffer). */
-function stopReading(socket: net.Socket): void {
+/**
+ * The socket stops reading now and for good, so that every later byte stays in the kernel for the API
+ * process. pause() alone lets libuv finish the read in progress into our buffer, and a paused stream
+ * still refills its buffer after a chunk (its _read starts the handle reading again on the next tick):
+ * bytes read then were lost when the handle was handed over (a WebSocket's first frame, seen about once
+ * in 3,000 connections when a batch arrived together and handles queued behind each other's hand-over).
+ */
+export function stopReading(socket: net.Socket): void {
+  socket._read = () => {};
   socket.pause();
   const handle = (socket as net.Socket & { _handle?: { reading?: boolean; readStop?: () => number } })._handle;
   if (handle?.readStop) {
