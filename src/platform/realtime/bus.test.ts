@@ -79,8 +79,10 @@ describe('createMemoryBus', () => {
     await bus.subscribe(channel, b.handler);
     await bus.subscribe(channelName('other'), other.handler);
 
-    await bus.publish(channel, { n: 1 });
+    // The publisher learns how many subscribers it reached: here, the two handlers of the channel.
+    expect(await bus.publish(channel, { n: 1 })).toBe(2);
     await bus.publish(channel, { n: 2 });
+    expect(await bus.publish(channelName('nobody'), { n: 3 })).toBe(0);
     await settle(bus);
 
     expect(a.received).toEqual([{ n: 1 }, { n: 2 }]);
@@ -197,8 +199,10 @@ describe.runIf(redisUrl)('createRedisBus', () => {
     await first.subscribe(channel, b.handler);
     await second.subscribe(channel, c.handler);
 
-    await publisher.publish(channel, 'hello');
+    // Redis counts the connections it delivered to: one per bus (two), however many handlers each has.
+    expect(await publisher.publish(channel, 'hello')).toBe(2);
     await publisher.publish(channel, 'again');
+    expect(await publisher.publish(channelName('nobody'), 'lost')).toBe(0);
     await Promise.all([a.until(2), b.until(2), c.until(2)]);
 
     expect(a.received).toEqual(['hello', 'again']);

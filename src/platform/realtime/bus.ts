@@ -6,8 +6,12 @@ import { Redis } from 'ioredis';
 export type BusHandler = (message: unknown) => void;
 
 export interface EventBus {
-  /** Delivery is at-most-once and only to handlers subscribed at that moment, as with Redis pub/sub. */
-  publish(channel: string, message: unknown): Promise<void>;
+  /**
+   * Delivery is at-most-once and only to handlers subscribed at that moment, as with Redis pub/sub.
+   * Resolves with how many subscribers it reached: processes subscribed to the channel (Redis counts
+   * connections, one per bus), or handlers of this process for the memory bus.
+   */
+  publish(channel: string, message: unknown): Promise<number>;
   /** Resolves once the subscription is live; the returned function removes this handler only. */
   subscribe(channel: string, handler: BusHandler): Promise<() => Promise<void>>;
   close(): Promise<void>;
@@ -69,6 +73,7 @@ export function createMemoryBus(opts: BusOptions = {}): EventBus {
       const recipients = registry.snapshot(channel);
       // Never synchronous: a publisher must not rely on handlers having run when publish returns.
       setImmediate(() => registry.dispatch(channel, payload, recipients));
+      return recipients.length;
     },
     async subscribe(channel, handler) {
       if (closed) throw new Error('Event bus is closed');
@@ -113,7 +118,7 @@ export async function createRedisBus(redisUrl: string, opts: BusOptions = {}): P
     kind: 'redis',
     async publish(channel, message) {
       if (closed) throw new Error('Event bus is closed');
-      await publisher.publish(channel, encode(message));
+      return publisher.publish(channel, encode(message));
     },
     async subscribe(channel, handler) {
       if (closed) throw new Error('Event bus is closed');
