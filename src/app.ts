@@ -29,6 +29,7 @@ import { attachStreamSockets, type StreamRouter } from './modules/conversations/
 import { filesModule } from './modules/files/files.module.js';
 import { createContextProviders } from './modules/conversations/context-providers.js';
 import { registerConversations } from './modules/conversations/conversations.module.js';
+import { createTurnHandoff } from './modules/conversations/turn-handoff.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { hasIdentityProvider } from './modules/oauth/oauth.service.js';
 import { historyAdminRoutes } from './modules/history/history.admin.routes.js';
@@ -109,6 +110,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Open sockets would keep the HTTP server from closing: drop them before it closes.
   app.addHook('preClose', async () => sockets.close());
   app.addHook('onClose', async () => streams.close());
+  // A Socket.IO turn runs on the process holding its socket; other processes hand theirs over.
+  const handoff = await createTurnHandoff({ bus: deps.bus, holds: streams.holds, log: app.log });
+  app.addHook('preClose', () => handoff.stopServing());
+  app.addHook('onClose', () => handoff.close());
 
   // Route families.
   healthRoutes(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
@@ -126,7 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   memoryRoutes(app, createMemoryService(database.db));
   entitlementRoutes(app, database.db);
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log });
-  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, streams, providers, heartbeatMs: config.sseHeartbeatMs, changes });
+  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes });
   brandingRoutes(app, { db: database.db, idpConfigured: (institutionId) => hasIdentityProvider(database.db, config, institutionId) });
   await filesModule(app, deps);
 

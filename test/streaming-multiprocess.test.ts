@@ -1,8 +1,11 @@
 // Streaming in the scaled shape: two real API processes on one PostgreSQL database and one Redis,
-// no sticky sessions. A request on process A streams a model answer to a socket held by process B
-// (Socket.IO Redis adapter), and a cancel_request or cancel_streaming received by B acts on the turn
-// running on A (event bus). The processes run `src/main.ts api`, and the
+// no sticky sessions. A request on process A naming a socket held by process B streams the answer to
+// that socket: the turn runs on B (turn-handoff.ts), so its pieces never cross Redis, and A answers
+// the request. A cancel_request or cancel_streaming received by B acts on the turn, and a cancel_request
+// received by B stops a turn running on A (event bus). The processes run `src/main.ts api`, and the
 // requests go to the real Q&A route, POST /api/ai/personal/qanda.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import type { Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
@@ -52,15 +55,16 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     return socket;
   }
 
-  function askOnA(socketId: string, question = 'Tell me'): Promise<Record<string, unknown>> {
+  /** Asks on A, streaming to the socket named (none: the answer comes as JSON only). */
+  function askOnA(socketId: string | undefined, question = 'Tell me'): Promise<Record<string, unknown>> {
     return fetch(`${a.url}/api/ai/personal/qanda`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-access-token': token },
-      body: JSON.stringify({ inputs: [question], requestArgs: { socketId } }),
+      body: JSON.stringify({ inputs: [question], requestArgs: socketId ? { socketId } : {} }),
     }).then((response) => response.json() as Promise<Record<string, unknown>>);
   }
 
-  it('streams an answer computed on A to the socket held by B', async () => {
+  it('streams the answer to a request on A to the socket held by B', async () => {
     const socket = await socketOnB();
     const received = collect(socket, 'RECEIVE_STREAM');
     model.enqueue({ chunks: ['One ', 'two ', 'three.'], gapMs: 20 });
@@ -73,6 +77,33 @@ describe.runIf(enabled)('streaming across two API processes', () => {
       { prompt: 'One two ', delta: 'two ', type: 'STREAM' },
       { prompt: 'One two three.', delta: 'three.', type: 'STREAM' },
     ]);
+  });
+
+  it('runs the turn where its socket is: of the answer, only the finished one crosses Redis, not its pieces', async () => {
+    const socket = await socketOnB();
+    const received = collect(socket, 'RECEIVE_STREAM');
+    // Everything published on Redis (bus and Socket.IO adapter alike) that carries this answer's text.
+    const marker = `m${randomBytes(6).toString('hex')}`;
+    const watcher = new Redis(process.env.TEST_REDIS_URL!);
+    const carrying: string[] = [];
+    watcher.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer, message: Buffer) => {
+      if (message.includes(marker)) carrying.push(channel.toString());
+    });
+    try {
+      await watcher.psubscribe('*');
+      const chunks = Array.from({ length: 8 }, (_, i) => `${marker}-${i} `);
+      model.enqueue({ chunks, gapMs: 10 });
+
+      const answer = await askOnA(socket.id!);
+      expect(answer).toMatchObject({ success: true, answer: chunks.join('') });
+      await until(() => received.length === 8, 5_000);
+      // B answered A once, on A's own handoff channel; no piece went through the adapter or the bus.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(carrying).toHaveLength(1);
+      expect(carrying[0]).toMatch(/^turn\.handoff\./);
+    } finally {
+      watcher.disconnect();
+    }
   });
 
   it('streams to a socket held by a process that was running before the asking one started', async () => {
@@ -106,7 +137,7 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     expect(await askOnA(id)).toEqual({ success: true, streamingFailed: true });
   });
 
-  it('stops the turn running on A when B receives cancel_request, keeping the partial answer', async () => {
+  it("stops the turn when B receives cancel_request from the turn's socket, keeping the partial answer", async () => {
     const socket = await socketOnB();
     const received = collect(socket, 'RECEIVE_STREAM');
     model.enqueue({ chunks: ['Partial ', 'answer ', 'never sent'], stallAfter: 2 });
@@ -116,13 +147,27 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     socket.emit('cancel_request', { userId: ada.user.id });
     expect(await pending).toMatchObject({ success: true, cancelled: true, answer: 'Partial answer ' });
     await until(() => model.requests.at(-1)?.aborted === true, 5_000);
-    // The turn on A kept its record with the partial answer and charged it.
+    // The turn kept its record with the partial answer and charged it.
     const [row] = await database.db.select().from(history).where(eq(history.id, (await pending).historyId as string));
     expect(row).toMatchObject({ status: 'cancelled', answer: 'Partial answer ' });
     expect(row.credits).toBeGreaterThan(0);
   });
 
-  it('mutes the rest of the answer on A when B receives cancel_streaming, and the next answer streams again', async () => {
+  it('stops a turn running on A (no socket named) when B receives cancel_request from that person', async () => {
+    const socket = await socketOnB();
+    const asked = model.requests.length;
+    model.enqueue({ chunks: ['Quiet ', 'answer ', 'never sent'], stallAfter: 2 });
+    const pending = askOnA(undefined);
+    await until(() => model.requests.length === asked + 1, 5_000);
+    // The two pieces the model sent reach A at once; give them ample time.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    socket.emit('cancel_request', { userId: ada.user.id });
+    expect(await pending).toMatchObject({ success: true, cancelled: true, answer: 'Quiet answer ' });
+    await until(() => model.requests.at(-1)?.aborted === true, 5_000);
+  });
+
+  it('mutes the rest of the answer when B receives cancel_streaming, and the next answer streams again', async () => {
     const socket = await socketOnB();
     const received = collect(socket, 'RECEIVE_STREAM');
     model.enqueue({ chunks: ['a', 'b', 'c', 'd', 'e', 'f'], gapMs: 150 });
@@ -141,5 +186,18 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     expect(await askOnA(socket.id!)).toMatchObject({ answer: 'again' });
     await until(() => received.length === sent + 1, 5_000);
     expect(received.at(-1)).toEqual({ prompt: 'again', delta: 'again', type: 'STREAM' });
+  });
+
+  // Last: B stops here.
+  it('lets a turn running on B finish when B is told to stop, and A answers the request', async () => {
+    const socket = await socketOnB();
+    const received = collect(socket, 'RECEIVE_STREAM');
+    model.enqueue({ chunks: ['Finishing ', 'before ', 'leaving.'], gapMs: 300 });
+    const pending = askOnA(socket.id!);
+    await until(() => received.length === 1, 5_000);
+
+    b.child.kill('SIGTERM');
+    expect(await pending).toMatchObject({ success: true, answer: 'Finishing before leaving.', cancelled: false });
+    expect(await b.exited).toBe(0);
   });
 });

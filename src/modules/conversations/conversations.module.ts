@@ -1,5 +1,6 @@
 // Wires the conversation routes: one model registry for the deployment and the context providers
-// (memory and retrieval; empty until those modules fill them in).
+// (memory and retrieval; empty until those modules fill them in), and runs the Socket.IO turns other
+// processes hand over (turn-handoff.ts).
 import { createModelRegistry, type DeploymentModelConfig } from '../../ai/registry.js';
 import type { ChangeFeed } from '../../platform/db/change-feed.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
@@ -8,6 +9,7 @@ import type { App } from '../../platform/http/schemas.js';
 import { conversationRoutes } from './conversations.routes.js';
 import { createConversationService } from './conversations.service.js';
 import type { StreamRouter } from './socket-events.js';
+import type { TurnHandoff } from './turn-handoff.js';
 import { emptyContextProviders, type TurnContextProviders } from './turn-context.js';
 import { cachedTurnReads, directTurnReads } from './turn-reads.js';
 
@@ -16,6 +18,8 @@ export interface ConversationModuleDeps {
   secrets: Pick<SecretBox, 'decrypt'>;
   deploymentModel: DeploymentModelConfig;
   streams: StreamRouter;
+  /** Turns whose socket another process holds run there; this process runs theirs. */
+  handoff: Pick<TurnHandoff, 'delegate' | 'serve'>;
   providers?: TurnContextProviders;
   /** Keeps the turn's cached reads true and is told of each turn's charge (turn-reads.ts, runTurn). */
   changes?: Pick<ChangeFeed, 'committed' | 'subscribe' | 'caughtUp'>;
@@ -26,5 +30,7 @@ export interface ConversationModuleDeps {
 export function registerConversations(app: App, deps: ConversationModuleDeps): void {
   const models = createModelRegistry(deps.deploymentModel);
   const reads = deps.changes ? cachedTurnReads(deps.db, deps.changes) : directTurnReads(deps.db);
-  conversationRoutes(app, createConversationService({ ...deps, models, reads, providers: deps.providers ?? emptyContextProviders, log: app.log }));
+  const service = createConversationService({ ...deps, models, reads, providers: deps.providers ?? emptyContextProviders, log: app.log });
+  deps.handoff.serve((turn, signal) => service.answerHere(turn.actor, turn.body, signal));
+  conversationRoutes(app, service);
 }

@@ -22,13 +22,15 @@ export function conversationRoutes(app: App, service: ConversationService): void
         tags: ['conversations'],
         summary: 'Ask a question; the answer streams to a socket',
         description:
-          'Chunks go to requestArgs.socketId as RECEIVE_STREAM {prompt (whole text so far), delta, type: "STREAM"}, from whichever process holds the socket. ' +
+          'Chunks go to requestArgs.socketId as RECEIVE_STREAM {prompt (whole text so far), delta, type: "STREAM"}. The turn runs on the process holding that socket, whichever process this request reached. ' +
           'cancel_request ends the turn gracefully (the answer so far is returned, recorded and charged); cancel_streaming stops only the chunks of this answer. ' +
           'When the socket is not held by any process for this person the answer is {success: true, streamingFailed: true} and the turn does not run (reconnect and ask again). ' +
           'Without a socketId the turn runs and only the JSON answer is given. The answer: {success, answer, outputs: [answer], usage {inputTokens, outputTokens, totalTokens}, credits, historyId, conversationId, cancelled}. ' +
-          `A provider failure answers 502 MODEL_FAILED with the provider's reason; nothing is charged. ${REFUSALS}`,
+          `A provider failure answers 502 MODEL_FAILED with the provider's reason; nothing is charged. ` +
+          'When the process running the turn for this socket stops without finishing it, 503 TURN_LOST (ask again). ' +
+          REFUSALS,
         body: qandaBody,
-        response: { 200: qandaAnswer, ...failures(400, 401, 402, 403, 404, 429, 501, 502) },
+        response: { 200: qandaAnswer, ...failures(400, 401, 402, 403, 404, 429, 501, 502, 503) },
       },
     },
     async (request) => service.qanda(actorOf(request), request.body),

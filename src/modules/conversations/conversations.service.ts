@@ -1,6 +1,7 @@
 // The two transports of a turn: Socket.IO (the JSON answer, chunks as RECEIVE_STREAM to the socket
-// named in requestArgs.socketId on whichever process holds it) and SSE (frames on the response).
-// Both bind a TurnSink to runTurn; cancels come from cancel_request (any process) or a closed request.
+// named in requestArgs.socketId; the turn runs on the process holding that socket: turn-handoff.ts) and
+// SSE (frames on the response). Both bind a TurnSink to runTurn; cancels come from cancel_request (any
+// process) or a closed request.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../platform/http/actor.js';
 import { AppError } from '../../platform/http/errors.js';
@@ -9,9 +10,12 @@ import type { QandaAnswer, QandaBody, QandaStreamBody } from './conversations.sc
 import { runTurn, type TurnDeps } from './run-turn.js';
 import type { StreamRouter } from './socket-events.js';
 import { sseFrames } from './sse-frames.js';
+import type { TurnHandoff, TurnOutcome } from './turn-handoff.js';
 
 export interface ConversationDeps extends TurnDeps {
   streams: StreamRouter;
+  /** Has another process run a turn whose socket it holds. */
+  handoff: Pick<TurnHandoff, 'delegate'>;
   /** SSE heartbeat interval (default 15 s). */
   heartbeatMs?: number;
 }
@@ -25,43 +29,60 @@ export class ModelFailedError extends AppError {
 
 export function createConversationService(deps: ConversationDeps) {
   const { streams } = deps;
+
+  /** A Socket.IO turn on this process: its pieces go to the socket, if named, which this process holds. */
+  async function answerHere(actor: Actor, body: QandaBody, signal?: AbortSignal): Promise<TurnOutcome> {
+    const args = body.requestArgs ?? {};
+    const socketId = args.socketId;
+    const controller = new AbortController();
+    const off = streams.onCancel({ userId: actor.userId, socketId }, () => controller.abort());
+    const offAbort = forwardAbort(signal, controller);
+    if (socketId) streams.beginAnswer(socketId);
+    try {
+      const result = await runTurn(
+        deps,
+        { kind: 'person', actor },
+        { inputs: body.inputs, assistantId: args.assistantId, conversationId: args.conversationId, selectedCourse: args.selectedCourse },
+        {
+          signal: controller.signal,
+          onDelta: (delta, prompt) => {
+            if (socketId) streams.emitChunk(socketId, { prompt, delta, type: 'STREAM' });
+          },
+          onTool: () => {},
+        },
+      );
+      if (result.failed) throw new ModelFailedError(result.failed.message, result.historyId);
+      const answer: QandaAnswer = {
+        success: true,
+        answer: result.answer,
+        outputs: [result.answer],
+        usage: result.usage,
+        credits: result.credits,
+        historyId: result.historyId,
+        conversationId: result.conversationId,
+        cancelled: result.cancelled,
+      };
+      return { answer, ...(result.balanceChange ? { balanceChange: result.balanceChange } : {}) };
+    } finally {
+      off();
+      offAbort();
+      if (socketId) streams.endAnswer(socketId);
+    }
+  }
+
   return {
+    answerHere,
+
     async qanda(actor: Actor, body: QandaBody): Promise<QandaAnswer> {
-      const args = body.requestArgs ?? {};
-      const socketId = args.socketId;
+      const socketId = body.requestArgs?.socketId;
+      if (!socketId || streams.holds(socketId, actor.userId)) return (await answerHere(actor, body)).answer;
+      // The socket is held elsewhere: the turn runs there, so its pieces never cross processes.
+      const handed = await deps.handoff.delegate({ actor, body, socketId });
       // A socket that no process holds for this person: the client must reconnect (spec, Events rule 3).
-      if (socketId && !(await streams.isLive(socketId, actor.userId))) return { success: true, streamingFailed: true };
-      const controller = new AbortController();
-      const off = streams.onCancel({ userId: actor.userId, socketId }, () => controller.abort());
-      if (socketId) streams.beginAnswer(socketId);
-      try {
-        const result = await runTurn(
-            deps,
-            { kind: 'person', actor },
-            { inputs: body.inputs, assistantId: args.assistantId, conversationId: args.conversationId, selectedCourse: args.selectedCourse },
-            {
-              signal: controller.signal,
-              onDelta: (delta, prompt) => {
-                if (socketId) streams.emitChunk(socketId, { prompt, delta, type: 'STREAM' });
-              },
-              onTool: () => {},
-            },
-          );
-        if (result.failed) throw new ModelFailedError(result.failed.message, result.historyId);
-        return {
-          success: true,
-          answer: result.answer,
-          outputs: [result.answer],
-          usage: result.usage,
-          credits: result.credits,
-          historyId: result.historyId,
-          conversationId: result.conversationId,
-          cancelled: result.cancelled,
-        };
-      } finally {
-        off();
-        if (socketId) streams.endAnswer(socketId);
-      }
+      if (handed.kind === 'not-held') return { success: true, streamingFailed: true };
+      // This process answers the client: its caches hear of the charge first.
+      if (handed.outcome.balanceChange) deps.changes?.committed(handed.outcome.balanceChange);
+      return handed.outcome.answer;
     },
 
     /**
@@ -121,3 +142,12 @@ export function createConversationService(deps: ConversationDeps) {
 }
 
 export type ConversationService = ReturnType<typeof createConversationService>;
+
+/** Aborts controller when signal does; returns the function that stops listening. */
+function forwardAbort(signal: AbortSignal | undefined, controller: AbortController): () => void {
+  if (!signal) return () => {};
+  if (signal.aborted) controller.abort();
+  const abort = () => controller.abort();
+  signal.addEventListener('abort', abort, { once: true });
+  return () => signal.removeEventListener('abort', abort);
+}

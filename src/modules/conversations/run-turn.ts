@@ -3,7 +3,7 @@
 // usage in the same transaction as the record's end. Transports only bind a TurnSink.
 import type { ModelMessage } from 'ai';
 import { clampReasoningEffort, OPENAI_DEFAULT_BASE_URL, type ClampedReasoningEffort, type DeploymentModelConfig, type ModelRegistry, type ResolvedModel } from '../../ai/registry.js';
-import type { ChangeFeed } from '../../platform/db/change-feed.js';
+import type { ChangeFeed, RowChange } from '../../platform/db/change-feed.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/client.js';
 import { AppError, BadRequestError, NotFoundError } from '../../platform/http/errors.js';
@@ -138,7 +138,8 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       },
     });
     // This process's caches hear of the charge at once (the person's row, or the twin's for a pool).
-    if (credits > 0) deps.changes?.committed(twin.poolCredits ? { table: 'institutions', key: twin.id } : { table: 'users', key: actor.userId });
+    const balanceChange: RowChange | undefined = credits > 0 ? (twin.poolCredits ? { table: 'institutions', key: twin.id } : { table: 'users', key: actor.userId }) : undefined;
+    if (balanceChange) deps.changes?.committed(balanceChange);
     if (status === 'complete' && !result.emptyReply && deps.providers?.afterTurn) {
       // Not awaited: the answer is complete. A provider logs its own failures.
       deps.providers.afterTurn(caller, { historyId: record.id, question, answer: result.text }, { longTermMemoryEnabled: twin.longTermMemoryEnabled }).catch(() => {});
@@ -151,6 +152,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       conversationId: record.conversationId,
       cancelled: result.cancelled,
       emptyReply: result.emptyReply,
+      ...(balanceChange ? { balanceChange } : {}),
       ...(result.failed ? { failed: result.failed } : {}),
     };
   } catch (error) {

@@ -1,6 +1,7 @@
 // The Socket.IO contract on a listening app with socket.io-client: token in the handshake, REGISTER
 // only for the signed-in user, RECEIVE_STREAM to the right socket only, cancel_streaming and its
-// reset, cancel_request reaching onCancel, liveness after UNSUBSCRIBE and disconnect, revocation.
+// reset, cancel_request reaching onCancel, which sockets this process holds (after UNSUBSCRIBE and
+// disconnect), revocation.
 import type { Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
@@ -87,7 +88,7 @@ describe('REGISTER', () => {
     const socket = await connect(adaToken);
     const outcome = await register(socket, ada.user.id);
     expect(outcome).toEqual({ event: 'connect_success', payload: { success: true, message: 'Registered', socketId: socket.id } });
-    expect(await testApp.app.streams.isLive(socket.id!, ada.user.id)).toBe(true);
+    expect(testApp.app.streams.holds(socket.id!, ada.user.id)).toBe(true);
   });
 
   it("refuses another person's id with an error event, and the socket stays unregistered", async () => {
@@ -97,8 +98,8 @@ describe('REGISTER', () => {
       event: 'error',
       payload: { success: false, message: 'REGISTER refused: the user does not match the signed-in session', code: 'SOCKET_USER_MISMATCH' },
     });
-    expect(await testApp.app.streams.isLive(socket.id!, bob.user.id)).toBe(false);
-    expect(await testApp.app.streams.isLive(socket.id!, ada.user.id)).toBe(false);
+    expect(testApp.app.streams.holds(socket.id!, bob.user.id)).toBe(false);
+    expect(testApp.app.streams.holds(socket.id!, ada.user.id)).toBe(false);
   });
 
   it('refuses a payload without a user id', async () => {
@@ -109,25 +110,25 @@ describe('REGISTER', () => {
   });
 });
 
-describe('isLive', () => {
+describe('holds', () => {
   it('is false before REGISTER, after UNSUBSCRIBE, after disconnect and for an unknown id', async () => {
     const { streams } = testApp.app;
     const socket = await connect(adaToken);
     const id = socket.id!;
-    expect(await streams.isLive(id, ada.user.id)).toBe(false);
+    expect(streams.holds(id, ada.user.id)).toBe(false);
 
     await register(socket, ada.user.id);
-    expect(await streams.isLive(id, ada.user.id)).toBe(true);
-    expect(await streams.isLive(id, bob.user.id)).toBe(false);
+    expect(streams.holds(id, ada.user.id)).toBe(true);
+    expect(streams.holds(id, bob.user.id)).toBe(false);
 
     socket.emit('UNSUBSCRIBE', { userId: ada.user.id });
-    await until(async () => !(await streams.isLive(id, ada.user.id)));
+    await until(() => !streams.holds(id, ada.user.id));
 
     await register(socket, ada.user.id);
-    expect(await streams.isLive(id, ada.user.id)).toBe(true);
+    expect(streams.holds(id, ada.user.id)).toBe(true);
     socket.close();
-    await until(async () => !(await streams.isLive(id, ada.user.id)));
-    expect(await streams.isLive('no-such-socket', ada.user.id)).toBe(false);
+    await until(() => !streams.holds(id, ada.user.id));
+    expect(streams.holds('no-such-socket', ada.user.id)).toBe(false);
   });
 });
 

@@ -1,6 +1,7 @@
 // The Socket.IO side of conversations (spec, Events): who may connect, REGISTER / UNSUBSCRIBE /
-// cancel_request / cancel_streaming, and the StreamRouter the Q&A route uses to reach a socket held
-// by any process and to hear a cancel received by any process (through the event bus).
+// cancel_request / cancel_streaming, and the StreamRouter the Q&A route uses to stream to a socket of
+// this process (a turn runs where its socket is: turn-handoff.ts) and to hear a cancel received by any
+// process (through the event bus).
 import type { Server, Socket } from 'socket.io';
 import { z } from 'zod';
 import type { VerifyToken } from '../../platform/http/auth-guard.js';
@@ -41,7 +42,7 @@ export interface CancelRequest {
   socketId: string;
 }
 
-/** What a socket carries, readable from any process through the adapter (fetchSockets). */
+/** What a socket carries (socket.data: readable from any process through the adapter). */
 interface SocketData {
   sessionUserId: string;
   sessionId: string;
@@ -52,11 +53,14 @@ interface SocketData {
 type StreamSocket = Socket<Record<string, (payload: unknown) => void>, Record<string, (payload: unknown) => void>, Record<string, never>, SocketData>;
 
 export interface StreamRouter {
-  /** The socket exists on some process and is registered for this user (else: streamingFailed). */
-  isLive(socketId: string, userId: string): Promise<boolean>;
+  /** This process holds the socket and it is registered for this user. */
+  holds(socketId: string, userId: string): boolean;
   /** Starts an answer on this socket: clears a cancel_streaming left from an earlier answer. */
   beginAnswer(socketId: string): void;
-  /** Sends RECEIVE_STREAM unless cancel_streaming stopped this answer; returns whether it was sent. */
+  /**
+   * Sends RECEIVE_STREAM to the socket if this process still holds it, unless cancel_streaming stopped
+   * this answer; returns whether the answer is still being sent.
+   */
   emitChunk(socketId: string, payload: StreamPayload): boolean;
   /** Ends the answer on this socket (forgets its cancel_streaming state). */
   endAnswer(socketId: string): void;
@@ -163,26 +167,19 @@ export async function attachStreamSockets({ io, bus, verify }: StreamSocketsDeps
     }
   }
 
+  const localSocket = (socketId: string) => io.of('/').sockets.get(socketId) as StreamSocket | undefined;
+
   return {
-    async isLive(socketId, userId) {
-      const local = io.of('/').sockets.get(socketId) as StreamSocket | undefined;
-      if (local) return local.data.userId === userId;
-      try {
-        const remote = await io.in(socketId).fetchSockets();
-        return remote.some((socket) => socket.id === socketId && (socket.data as SocketData).userId === userId);
-      } catch {
-        return false; // another process did not answer in time: treat the mapping as lost
-      }
+    holds(socketId, userId) {
+      return localSocket(socketId)?.data.userId === userId;
     },
     beginAnswer(socketId) {
       answers.set(socketId, { muted: false });
     },
     emitChunk(socketId, payload) {
       if (answers.get(socketId)?.muted) return false;
-      const local = io.of('/').sockets.get(socketId);
-      // A socket held here needs no trip through the adapter (and Redis).
-      if (local) local.emit(SOCKET_EVENTS.receiveStream, payload);
-      else io.to(socketId).emit(SOCKET_EVENTS.receiveStream, payload);
+      // Gone since the turn started (closed tab): the turn goes on, its pieces have nowhere to go.
+      localSocket(socketId)?.emit(SOCKET_EVENTS.receiveStream, payload);
       return true;
     },
     endAnswer(socketId) {

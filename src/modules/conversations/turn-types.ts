@@ -1,5 +1,6 @@
 // Who a conversation turn runs for, and what the transport hears while it runs. Shared by runTurn,
 // its helpers and the transports (Socket.IO, SSE; voice and embedded visitors later).
+import type { RowChange } from '../../platform/db/change-feed.js';
 import type { Actor } from '../../platform/http/actor.js';
 import type { ToolStatus } from './stream-turn.js';
 
@@ -39,5 +40,7 @@ export interface TurnResult {
   conversationId: string;
   cancelled: boolean;
   emptyReply: boolean;
+  /** The balance row the charge changed (the person's, or the twin's for a pool), when it charged. */
+  balanceChange?: RowChange;
   failed?: { message: string };
 }
