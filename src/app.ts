@@ -56,6 +56,8 @@ export interface AppDeps extends Platform {
   logger?: FastifyServerOptions['logger'];
   /** Sign-in throttling; defaults in modules/auth/throttle.ts (tests set small numbers). */
   authLimits?: Partial<AuthLimits>;
+  /** How long a socket may take to REGISTER (REGISTER_TIMEOUT_MS unless set: tests set small numbers). */
+  socketRegisterTimeoutMs?: number;
 }
 
 declare module 'fastify' {
@@ -105,7 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const auth = createAuthService({ db: database.db, tokens: createTokenSigner(config.jwtSecret), profiles, cache });
   registerAuthGuard(app, auth.verify, [launchScopeCheck, mustChangePasswordCheck]);
   const sockets = await createSocketServer(app.server, { redisUrl: config.redisUrl, onError: (error) => app.log.error({ err: error }, 'socket.io redis') });
-  const streams = await attachStreamSockets({ io: sockets.io, bus: deps.bus, verify: auth.verify });
+  const streams = await attachStreamSockets({ io: sockets.io, bus: deps.bus, verify: auth.verify, registerTimeoutMs: deps.socketRegisterTimeoutMs });
   app.decorate('streams', streams);
   // Open sockets would keep the HTTP server from closing: drop them before it closes.
   app.addHook('preClose', async () => sockets.close());

@@ -31,6 +31,7 @@ export interface TestAppOptions {
   beforeReady?: (app: App) => void | Promise<void>;
   /** Sign-in throttling; each app gets its own counter keys, and a roomy request rate unless set. */
   authLimits?: AppDeps['authLimits'];
+  socketRegisterTimeoutMs?: number;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -55,7 +56,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     secrets: createSecretBox(config.encryptionKey),
   };
   const authLimits = { keyPrefix: `test:${randomBytes(6).toString('hex')}:`, requestsPerMinute: 10_000, ...options.authLimits };
-  const app = await buildApp({ ...platform, logger: false, authLimits });
+  const app = await buildApp({ ...platform, logger: false, authLimits, socketRegisterTimeoutMs: options.socketRegisterTimeoutMs });
   await options.beforeReady?.(app);
   await app.ready();
   if (options.workers) await platform.jobs.start({ work: true });

@@ -1,7 +1,7 @@
 // The Socket.IO contract on a listening app with socket.io-client: token in the handshake, REGISTER
 // only for the signed-in user, RECEIVE_STREAM to the right socket only, cancel_streaming and its
 // reset, cancel_request reaching onCancel, which sockets this process holds (after UNSUBSCRIBE and
-// disconnect), revocation.
+// disconnect), revocation, connect_timeout for a socket that never registers.
 import type { Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
@@ -245,5 +245,31 @@ describe('revocation', () => {
     expect(await gone).toBe('io server disconnect');
     expect(other.connected).toBe(true);
     await expect(connectSocket(base, { auth: { token } })).rejects.toMatchObject({ message: 'Invalid or expired token' });
+  });
+});
+
+describe('connect_timeout', () => {
+  it('tells a socket that did not REGISTER in time why, then disconnects it; a registered one stays', async () => {
+    const quick = await startTestApp({ socketRegisterTimeoutMs: 300 });
+    try {
+      const quickBase = await quick.app.listen({ port: 0, host: '127.0.0.1' });
+      const person = await buildUser(quick.platform.database.db);
+      const token = await signIn(quick.app, person.user.email);
+      const [silent, polite] = await Promise.all([connectSocket(quickBase, { auth: { token } }), connectSocket(quickBase, { auth: { token } })]);
+      open.push(silent, polite);
+      expect((await register(polite, person.user.id)).event).toBe('connect_success');
+      const gone = nextEvent(silent, 'disconnect');
+
+      expect(await nextEvent(silent, 'connect_timeout')).toEqual({
+        success: false,
+        message: 'REGISTER was not received within 0.3 seconds of connecting; connect again and send REGISTER',
+        code: 'REGISTER_TIMEOUT',
+      });
+      expect(await gone).toBe('io server disconnect');
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(polite.connected).toBe(true);
+    } finally {
+      await quick.close();
+    }
   });
 });

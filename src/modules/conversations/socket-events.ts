@@ -15,6 +15,8 @@ export const SOCKET_EVENTS = {
   cancelStreaming: 'cancel_streaming',
   receiveStream: 'RECEIVE_STREAM',
   connectSuccess: 'connect_success',
+  /** A socket that did not REGISTER in time is told so, then disconnected. */
+  connectTimeout: 'connect_timeout',
   error: 'error',
 } as const;
 
@@ -28,7 +30,11 @@ export const SOCKET_MESSAGES = {
   registered: 'Registered',
   userMismatch: 'REGISTER refused: the user does not match the signed-in session',
   notRegistered: 'Send REGISTER first',
+  registerTimeout: (seconds: number) => `REGISTER was not received within ${seconds} seconds of connecting; connect again and send REGISTER`,
 } as const;
+
+/** How long a connected socket may take to send its first REGISTER (the spec: it is sent on connect). */
+export const REGISTER_TIMEOUT_MS = 30_000;
 
 /** The spec's streaming payload: prompt is the whole answer so far, delta the last piece. */
 export interface StreamPayload {
@@ -75,6 +81,8 @@ export interface StreamSocketsDeps {
   io: Server;
   bus: EventBus;
   verify: VerifyToken;
+  /** REGISTER_TIMEOUT_MS unless given (tests). */
+  registerTimeoutMs?: number;
 }
 
 const userPayload = z.object({ userId: z.string().min(1) }).passthrough();
@@ -82,7 +90,7 @@ const cancelMessage = z.object({ userId: z.string(), socketId: z.string() });
 
 const userRoom = (userId: string) => `user:${userId}`;
 
-export async function attachStreamSockets({ io, bus, verify }: StreamSocketsDeps): Promise<StreamRouter> {
+export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs = REGISTER_TIMEOUT_MS }: StreamSocketsDeps): Promise<StreamRouter> {
   /** Answers streaming from this process, by socket id: muted once cancel_streaming arrived. */
   const answers = new Map<string, { muted: boolean }>();
   const cancelHandlers = new Set<{ userId: string; socketId?: string; handler: (cancel: CancelRequest) => void }>();
@@ -103,6 +111,13 @@ export async function attachStreamSockets({ io, bus, verify }: StreamSocketsDeps
   io.on('connection', (raw) => {
     const socket = raw as StreamSocket;
     const fail = (message: string, code: string) => socket.emit(SOCKET_EVENTS.error, { success: false, message, code });
+    // A socket that never registers can receive nothing: tell the client why, then let it go.
+    const registerDeadline = setTimeout(() => {
+      const message = SOCKET_MESSAGES.registerTimeout(Number((registerTimeoutMs / 1000).toFixed(1)));
+      socket.emit(SOCKET_EVENTS.connectTimeout, { success: false, message, code: 'REGISTER_TIMEOUT' });
+      socket.disconnect(true);
+    }, registerTimeoutMs);
+    socket.once('disconnect', () => clearTimeout(registerDeadline));
 
     socket.on(SOCKET_EVENTS.register, (payload: unknown) => {
       const parsed = userPayload.safeParse(payload);
@@ -112,6 +127,7 @@ export async function attachStreamSockets({ io, bus, verify }: StreamSocketsDeps
         fail(SOCKET_MESSAGES.userMismatch, 'SOCKET_USER_MISMATCH');
         return;
       }
+      clearTimeout(registerDeadline);
       socket.data.userId = parsed.data.userId;
       void socket.join(userRoom(parsed.data.userId));
       socket.emit(SOCKET_EVENTS.connectSuccess, { success: true, message: SOCKET_MESSAGES.registered, socketId: socket.id });
