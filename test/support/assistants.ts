@@ -1,5 +1,6 @@
 // Test helpers of the assistants family: assistants with overrides, and the Actor a signed-in person
-// would have (built from the database the same way the auth guard builds it).
+// would have (built from the database the same way the auth guard builds it, or plainly for code that
+// never reads the database).
 import type { Database } from '../../src/platform/db/client.js';
 import type { Actor } from '../../src/platform/http/actor.js';
 import { findMembership } from '../../src/modules/institutions/institutions.repo.js';
@@ -28,5 +29,21 @@ export async function actorFor(db: Database, userId: string): Promise<Actor> {
     permissions: permissionsFor(user.accountType, membership?.role, membership?.permissions ?? []),
     launchScope: null,
     mustChangePassword: false,
+  };
+}
+
+/** A plain person's Actor in a twin of its own, for code under test that reads no database. */
+export function plainActor(userId: string, overrides: Partial<Actor> = {}): Actor {
+  return {
+    userId,
+    sessionId: `session-of-${userId}`,
+    email: `${userId}@example.test`,
+    accountType: 'user',
+    institutionId: `twin-of-${userId}`,
+    role: 'user',
+    permissions: [],
+    launchScope: null,
+    mustChangePassword: false,
+    ...overrides,
   };
 }

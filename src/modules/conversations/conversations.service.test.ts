@@ -3,22 +3,12 @@
 // socket held elsewhere hands the turn over, and this process answers with its outcome.
 import { describe, expect, it } from 'vitest';
 import type { RowChange } from '../../platform/db/change-feed.js';
-import type { Actor } from '../../platform/http/actor.js';
+import { plainActor } from '../../../test/support/assistants.js';
 import { createConversationService, type ConversationDeps } from './conversations.service.js';
 import type { StreamRouter } from './socket-events.js';
 import type { HandedTurn, HandoffResult } from './turn-handoff.js';
 
-const ada: Actor = {
-  userId: 'ada',
-  sessionId: 's-1',
-  email: 'ada@example.test',
-  accountType: 'user',
-  institutionId: 'twin-1',
-  role: 'user',
-  permissions: [],
-  launchScope: null,
-  mustChangePassword: false,
-};
+const ada = plainActor('ada');
 
 const answer = { success: true as const, answer: 'Hi', outputs: ['Hi'], usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, credits: 0.2, historyId: 'h-1', conversationId: 'c-1', cancelled: false };
 

@@ -48,7 +48,7 @@ export interface CancelRequest {
   socketId: string;
 }
 
-/** What a socket carries (socket.data: readable from any process through the adapter). */
+/** What a socket carries (socket.data). */
 interface SocketData {
   sessionUserId: string;
   sessionId: string;

@@ -4,26 +4,14 @@
 // processes is in test/streaming-multiprocess.test.ts.
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Actor } from '../../platform/http/actor.js';
 import { AppError } from '../../platform/http/errors.js';
 import { createMemoryBus, createRedisBus, type EventBus } from '../../platform/realtime/bus.js';
+import { plainActor } from '../../../test/support/assistants.js';
 import { until } from '../../../test/support/until.js';
 import { createTurnHandoff, HANDOFF_CHANNEL, HANDOFF_MESSAGES, type HandedTurn, type HandoffTimings, type TurnHandoff, type TurnOutcome } from './turn-handoff.js';
 
-const actor = (userId: string): Actor => ({
-  userId,
-  sessionId: randomUUID(),
-  email: `${userId}@example.test`,
-  accountType: 'user',
-  institutionId: randomUUID(),
-  role: 'user',
-  permissions: [],
-  launchScope: null,
-  mustChangePassword: false,
-});
-
 const turnFor = (userId: string, socketId: string): HandedTurn => ({
-  actor: actor(userId),
+  actor: plainActor(userId),
   socketId,
   body: { inputs: ['Hello?'], requestArgs: { socketId, assistantId: 'a-1' } },
 });
@@ -35,9 +23,8 @@ const outcomeOf = (text: string): TurnOutcome => ({
 
 /** A turn the test ends by hand, and what its runner saw. */
 function controllable() {
-  const started: Array<{ turn: HandedTurn; signal: AbortSignal; finish(outcome: TurnOutcome): void; fail(error: unknown): void }> = [];
-  const runner = (turn: HandedTurn, signal: AbortSignal) =>
-    new Promise<TurnOutcome>((resolve, reject) => started.push({ turn, signal, finish: resolve, fail: reject }));
+  const started: Array<{ turn: HandedTurn; signal: AbortSignal; finish(outcome: TurnOutcome): void }> = [];
+  const runner = (turn: HandedTurn, signal: AbortSignal) => new Promise<TurnOutcome>((resolve) => started.push({ turn, signal, finish: resolve }));
   return { started, runner };
 }
 
