@@ -81,6 +81,28 @@ describe('refused at upload', () => {
     expect(twoFiles.json().success).toBe(false);
   });
 
+  it('a malformed multipart body (no boundary, a wrong one, a part left unclosed): 400, nothing stored', async () => {
+    const good = multipart({}, { filename: 'a.txt', content: 'hello' });
+    const boundary = good.headers['content-type'].split('boundary=')[1];
+    const cases: Array<[string, Buffer]> = [
+      ['multipart/form-data', good.payload],
+      ['multipart/form-data; boundary=not-the-one', good.payload],
+      [good.headers['content-type'], good.payload.subarray(0, good.payload.indexOf('hello') + 3)],
+      [`multipart/form-data; boundary=${boundary}`, Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"`)],
+    ];
+    for (const [contentType, payload] of cases) {
+      const before = storedFiles().length;
+      const response = await t.app.inject({ method: 'POST', url: '/api/user/files', headers: { 'content-type': contentType, 'x-access-token': token }, payload });
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({
+        success: false,
+        code: 'INVALID_MULTIPART',
+        message: 'The multipart body is malformed (boundary missing or wrong, or a part left unclosed)',
+      });
+      expect(storedFiles().length).toBe(before);
+    }
+  });
+
   it('an unknown collection', async () => {
     const response = await uploadFile(t, token, { filename: 'a.txt', content: 'hello' }, { collectionId: 'aaaaaaaaaaaaaaaaaaaaaaaa' });
     expect(response.statusCode).toBe(404);

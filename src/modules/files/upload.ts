@@ -40,11 +40,33 @@ export function formatBytes(bytes: number): string {
 
 const isTooLarge = (error: unknown) => (error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE';
 
+/** An error of the multipart parser comes from the request's own bytes: a 400, not a 500. */
+function malformed(error: unknown): unknown {
+  if (error instanceof AppError || isTooLarge(error)) return error;
+  return new BadRequestError('The multipart body is malformed (boundary missing or wrong, or a part left unclosed)', 'INVALID_MULTIPART');
+}
+
+/** The parts, with the parser's own failures (no boundary, a cut-off body) turned into 400s. */
+async function* parsedParts(parts: AsyncIterable<UploadPart>): AsyncGenerator<UploadPart> {
+  const iterator = parts[Symbol.asyncIterator]();
+  for (;;) {
+    let step: IteratorResult<UploadPart>;
+    try {
+      step = await iterator.next();
+    } catch (error) {
+      throw malformed(error);
+    }
+    if (step.done) return;
+    yield step.value;
+  }
+}
+
 export async function receiveUpload(parts: AsyncIterable<UploadPart>, storage: FileStorage, limit: number): Promise<ReceivedUpload> {
   const fields: Record<string, string> = {};
   let stored: { key: string; name: string; size: number } | undefined;
   try {
-    for await (const part of parts) {
+    const rest = parsedParts(parts);
+    for await (const part of rest) {
       if (part.type === 'field') {
         if (typeof part.value === 'string') fields[part.fieldname] = part.value;
         continue;
@@ -54,7 +76,9 @@ export async function receiveUpload(parts: AsyncIterable<UploadPart>, storage: F
         throw new BadRequestError("Send exactly one file, in the multipart field 'file'", 'ONE_FILE');
       }
       const key = newStorageKey('files');
-      const { size } = await storage.put(key, part.file);
+      const { size } = await storage.put(key, part.file).catch(async (error: unknown) => {
+        throw await blame(rest, error);
+      });
       stored = { key, name: part.filename, size };
       if (part.file.truncated) throw new PayloadTooLargeError(limit);
     }
@@ -81,6 +105,19 @@ export async function receiveUpload(parts: AsyncIterable<UploadPart>, storage: F
     await storage.delete(stored.key);
     throw error;
   }
+}
+
+/**
+ * A part's stream failed while stored: when the parser failed (a part cut off), it also queued the
+ * error for the next step, which then throws the 400; otherwise storage failed and its error stands.
+ */
+async function blame(rest: AsyncIterator<UploadPart>, error: unknown): Promise<unknown> {
+  try {
+    await rest.next();
+  } catch (parserError) {
+    return parserError;
+  }
+  return error;
 }
 
 async function readHead(storage: FileStorage, key: string): Promise<Buffer> {
