@@ -10,6 +10,7 @@ import { hashPassword } from '../auth/passwords.js';
 import { applySecurityChange } from '../auth/security-effects.js';
 import { revokeUserSessions } from '../auth/sessions.repo.js';
 import { setUserCredits } from '../credits/credits.service.js';
+import { requireSomeTwin, twinsWhere } from '../users/admin-twins.js';
 import type { Permission } from '../users/permissions.js';
 import { findUserByEmail, updateUser, type NewUser } from '../users/users.repo.js';
 import {
@@ -144,6 +145,7 @@ export function createAdminUsersService({ db, cache }: AdminUsersDeps) {
       const permission: Permission = action === 'delete' ? 'users.delete' : 'users.edit';
       const scope = await visibleScope(db, actor);
       const unique = [...new Set(ids)];
+      requireSomeTwin(await twinsWhere(db, actor, permission));
       const targets = await findLiveUsers(db, unique);
       const visible = new Set((await membershipsOf(db, unique, scope)).map((m) => m.userId));
       const holds = permissionChecker(db, actor);

@@ -4,7 +4,7 @@
 import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { ForbiddenError } from '../../platform/http/errors.js';
-import { inTwins, twinsWhere } from '../users/admin-twins.js';
+import { inTwins, requireSomeTwin, twinsWhere } from '../users/admin-twins.js';
 import { loadAssistantFor } from './assistant-access.js';
 import { updateAssistantAs } from './assistant-update.js';
 import { presentAssistant } from './assistants.presenter.js';
@@ -46,7 +46,9 @@ export function createAdminAssistantService(db: Database) {
     update: (actor: Actor, id: string, body: AssistantUpdateInput) => updateAssistantAs(db, actor, id, body, { includeDeleted: true }),
 
     async bulkDelete(actor: Actor, ids: string[]): Promise<number> {
-      return markAssistantsDeleted(db, ids, await twinsWhere(db, actor, 'assistants.delete'));
+      const twins = await twinsWhere(db, actor, 'assistants.delete');
+      requireSomeTwin(twins);
+      return markAssistantsDeleted(db, ids, twins);
     },
   };
 }

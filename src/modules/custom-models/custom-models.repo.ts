@@ -1,6 +1,7 @@
 // Data access for custom AI models. Every function takes the executor it runs on.
 import { and, asc, desc, eq, ilike, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
+import { setsSomething } from '../../platform/db/updates.js';
 import { customModels, type CustomModelRow, type NewCustomModel } from './custom-models.tables.js';
 
 export async function findCustomModelById(db: Executor, id: string): Promise<CustomModelRow | undefined> {
@@ -14,6 +15,7 @@ export async function insertCustomModel(db: Executor, values: NewCustomModel): P
 }
 
 export async function updateCustomModel(db: Executor, id: string, values: Partial<NewCustomModel>): Promise<CustomModelRow | undefined> {
+  if (!setsSomething(values)) return findCustomModelById(db, id);
   const [row] = await db.update(customModels).set(values).where(eq(customModels.id, id)).returning();
   return row;
 }

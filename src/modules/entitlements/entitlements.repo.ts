@@ -1,6 +1,7 @@
 // Data access for entitlements; visibility for a twin administrator is "applies to one of my twins".
 import { and, desc, eq, ilike, inArray, isNotNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
+import { setsSomething } from '../../platform/db/updates.js';
 import { institutions } from '../institutions/institutions.tables.js';
 import { entitlements, type EntitlementRow } from './entitlements.tables.js';
 
@@ -37,6 +38,7 @@ export async function insertEntitlement(db: Executor, values: NewEntitlement): P
 }
 
 export async function updateEntitlement(db: Executor, id: string, values: Partial<NewEntitlement>): Promise<EntitlementRow | undefined> {
+  if (!setsSomething(values)) return findEntitlement(db, id, 'all');
   const [row] = await db.update(entitlements).set(values).where(eq(entitlements.id, id)).returning();
   return row;
 }

@@ -4,6 +4,7 @@ import type { Database, Executor } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { requireSomeTwin } from '../users/admin-twins.js';
 import { managedInstitutionIds } from '../users/access.js';
 import {
   activeEntitlementsOf,
@@ -117,6 +118,7 @@ export function createEntitlementsService(db: Database) {
 
     /** Behaviour 13: rows the caller may not delete are left alone (all of them, for a non-super). */
     async bulkDelete(actor: Actor, ids: string[]): Promise<number> {
+      requireSomeTwin(await scope(actor));
       if (!isSuper(actor)) return 0;
       return deleteEntitlements(db, [...new Set(ids)]);
     },

@@ -4,6 +4,7 @@ import type { DatabaseHandle } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import type { FileStorage } from '../../platform/storage/storage.js';
+import { requireSomeTwin, twinsWhere } from '../users/admin-twins.js';
 import { permissionsIn } from '../users/access.js';
 import { deleteFileRows, findFileById, findFilesByIds, listTwinFiles } from './files.repo.js';
 import { currentTwin } from './files.service.js';
@@ -37,6 +38,7 @@ export function createUploadsAdminService(deps: { database: DatabaseHandle; stor
     },
 
     async bulkDelete(actor: Actor, ids: string[]): Promise<number> {
+      requireSomeTwin(await twinsWhere(db, actor, 'uploads.delete'));
       const rows = await findFilesByIds(db, [...new Set(ids)]);
       const allowedTwins = new Map<string, boolean>();
       const deletable: string[] = [];

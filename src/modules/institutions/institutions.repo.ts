@@ -1,6 +1,7 @@
 // Data access for twins and memberships.
 import { and, desc, eq, ilike, inArray, isNull, ne, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
+import { setsSomething } from '../../platform/db/updates.js';
 import { preparedOn } from '../../platform/db/prepared.js';
 import { institutions, memberships, type InstitutionRow, type MembershipRow } from './institutions.tables.js';
 
@@ -50,6 +51,7 @@ export async function findInstitutionByPublicId(db: Executor, publicId: string):
 }
 
 export async function updateInstitution(db: Executor, id: string, values: Partial<NewInstitution>): Promise<InstitutionRow | undefined> {
+  if (!setsSomething(values)) return findInstitutionById(db, id);
   const [row] = await db
     .update(institutions)
     .set(values)

@@ -4,6 +4,7 @@
 import type { Database } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { requireSomeTwin } from '../users/admin-twins.js';
 import { hasPermission, managedInstitutionIds } from '../users/access.js';
 import {
   findInstitutionById,
@@ -108,9 +109,10 @@ export function createInstitutionsService(db: Database) {
 
     /** Behaviour 13: twins outside the caller's reach are left alone; deleting is for super admins. */
     async bulk(actor: Actor, action: 'activate' | 'deactivate' | 'delete', ids: string[]): Promise<number> {
+      const scope = await managedInstitutionIds(db, actor, 'institutions.edit');
+      requireSomeTwin(scope);
       const unique = [...new Set(ids)];
       if (action === 'delete') return isSuper(actor) ? (await softDeleteInstitutions(db, unique)).length : 0;
-      const scope = await managedInstitutionIds(db, actor, 'institutions.edit');
       const actionable = scope === 'all' ? unique : unique.filter((id) => scope.includes(id));
       return (await setInstitutionStatus(db, actionable, action === 'activate' ? 'active' : 'inactive')).length;
     },

@@ -1,6 +1,7 @@
 // Data access for third-party sign-in: in-flight requests, bound identities and twins' SSO providers.
 import { and, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
+import { setsSomething } from '../../platform/db/updates.js';
 import { oauthStates, oidcIdentities, ssoProviders, type SsoProviderRow } from './oauth.tables.js';
 
 export async function insertState(db: Executor, values: typeof oauthStates.$inferInsert): Promise<void> {
@@ -55,6 +56,10 @@ export async function insertSsoProvider(db: Executor, values: typeof ssoProvider
 }
 
 export async function updateSsoProvider(db: Executor, institutionId: string, id: string, values: Partial<typeof ssoProviders.$inferInsert>) {
+  if (!setsSomething(values)) {
+    const current = await findSsoProvider(db, id);
+    return current?.institutionId === institutionId ? current : undefined;
+  }
   const [row] = await db
     .update(ssoProviders)
     .set(values)

@@ -4,6 +4,7 @@
 import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
+import { ForbiddenError } from '../../platform/http/errors.js';
 import { institutions, memberships } from '../institutions/institutions.tables.js';
 import type { Permission } from './permissions.js';
 
@@ -26,4 +27,13 @@ export async function twinsWhere(db: Executor, actor: Actor, permission: Permiss
 export function inTwins(twins: string[] | 'all', institutionId: string | null): boolean {
   if (twins === 'all') return true;
   return institutionId !== null && twins.includes(institutionId);
+}
+
+/**
+ * 403 when the caller holds the permission in no twin at all, as the admin lists and single-item
+ * routes answer such a caller; a bulk action of someone who does hold it somewhere skips the ids
+ * outside their twins and does not count them.
+ */
+export function requireSomeTwin(twins: string[] | 'all'): void {
+  if (twins !== 'all' && twins.length === 0) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
 }
