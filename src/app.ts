@@ -87,7 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerErrorHandler(app);
   registerJsonParser(app);
   registerBodyGuard(app);
-  registerMetrics(app);
+  registerMetrics(app, { token: config.metricsToken });
   await app.register(multipart, { limits: { fileSize: config.uploadLimit, files: 1, fields: 20, fieldSize: 16_384 } });
   await registerOpenApi(app, { version: VERSION, publicUrl: config.publicUrl });
 

@@ -65,6 +65,11 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** Interval of the SSE comment heartbeats that keep idle proxies from cutting a stream, in ms; 0 turns them off. */
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(0).default(15_000),
+  /**
+   * Bearer token the Prometheus scraper must send to /metrics (at least 16 characters). Unset: /metrics
+   * is open to anyone who reaches the port, so expose it to the monitoring network only.
+   */
+  METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
 });
 
 const oidcProviderSchema = z.object({
@@ -100,6 +105,8 @@ export interface Config {
   apiProcesses: number;
   shutdownGraceMs: number;
   sseHeartbeatMs: number;
+  /** Bearer token /metrics requires; unset: /metrics is open. */
+  metricsToken?: string;
   trustProxy: boolean | string[];
   oidcProviders: OidcProviderConfig[];
 }
@@ -158,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiProcesses: vars.API_PROCESSES,
     shutdownGraceMs: vars.SHUTDOWN_GRACE_MS,
     sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,
+    metricsToken: vars.METRICS_TOKEN,
     trustProxy: parseTrustProxy(vars.TRUST_PROXY),
     oidcProviders: parseOidcProviders(vars.OIDC_PROVIDERS),
   };

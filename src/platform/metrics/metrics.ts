@@ -2,8 +2,11 @@
 // One registry per app, so several apps in one process (tests) do not collide. The request series are
 // counted in plain numbers and written out at scrape time: a labelled prom-client metric hashes its
 // labels on every observation, which cost more than the rest of a cached route's bookkeeping.
-import type { FastifyInstance } from 'fastify';
+// With a token configured (METRICS_TOKEN), a scrape must carry it as `Authorization: Bearer`.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Registry, collectDefaultMetrics } from 'prom-client';
+import { UnauthorizedError } from '../http/errors.js';
 
 /** Upper bounds of the duration histogram, in seconds. */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10] as const;
@@ -19,7 +22,12 @@ interface RouteSeries {
   sum: number;
 }
 
-export function registerMetrics(app: FastifyInstance): Registry {
+export interface MetricsOptions {
+  /** Bearer token a scrape must send; unset: /metrics is open. */
+  token?: string;
+}
+
+export function registerMetrics(app: FastifyInstance, options: MetricsOptions = {}): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const series = new Map<string, RouteSeries>();
@@ -41,11 +49,23 @@ export function registerMetrics(app: FastifyInstance): Registry {
     done();
   });
 
-  app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (_request, reply) => {
+  const allowed = options.token === undefined ? () => true : bearerCheck(options.token);
+  app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (request, reply) => {
+    if (!allowed(request)) throw new UnauthorizedError('A valid metrics token is required', 'METRICS_TOKEN_REQUIRED');
     reply.type(registry.contentType);
     return (await registry.metrics()) + requestMetricsText([...series.values()]);
   });
   return registry;
+}
+
+/** Compares the bearer token in constant time: both sides are hashed to the same length first. */
+function bearerCheck(token: string): (request: FastifyRequest) => boolean {
+  const expected = createHash('sha256').update(token).digest();
+  return (request) => {
+    const match = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? '');
+    if (!match) return false;
+    return timingSafeEqual(createHash('sha256').update(match[1].trim()).digest(), expected);
+  };
 }
 
 const label = (value: string) => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
