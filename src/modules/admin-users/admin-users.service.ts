@@ -143,9 +143,9 @@ export function createAdminUsersService({ db, cache }: AdminUsersDeps) {
     /** Behaviour 13: rows the caller may not act on are left alone; the answer counts the changed rows. */
     async bulk(actor: Actor, action: 'activate' | 'deactivate' | 'delete', ids: string[]): Promise<number> {
       const permission: Permission = action === 'delete' ? 'users.delete' : 'users.edit';
+      requireSomeTwin(await twinsWhere(db, actor, permission));
       const scope = await visibleScope(db, actor);
       const unique = [...new Set(ids)];
-      requireSomeTwin(await twinsWhere(db, actor, permission));
       const targets = await findLiveUsers(db, unique);
       const visible = new Set((await membershipsOf(db, unique, scope)).map((m) => m.userId));
       const holds = permissionChecker(db, actor);
