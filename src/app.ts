@@ -125,7 +125,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   historyAdminRoutes(app, createHistoryAdminService(database.db));
   await registerAssistants(app, { db: database.db, profiles });
   registerCustomModels(app, { db: database.db, secrets: deps.secrets });
-  adminUserRoutes(app, { db: database.db, cache });
+  adminUserRoutes(app, { db: database.db, cache, startingCredits: config.billing.startingCredits });
   creditRoutes(app, database.db);
   institutionRoutes(app, database.db);
   membershipRoutes(app, { db: database.db, cache, profiles });
@@ -133,7 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   memoryRoutes(app, createMemoryService(database.db));
   entitlementRoutes(app, database.db);
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log });
-  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes });
+  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes });
   brandingRoutes(app, { db: database.db, idpConfigured: (institutionId) => hasIdentityProvider(database.db, config, institutionId) });
   await filesModule(app, deps);
 

@@ -36,6 +36,15 @@ const envSchema = z.object({
   OPENAI_BASE_URL: optionalString.pipe(z.url().optional()),
   DEFAULT_MODEL: optionalString,
   EMBEDDING_MODEL: optionalString,
+  /**
+   * Price of the deployment endpoint (OPENAI_BASE_URL / OPENAI_API_KEY), in credits per 1,000 input and
+   * output tokens. Unset: free (a deployment answers its people without setting up credits). Custom
+   * models keep their own prices; the built-in local model is always free.
+   */
+  DEFAULT_PRICE_IN: z.coerce.number().min(0).max(1e6).default(0),
+  DEFAULT_PRICE_OUT: z.coerce.number().min(0).max(1e6).default(0),
+  /** Credits every new account starts with (a ledger row says so). */
+  STARTING_CREDITS: z.coerce.number().min(0).max(1e12).default(0),
   /** Size of the embedding vectors stored for retrieval (asked of the model as `dimensions`). */
   EMBEDDING_DIMENSIONS: z.coerce.number().int().min(8).max(4000).default(256),
   /** SMTP transport, e.g. smtp://user:pass@host:587; unset means .eml files in DATA_DIR/outbox. */
@@ -98,6 +107,7 @@ export interface Config {
   admin?: { email: string; password: string };
   model: { apiKey?: string; baseUrl?: string; defaultModel?: string; embeddingModel?: string; embeddingDimensions?: number };
   mail: { smtpUrl?: string; from: string };
+  billing: BillingConfig;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   bodyLimit: number;
   uploadLimit: number;
@@ -109,6 +119,13 @@ export interface Config {
   metricsToken?: string;
   trustProxy: boolean | string[];
   oidcProviders: OidcProviderConfig[];
+}
+
+/** What turns on the deployment endpoint cost, and what new accounts start with. */
+export interface BillingConfig {
+  /** Credits per 1,000 tokens on the deployment endpoint (0 and 0: free). */
+  deploymentPrice: { inputPer1k: number; outputPer1k: number };
+  startingCredits: number;
 }
 
 export class ConfigError extends Error {}
@@ -159,6 +176,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       embeddingDimensions: vars.EMBEDDING_DIMENSIONS,
     },
     mail: { smtpUrl: vars.SMTP_URL, from: vars.MAIL_FROM },
+    billing: {
+      deploymentPrice: { inputPer1k: vars.DEFAULT_PRICE_IN, outputPer1k: vars.DEFAULT_PRICE_OUT },
+      startingCredits: vars.STARTING_CREDITS,
+    },
     logLevel: vars.LOG_LEVEL,
     bodyLimit: vars.BODY_LIMIT,
     uploadLimit: vars.UPLOAD_LIMIT,

@@ -6,15 +6,18 @@ import type { JobLogger, JobQueue } from './platform/jobs/queue.js';
 import { defineMaintenanceJobs, scheduleMaintenanceJobs } from './platform/db/maintenance.jobs.js';
 import { defineHistoryJobs, scheduleHistoryJobs } from './modules/history/history.jobs.js';
 import { defineMemoryJobs } from './modules/memory/extraction.js';
+import { defineTurnJobs, scheduleTurnJobs } from './modules/conversations/turn-holds.js';
 
 export function defineJobs(deps: { jobs: JobQueue; database: DatabaseHandle; config: Pick<Config, 'model'>; log?: JobLogger }): void {
   defineMaintenanceJobs(deps.jobs, deps.database, deps.log);
   defineHistoryJobs(deps.jobs, deps.database.db);
   defineMemoryJobs(deps.jobs, deps.database.db, deps.config.model, deps.log);
+  defineTurnJobs(deps.jobs, deps.database.db);
 }
 
 /** Schedules live in the database keyed by job name, so every process may write them. */
 export async function scheduleJobs(jobs: JobQueue, database: Pick<DatabaseHandle, 'kind'>): Promise<void> {
   await scheduleMaintenanceJobs(jobs, database);
   await scheduleHistoryJobs(jobs);
+  await scheduleTurnJobs(jobs);
 }

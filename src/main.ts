@@ -72,7 +72,7 @@ async function main(): Promise<void> {
 }
 
 async function bootstrap(platform: Awaited<ReturnType<typeof openPlatform>>, config: Config, logger: Logger): Promise<void> {
-  const result = await bootstrapFirstAdmin(platform.database.db, config.admin);
+  const result = await bootstrapFirstAdmin(platform.database.db, config.admin, config.billing.startingCredits);
   if (result.created) logger.info({ email: config.admin?.email }, 'created the first super admin and "Default Twin"');
 }
 

@@ -15,6 +15,9 @@ import { createEventBus } from '../../src/platform/realtime/bus.js';
 import { createLocalStorage } from '../../src/platform/storage/storage.js';
 import { openTestDatabase, type TestDatabase } from './database.js';
 
+/** The deployment endpoint priced at 1 credit per 1,000 tokens each way (it is free unless the operator sets a price). */
+export const PRICED = { DEFAULT_PRICE_IN: '1', DEFAULT_PRICE_OUT: '1' } as const;
+
 export interface TestApp {
   app: App;
   platform: Platform & { database: TestDatabase };

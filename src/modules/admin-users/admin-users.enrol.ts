@@ -6,7 +6,8 @@ import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { ConflictError, ForbiddenError } from '../../platform/http/errors.js';
 import { hashPassword } from '../auth/passwords.js';
 import { findMembership } from '../institutions/institutions.repo.js';
-import { findUserByEmail, insertUser, updateUser } from '../users/users.repo.js';
+import { findUserByEmail, updateUser } from '../users/users.repo.js';
+import { insertAccount } from '../users/accounts.js';
 import type { AccountType, UserRow } from '../users/users.tables.js';
 import { outranks, requireOnTwin } from './admin-users.access.js';
 import { ensureMembership, updateMembershipRole } from './admin-users.repo.js';
@@ -52,14 +53,19 @@ export async function enrol(deps: AdminUsersDeps, actor: Actor, institutionId: s
     const passwordHash = request.password ? await hashPassword(request.password) : null;
     try {
       const user = await db.transaction(async (tx) => {
-        const created = await insertUser(tx, {
-          email,
-          passwordHash,
-          fname: request.fname ?? '',
-          lname: request.lname ?? '',
-          accountType: asked ?? 'user',
-          mustChangePassword: request.mustChangePassword ?? false,
-        });
+        const created = await insertAccount(
+          tx,
+          {
+            email,
+            passwordHash,
+            fname: request.fname ?? '',
+            lname: request.lname ?? '',
+            accountType: asked ?? 'user',
+            mustChangePassword: request.mustChangePassword ?? false,
+            currentInstitutionId: institutionId,
+          },
+          deps.startingCredits,
+        );
         await ensureMembership(tx, institutionId, created.id, role);
         return (await updateUser(tx, created.id, { currentInstitutionId: institutionId }))!;
       });

@@ -30,6 +30,8 @@ import type { UserStatus } from '../users/users.tables.js';
 export interface AdminUsersDeps {
   db: Database;
   cache: Pick<SessionCache, 'invalidate'>;
+  /** Credits a new account starts with (STARTING_CREDITS). */
+  startingCredits: number;
 }
 
 export const EMAIL_TAKEN = 'This email is already used by another account';

@@ -70,7 +70,7 @@ export async function identityRoutes(app: App, deps: IdentityDeps): Promise<void
     onError: (error) => app.log.error({ err: error }, 'password reset mail failed'),
   });
   const factors = createFactorService({ db, secrets, cache, throttle });
-  const launch = createLaunchService({ db, auth });
+  const launch = createLaunchService({ db, auth, startingCredits: config.billing.startingCredits });
 
   authRoutes(app, { auth, signin, passwords, launch, requestsPerMinute: limits.requestsPerMinute });
   meRoutes(app, { factors, passwords, signin, requestsPerMinute: limits.requestsPerMinute });

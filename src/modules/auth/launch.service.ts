@@ -10,7 +10,8 @@ import { isSuper } from '../../platform/http/actor.js';
 import { ForbiddenError, UnauthorizedError } from '../../platform/http/errors.js';
 import { hashToken, randomToken } from '../../platform/crypto/hash.js';
 import { findInstitutionById, findMembership, insertMembership } from '../institutions/institutions.repo.js';
-import { findUserByEmail, insertUser } from '../users/users.repo.js';
+import { findUserByEmail } from '../users/users.repo.js';
+import { insertAccount } from '../users/accounts.js';
 import type { AuthService, ClientInfo, SignedIn } from './auth.service.js';
 import { launchTokens } from './identity.tables.js';
 
@@ -26,7 +27,7 @@ export interface LaunchInput {
   expiresIn?: number;
 }
 
-export function createLaunchService({ db, auth }: { db: Database; auth: AuthService }) {
+export function createLaunchService({ db, auth, startingCredits }: { db: Database; auth: AuthService; startingCredits: number }) {
   return {
     async sign(actor: Actor, input: LaunchInput): Promise<{ token: string; expiresAt: Date }> {
       const twin = actor.institutionId;
@@ -63,7 +64,7 @@ export function createLaunchService({ db, auth }: { db: Database; auth: AuthServ
       const user = await withTransaction(db, async (tx) => {
         const found =
           (await findUserByEmail(tx, claimed.email)) ??
-          (await insertUser(tx, { email: claimed.email, fname: claimed.fname, lname: claimed.lname, currentInstitutionId: twin.id }));
+          (await insertAccount(tx, { email: claimed.email, fname: claimed.fname, lname: claimed.lname, currentInstitutionId: twin.id }, startingCredits));
         if (!(await findMembership(tx, found.id, twin.id))) await insertMembership(tx, { institutionId: twin.id, userId: found.id, role: 'user' });
         return found;
       });

@@ -9,6 +9,7 @@ import type { App } from '../../platform/http/schemas.js';
 import { conversationRoutes } from './conversations.routes.js';
 import { createConversationService } from './conversations.service.js';
 import type { StreamRouter } from './socket-events.js';
+import type { Price } from './turn-billing.js';
 import type { TurnHandoff } from './turn-handoff.js';
 import { emptyContextProviders, type TurnContextProviders } from './turn-context.js';
 import { cachedTurnReads, directTurnReads } from './turn-reads.js';
@@ -17,6 +18,8 @@ export interface ConversationModuleDeps {
   db: Database;
   secrets: Pick<SecretBox, 'decrypt'>;
   deploymentModel: DeploymentModelConfig;
+  /** The deployment endpoint's price (DEFAULT_PRICE_IN/OUT); free when absent. */
+  deploymentPrice?: Price;
   streams: StreamRouter;
   /** Turns whose socket another process holds run there; this process runs theirs. */
   handoff: Pick<TurnHandoff, 'delegate' | 'serve'>;

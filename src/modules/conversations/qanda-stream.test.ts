@@ -3,7 +3,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAssistant } from '../../../test/support/assistants.js';
-import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { PRICED, startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { readSse } from '../../../test/support/sse-client.js';
@@ -21,7 +21,7 @@ let base: string;
 
 beforeAll(async () => {
   model = await startFakeModelServer();
-  t = await startTestApp({ env: { OPENAI_BASE_URL: model.url, DEFAULT_MODEL: 'fake-chat', SSE_HEARTBEAT_MS: '40' } });
+  t = await startTestApp({ env: { OPENAI_BASE_URL: model.url, DEFAULT_MODEL: 'fake-chat', SSE_HEARTBEAT_MS: '40', ...PRICED } });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {

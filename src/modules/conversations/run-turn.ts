@@ -13,7 +13,7 @@ import { finishRecord, recentExchanges, startRecord } from '../history/history.r
 import type { MemoryEntry, RetrievalEntry } from '../history/history.tables.js';
 import { assertInstitutionUsable } from '../institutions/institutions.service.js';
 import { streamAnswer } from './stream-turn.js';
-import { costOf, DEFAULT_PRICE, FREE, isPriced, settleTurn, type Price } from './turn-billing.js';
+import { CONTEXT_ALLOWANCE_TOKENS, costOf, extendHold, FREE, holdOf, isPriced, promptTokenBound, settleTurn, type Price } from './turn-billing.js';
 import { buildSystemText, emptyContextProviders, type TurnContextProviders } from './turn-context.js';
 import { admitTurn } from './turn-limits.js';
 import { directTurnReads, type TurnReads } from './turn-reads.js';
@@ -25,6 +25,8 @@ export interface TurnDeps {
   models: ModelRegistry;
   /** The deployment's endpoint (a custom model with a key but no base URL uses its base URL). */
   deploymentModel: DeploymentModelConfig;
+  /** Its price in credits per 1,000 tokens (DEFAULT_PRICE_IN/OUT); free when absent. */
+  deploymentPrice?: Price;
   providers?: TurnContextProviders;
   log?: { warn(details: object, message: string): void };
   /** Told of the balance row a turn's charge changed, before the transport says the turn is complete. */
@@ -73,8 +75,15 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
   const memoriesRead = useContext ? providers.recall(caller, question).then((recalled) => recalled.memories) : Promise.resolve<MemoryEntry[]>([]);
   const exchangesRead = input.conversationId ? recentExchanges(db, input.conversationId, actor.userId, assistant.rememberHistory ?? 'as-set') : Promise.resolve([]);
   for (const read of [memoriesRead, exchangesRead]) read.catch(() => {}); // awaited below, unless the turn is refused
-  // Caps and the record's start in one admission step, so racing turns cannot pass a cap together.
-  const record = await admitTurn(db, twin, actor.userId, isPriced(choice.price), (executor, fundedBy) =>
+  // A priced turn holds its most expensive cost from the balance that pays: its prompt (the question and
+  // an allowance for the context, read beside the opening) and its whole output limit, at its price.
+  const priced = isPriced(choice.price);
+  const outputLimit = choice.custom?.maxTokens ?? twin.maxCompletionTokens;
+  const openingInputBound = promptTokenBound([question]) + CONTEXT_ALLOWANCE_TOKENS;
+  const holdAmount = priced ? holdOf(openingInputBound, outputLimit, choice.price) : 0;
+  // Caps, the hold and the record's start in one admission step, so racing turns cannot pass a cap or
+  // the balance together.
+  let record = await admitTurn(db, twin, actor.userId, holdAmount, (executor, hold) =>
     startRecord(executor, {
       institutionId: twin.id,
       userId: actor.userId,
@@ -83,7 +92,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       assistantName: assistant.assistant.name,
       question,
       models: [choice.resolved.modelId],
-      fundedBy,
+      hold,
     }),
   );
   try {
@@ -108,13 +117,22 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       messages.push({ role: 'user', content: exchange.question }, { role: 'assistant', content: exchange.answer });
     }
     messages.push({ role: 'user', content: question });
+    if (priced) {
+      // The context is known now: a prompt larger than the opening allowed for holds the rest first.
+      const inputBound = promptTokenBound([system, ...messages.map((message) => String(message.content))]);
+      if (inputBound > openingInputBound) {
+        const extended = await extendHold(db, record, holdOf(inputBound - openingInputBound, 0, choice.price));
+        record = { ...record, ...extended };
+      }
+    }
 
     const result = await streamAnswer({
       model: choice.resolved,
       system: system || undefined,
       messages,
       reasoningEffort: effort,
-      maxOutputTokens: choice.custom?.maxTokens,
+      // A priced turn never answers past what it holds for.
+      maxOutputTokens: priced ? outputLimit : choice.custom?.maxTokens,
       signal: sink.signal,
       onDelta: (delta, soFar) => sink.onDelta(delta, soFar),
       onTool: (name, status) => sink.onTool(name, status),
@@ -156,7 +174,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       ...(result.failed ? { failed: result.failed } : {}),
     };
   } catch (error) {
-    // Never leave a record streaming: an unexpected failure ends it as failed, uncharged.
+    // Never leave a record streaming: an unexpected failure ends it as failed, uncharged, its hold given back.
     await finishRecord(db, record.id, { answer: '', status: 'failed', error: error instanceof Error ? error.message : String(error) }).catch(() => {});
     throw error;
   }
@@ -203,7 +221,7 @@ async function chooseModel(deps: TurnDeps, institutionId: string, assistant: Res
     return { resolved, price, custom };
   }
   const resolved = deps.models.resolveModel({ kind: 'default', ...(name ? { model: name } : {}) });
-  return { resolved, price: resolved.kind === 'local' ? FREE : DEFAULT_PRICE, custom: null };
+  return { resolved, price: resolved.kind === 'local' ? FREE : (deps.deploymentPrice ?? FREE), custom: null };
 }
 
 /**

@@ -54,6 +54,7 @@ function statementFor(twin: InstitutionRow, userId: string, opened: OpenedRecord
     touchesConversation: finished.touchesConversation,
     at: finished.at,
     cost,
+    held: 0,
     payer: { account: 'user', institutionId: twin.id, userId },
     ledgerMeta: { historyId: opened.id },
   };

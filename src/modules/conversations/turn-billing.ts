@@ -1,22 +1,23 @@
 // What a turn costs and how it is paid: prices in credits per 1,000 tokens (a custom model's own,
-// DEFAULT_PRICE for the deployment's endpoint, nothing for the built-in local model), and the end of a
-// turn: the charge and the history record's outcome written in ONE transaction.
-import type { Executor } from '../../platform/db/client.js';
-import { chargeCredits } from '../credits/credits.service.js';
+// DEFAULT_PRICE_IN/OUT for the deployment's endpoint, free unless the operator sets them; nothing for the
+// built-in local model); what a priced turn holds while it runs (its most expensive possible cost); and
+// the end of a turn: the charge, the hold given back and the history record's outcome together.
+import { eq, sql } from 'drizzle-orm';
+import { inTransaction, type Executor } from '../../platform/db/client.js';
+import { chargeCredits, InsufficientCreditsError } from '../credits/credits.service.js';
+import type { CreditAccount } from '../credits/credits.tables.js';
 import { finishRecord, finishValues, type FinishRecordInput } from '../history/history.records.js';
 import { setHistoryCredits, type OpenedRecord } from '../history/history.repo.js';
 import type { HistoryRow } from '../history/history.tables.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
-import { finishAndCharge } from './settle.repo.js';
-import { lockBalance } from './turn-limits.js';
+import { institutions, type InstitutionRow } from '../institutions/institutions.tables.js';
+import { users } from '../users/users.tables.js';
+import { extendRecordHold, finishAndCharge } from './settle.repo.js';
 
 export interface Price {
   inputPer1k: number;
   outputPer1k: number;
 }
 
-/** The deployment endpoint's price when no custom model names one: 1 credit per 1,000 tokens. */
-export const DEFAULT_PRICE: Price = { inputPer1k: 1, outputPer1k: 1 };
 /** The built-in local model runs on the service itself and costs nothing. */
 export const FREE: Price = { inputPer1k: 0, outputPer1k: 0 };
 
@@ -29,41 +30,65 @@ export function costOf(usage: { inputTokens: number; outputTokens: number }, pri
   return Math.ceil(Number((raw * 1e6).toFixed(3))) / 1e6;
 }
 
+/**
+ * The most tokens a prompt of these texts can count: a token is at least one UTF-8 byte in the byte-level
+ * tokenizers chat models use, plus the framing each message and the prompt add (generous).
+ */
+export function promptTokenBound(texts: readonly string[]): number {
+  return texts.reduce((sum, text) => sum + Buffer.byteLength(text, 'utf8') + MESSAGE_FRAMING_TOKENS, PROMPT_FRAMING_TOKENS);
+}
+const MESSAGE_FRAMING_TOKENS = 8;
+const PROMPT_FRAMING_TOKENS = 16;
+
+/**
+ * What a turn's opening allows for the context it has not read yet (instructions, memories, passages,
+ * earlier exchanges): when the prompt turns out larger, the turn holds the rest before the model is
+ * called (extendHold), or is refused then.
+ */
+export const CONTEXT_ALLOWANCE_TOKENS = 2048;
+
+/** What a turn holds: its prompt bound and its output limit at its price. */
+export const holdOf = (inputTokens: number, outputTokens: number, price: Price): number => costOf({ inputTokens, outputTokens }, price);
+
 export interface SettleInput {
   twin: Pick<InstitutionRow, 'id' | 'poolCredits'>;
   userId: string;
   /** What the usage costs; 0 for a failed turn. */
   cost: number;
   record: Omit<FinishRecordInput, 'credits'>;
-  /** The record as the turn opened it (startRecord): the settle starts from it, checking it is unchanged. */
-  opened: OpenedRecord;
+  /** The record as the turn opened it (startRecord, extendHold): the settle starts from it, checking it is unchanged. */
+  opened: Pick<OpenedRecord, 'id' | 'version' | 'heldCredits' | 'heldAccount'> & Parameters<typeof finishValues>[0];
 }
 
 /**
- * Charges the turn and finishes its record together: one statement (finishAndCharge) when the record is
- * still as the turn opened it, else one transaction that locks the record first (a record finished or
- * changed meanwhile). Either way the charge is min(cost, balance) under the balance's row lock: a
- * balance never goes below zero, even when several turns that all passed the pre-check end together.
- * The record keeps the credits actually charged.
+ * Charges the turn, gives back its hold and finishes its record together: one statement
+ * (finishAndCharge) when the record is still as the turn opened it, else one transaction that locks the
+ * record first (a record finished or changed meanwhile). Either way the charge is at most what the
+ * balance holds for the turn plus what is spendable, under the balance's row lock: a balance never goes
+ * below zero, and a turn whose cost is within its hold is always charged in full. The record keeps the
+ * credits actually charged.
  */
 export async function settleTurn(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number }> {
   const outcome = finishValues(input.opened, { ...input.record, credits: 0 });
+  const held = input.opened.heldAccount ? input.opened.heldCredits : 0;
+  const account = input.opened.heldAccount ?? (input.twin.poolCredits ? 'institution' : 'user');
   const settled = await finishAndCharge(db, {
     record: { id: input.opened.id, version: input.opened.version },
     values: outcome.values,
     touchesConversation: outcome.touchesConversation,
     at: outcome.at,
     cost: input.cost,
-    payer: { account: input.twin.poolCredits ? 'institution' : 'user', institutionId: input.twin.id, userId: input.userId },
+    held,
+    payer: { account, institutionId: input.twin.id, userId: input.userId },
     ledgerMeta: { historyId: input.opened.id, cost: input.cost },
   });
   if (settled) return settled;
   return settleInTransaction(db, input);
 }
 
-/** The settle of a record no longer as opened: locked first, then the balance. */
+/** The settle of a record no longer as opened: locked first (finishRecord gives back its hold), then the balance. */
 async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number }> {
-  return db.transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const finished = await finishRecord(tx, input.opened.id, { ...input.record, credits: 0 });
     if (input.cost <= 0) return { row: finished, credits: 0 };
     const { account, balance } = await lockBalance(tx, input.twin, input.userId);
@@ -81,4 +106,43 @@ async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ 
     await setHistoryCredits(tx, input.opened.id, credits);
     return { row: { ...finished, credits }, credits };
   });
+}
+
+/**
+ * Holds `extra` more for a turn whose prompt is larger than its opening allowed for, before the model is
+ * called: one statement, while the balance's spendable part covers it. Returns the record's new version
+ * and hold; throws InsufficientCreditsError (402) when the balance cannot (the caller ends the turn).
+ */
+export async function extendHold(db: Executor, opened: Pick<OpenedRecord, 'id' | 'version' | 'heldCredits' | 'heldAccount' | 'institutionId' | 'userId'>, extra: number) {
+  const account = opened.heldAccount;
+  if (!account || extra <= 0) return { version: opened.version, heldCredits: opened.heldCredits };
+  const extended = await extendRecordHold(db, {
+    recordId: opened.id,
+    version: opened.version,
+    account,
+    balanceId: account === 'institution' ? opened.institutionId : opened.userId,
+    extra,
+  });
+  if (!extended) throw new InsufficientCreditsError(account);
+  return extended;
+}
+
+export interface Balance {
+  account: CreditAccount;
+  /** What is spendable: the credits less what turns in progress hold. */
+  balance: number;
+}
+
+/**
+ * The balance that pays for a turn in this twin, row-locked (inside the transaction that charges), so
+ * concurrent turns settle one after another.
+ */
+export async function lockBalance(db: Executor, twin: Pick<InstitutionRow, 'id' | 'poolCredits'>, userId: string): Promise<Balance> {
+  const table = twin.poolCredits ? institutions : users;
+  const [row] = await db
+    .select({ spendable: sql<number>`(${table.credits} - ${table.creditsHeld})::float8` })
+    .from(table)
+    .where(eq(table.id, twin.poolCredits ? twin.id : userId))
+    .for('update');
+  return { account: twin.poolCredits ? 'institution' : 'user', balance: row?.spendable ?? 0 };
 }

@@ -1,12 +1,13 @@
 // The refusals before a turn calls the model (behaviour 15): the twin's daily caps (per person and for
-// the whole twin, over the last 24 hours, counting history records that did not fail) and the balance
-// that pays (the twin's pool when it pools credits, else the person's). Nothing is charged by a refusal.
+// the whole twin, over the last 24 hours, counting history records that did not fail) and the hold on
+// the balance that pays (the twin's pool when it pools credits, else the person's). Nothing is charged
+// by a refusal.
 import { and, eq, gte, ne, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../../platform/db/client.js';
 import { AppError } from '../../platform/http/errors.js';
 import { InsufficientCreditsError } from '../credits/credits.service.js';
 import type { CreditAccount } from '../credits/credits.tables.js';
-import { UnfundedOpeningError } from '../history/history.repo.js';
+import { UnfundedOpeningError, type TurnHold } from '../history/history.repo.js';
 import { history } from '../history/history.tables.js';
 import { institutions, type InstitutionRow } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';
@@ -32,21 +33,21 @@ type Twin = Pick<InstitutionRow, 'id' | 'userDailyLimit' | 'twinDailyLimit' | 'p
  * that commits without waiting for its WAL flush: startRecord). For a twin with a cap, the checks and
  * the start run in one transaction under a per-twin transaction lock, so turns racing for the last slot
  * of a cap admit one at a time and the cap holds exactly; a twin without caps needs neither. A priced
- * turn's record is opened only while the balance that pays is above zero, checked by the opening
- * statement itself (`fundedBy`): no read of the balance before it, and no window between the check and
- * the record. The charge itself is clamped when the turn settles, so a balance never overdraws.
+ * turn (`holdAmount` above 0) holds that much of the balance that pays, taken by the opening statement
+ * itself while the balance's spendable part covers it (`hold`): no read of the balance before it, and
+ * no window between the check and the record. The settle charges the real cost and gives the rest back.
  */
 export async function admitTurn<T>(
   db: Database,
   twin: Twin,
   userId: string,
-  priced: boolean,
-  start: (executor: Executor, fundedBy: 'user' | 'institution' | undefined) => Promise<T>,
+  holdAmount: number,
+  start: (executor: Executor, hold: TurnHold | undefined) => Promise<T>,
 ): Promise<T> {
-  const fundedBy = priced ? (twin.poolCredits ? 'institution' : 'user') : undefined;
-  // 402 INSUFFICIENT_CREDITS before the model is called, when a priced turn meets an empty balance.
+  const hold: TurnHold | undefined = holdAmount > 0 ? { account: twin.poolCredits ? 'institution' : 'user', amount: holdAmount } : undefined;
+  // 402 INSUFFICIENT_CREDITS before the model is called, when the balance cannot hold a priced turn.
   const open = (executor: Executor) =>
-    start(executor, fundedBy).catch((error: unknown) => {
+    start(executor, hold).catch((error: unknown) => {
       throw error instanceof UnfundedOpeningError ? new InsufficientCreditsError(error.account) : error;
     });
   if (twin.userDailyLimit === null && twin.twinDailyLimit === null) return open(db);
@@ -83,22 +84,4 @@ async function countTurns(db: Executor, institutionId: string, since: Date, user
       ),
     );
   return row?.count ?? 0;
-}
-
-export interface Balance {
-  account: CreditAccount;
-  balance: number;
-}
-
-/**
- * The balance that pays for a turn in this twin, row-locked (inside the transaction that charges), so
- * concurrent turns settle one after another.
- */
-export async function lockBalance(db: Executor, twin: Pick<Twin, 'id' | 'poolCredits'>, userId: string): Promise<Balance> {
-  if (twin.poolCredits) {
-    const [row] = await db.select({ credits: institutions.credits }).from(institutions).where(eq(institutions.id, twin.id)).for('update');
-    return { account: 'institution', balance: row?.credits ?? 0 };
-  }
-  const [row] = await db.select({ credits: users.credits }).from(users).where(eq(users.id, userId)).for('update');
-  return { account: 'user', balance: row?.credits ?? 0 };
 }

@@ -1,10 +1,11 @@
 // Balance changes as single conditional statements: a debit applies only while the balance covers it,
 // so concurrent charges can never overdraw (the row lock serialises them; the condition is re-checked).
+// What turns in progress hold (credits_held) is not spendable: a debit needs credits - credits_held.
 import { and, desc, eq, gte, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { institutions } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';
-import { creditLedger, type CreditLedgerRow } from './credits.tables.js';
+import { creditLedger, type CreditAccount, type CreditLedgerRow } from './credits.tables.js';
 
 export type NewLedgerRow = typeof creditLedger.$inferInsert;
 
@@ -13,7 +14,7 @@ export async function debitInstitution(db: Executor, id: string, amount: number)
   const [row] = await db
     .update(institutions)
     .set({ credits: sql`${institutions.credits} - ${amount}`, creditsUsed: sql`${institutions.creditsUsed} + ${amount}` })
-    .where(and(eq(institutions.id, id), gte(institutions.credits, amount)))
+    .where(and(eq(institutions.id, id), gte(sql`${institutions.credits} - ${institutions.creditsHeld}`, amount)))
     .returning({ credits: institutions.credits });
   return row?.credits;
 }
@@ -22,9 +23,19 @@ export async function debitUser(db: Executor, id: string, amount: number): Promi
   const [row] = await db
     .update(users)
     .set({ credits: sql`${users.credits} - ${amount}`, creditsUsed: sql`${users.creditsUsed} + ${amount}` })
-    .where(and(eq(users.id, id), gte(users.credits, amount)))
+    .where(and(eq(users.id, id), gte(sql`${users.credits} - ${users.creditsHeld}`, amount)))
     .returning({ credits: users.credits });
   return row?.credits;
+}
+
+/** Gives back what a turn held (its settle or its end without one). */
+export async function releaseHold(db: Executor, account: CreditAccount, id: string, amount: number): Promise<void> {
+  if (amount <= 0) return;
+  const table = account === 'institution' ? institutions : users;
+  await db
+    .update(table)
+    .set({ creditsHeld: sql`${table.creditsHeld} - ${amount}` })
+    .where(eq(table.id, id));
 }
 
 /** Adds to the twin's pool; `award` also counts the amount in creditAward (free credits granted). */

@@ -78,43 +78,64 @@ describe('startRecord', () => {
   });
 });
 
-describe('startRecord with the balance that pays (fundedBy)', () => {
+describe('startRecord holding from the balance that pays (hold)', () => {
   const counts = async (userId: string) => {
     const [records] = await database.db.select({ n: sql<number>`count(*)::int` }).from(history).where(eq(history.userId, userId));
     const [opened] = await database.db.select({ n: sql<number>`count(*)::int` }).from(conversations).where(eq(conversations.userId, userId));
     return { records: records.n, conversations: opened.n };
   };
+  const heldBy = async (userId: string) => (await database.db.select({ held: users.creditsHeld, credits: users.credits }).from(users).where(eq(users.id, userId)))[0];
 
-  it("opens while the person's balance is above zero, and refuses as a whole when it is empty", async () => {
-    const payer = await buildUser(database.db, { institution: person.institution, credits: 0.5 });
-    const opened = await startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'funded', fundedBy: 'user' });
-    expect(opened.status).toBe('streaming');
-    await database.db.update(users).set({ credits: 0 }).where(eq(users.id, payer.user.id));
+  it("holds while the person's spendable balance covers the amount, and refuses as a whole when it does not", async () => {
+    const payer = await buildUser(database.db, { institution: person.institution, credits: 1 });
+    const opened = await startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'funded', hold: { account: 'user', amount: 0.6 } });
+    expect(opened).toMatchObject({ status: 'streaming', heldCredits: 0.6, heldAccount: 'user' });
+    expect(await heldBy(payer.user.id)).toEqual({ held: 0.6, credits: 1 });
     const before = await counts(payer.user.id);
-    const refused = startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'empty', fundedBy: 'user' });
+    // 0.4 is left to hold: 0.5 does not fit.
+    const refused = startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'too much', hold: { account: 'user', amount: 0.5 } });
     await expect(refused).rejects.toBeInstanceOf(UnfundedOpeningError);
     await expect(refused).rejects.toMatchObject({ account: 'user' });
     // Continuing a conversation touches nothing either.
-    await expect(startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'more', conversationId: opened.conversationId, fundedBy: 'user' })).rejects.toBeInstanceOf(UnfundedOpeningError);
+    await expect(
+      startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'more', conversationId: opened.conversationId, hold: { account: 'user', amount: 0.5 } }),
+    ).rejects.toBeInstanceOf(UnfundedOpeningError);
     expect(await counts(payer.user.id)).toEqual(before);
+    expect(await heldBy(payer.user.id)).toEqual({ held: 0.6, credits: 1 });
     const [conversation] = await database.db.select().from(conversations).where(eq(conversations.id, opened.conversationId));
     expect(conversation.lastActivityAt.getTime()).toBe(opened.createdAt.getTime());
+    // What is left fits exactly.
+    await startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'the rest', hold: { account: 'user', amount: 0.4 } });
+    expect(await heldBy(payer.user.id)).toEqual({ held: 1, credits: 1 });
   });
 
-  it("checks the twin's pool for 'institution', whatever the person's own balance", async () => {
+  it('finishing a record gives its hold back, once', async () => {
+    const payer = await buildUser(database.db, { institution: person.institution, credits: 2 });
+    const opened = await startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'held', hold: { account: 'user', amount: 1.5 } });
+    const finished = await finishRecord(database.db, opened.id, { answer: '', status: 'failed', error: 'stopped' });
+    expect(finished).toMatchObject({ status: 'failed', heldCredits: 0, credits: 0 });
+    await finishRecord(database.db, opened.id, { answer: '', status: 'failed', error: 'again' });
+    expect(await heldBy(payer.user.id)).toEqual({ held: 0, credits: 2 });
+  });
+
+  it("holds from the twin's pool for 'institution', whatever the person's own balance", async () => {
     const pool = await buildInstitution(database.db, { credits: 0 });
     const rich = await buildUser(database.db, { institution: pool, credits: 100 });
-    const refused = startRecord(database.db, { institutionId: pool.id, userId: rich.user.id, question: 'pool empty', fundedBy: 'institution' });
+    const refused = startRecord(database.db, { institutionId: pool.id, userId: rich.user.id, question: 'pool empty', hold: { account: 'institution', amount: 0.1 } });
     await expect(refused).rejects.toMatchObject({ account: 'institution' });
     expect(await counts(rich.user.id)).toEqual({ records: 0, conversations: 0 });
     await database.db.update(institutions).set({ credits: 1 }).where(eq(institutions.id, pool.id));
-    expect((await startRecord(database.db, { institutionId: pool.id, userId: rich.user.id, question: 'pool funded', fundedBy: 'institution' })).question).toBe('pool funded');
+    const opened = await startRecord(database.db, { institutionId: pool.id, userId: rich.user.id, question: 'pool funded', hold: { account: 'institution', amount: 1 } });
+    expect(opened).toMatchObject({ question: 'pool funded', heldAccount: 'institution', heldCredits: 1 });
+    const [row] = await database.db.select({ held: institutions.creditsHeld }).from(institutions).where(eq(institutions.id, pool.id));
+    expect(row.held).toBe(1);
+    expect(await heldBy(rich.user.id)).toEqual({ held: 0, credits: 100 });
   });
 
   it('refuses inside a transaction too, and the transaction writes nothing', async () => {
     const broke = await buildUser(database.db, { institution: person.institution, credits: 0 });
     await expect(
-      withTransaction(database.db, (tx) => startRecord(tx, { institutionId: twin(), userId: broke.user.id, question: 'in a transaction', fundedBy: 'user' })),
+      withTransaction(database.db, (tx) => startRecord(tx, { institutionId: twin(), userId: broke.user.id, question: 'in a transaction', hold: { account: 'user', amount: 0.01 } })),
     ).rejects.toBeInstanceOf(UnfundedOpeningError);
     expect(await counts(broke.user.id)).toEqual({ records: 0, conversations: 0 });
   });

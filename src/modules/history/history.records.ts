@@ -1,9 +1,10 @@
 // What the conversation engine calls to keep history: a record at the START of a turn and its
 // outcome at the END (never per chunk), and the previous exchanges of a conversation for context.
 // The engine runs these inside its own transactions; nothing here checks access (the engine has).
-import type { Executor } from '../../platform/db/client.js';
+import { inTransaction, type Executor } from '../../platform/db/client.js';
+import { releaseHold } from '../credits/credits.repo.js';
 import { detailCounts, retrievalMode, storableRetrieval } from './history.detail.js';
-import { insertOpeningRecord, lockHistory, recentExchangeRows, touchConversation, updateHistory, type HistoryUpdate, type OpenedRecord } from './history.repo.js';
+import { insertOpeningRecord, lockHistory, recentExchangeRows, touchConversation, updateHistory, type HistoryUpdate, type OpenedRecord, type TurnHold } from './history.repo.js';
 import type { HistoryRow, MemoryEntry, RetrievalEntry, SubagentEntry, ToolCallEntry } from './history.tables.js';
 
 const TITLE_CHARS = 80;
@@ -20,8 +21,8 @@ export interface StartRecordInput {
   models?: string[];
   /** The moment of the turn (defaults to now). */
   at?: Date;
-  /** Refuse (UnfundedOpeningError, nothing written) unless this balance is above zero: insertOpeningRecord. */
-  fundedBy?: 'user' | 'institution';
+  /** Hold this much of the paying balance, or refuse (UnfundedOpeningError, nothing written): insertOpeningRecord. */
+  hold?: TurnHold;
 }
 
 export interface FinishRecordInput {
@@ -63,22 +64,28 @@ export async function startRecord(db: Executor, input: StartRecordInput): Promis
     continueId: input.conversationId ?? undefined,
     record: { assistantId: input.assistantId ?? null, assistantName: input.assistantName ?? '', question: input.question, models: input.models ?? [], status: 'streaming' },
     at: input.at ?? new Date(),
-    fundedBy: input.fundedBy,
+    hold: input.hold,
   });
 }
 
 /**
- * Records the outcome of a turn. Idempotent: a record already finished is returned unchanged.
- * A record its owner deleted while it streamed keeps only status, usage, models and credits.
+ * Records the outcome of a turn and gives back what it held of the paying balance (it charges nothing:
+ * the turn's settle does). Idempotent: a record already finished is returned unchanged. A record its
+ * owner deleted while it streamed keeps only status, usage, models and credits.
  */
-export async function finishRecord(tx: Executor, id: string, input: FinishRecordInput): Promise<HistoryRow> {
-  const current = await lockHistory(tx, id);
-  if (!current) throw new Error(`History record ${id} does not exist`);
-  if (current.status !== 'streaming') return current;
-  const outcome = finishValues(current, input);
-  const row = await updateHistory(tx, id, outcome.values);
-  if (outcome.touchesConversation) await touchConversation(tx, row.institutionId, row.conversationId, outcome.at);
-  return row;
+export async function finishRecord(db: Executor, id: string, input: FinishRecordInput): Promise<HistoryRow> {
+  return inTransaction(db, async (tx) => {
+    const current = await lockHistory(tx, id);
+    if (!current) throw new Error(`History record ${id} does not exist`);
+    if (current.status !== 'streaming') return current;
+    const outcome = finishValues(current, input);
+    const row = await updateHistory(tx, id, outcome.values);
+    if (current.heldAccount && current.heldCredits > 0) {
+      await releaseHold(tx, current.heldAccount, current.heldAccount === 'institution' ? current.institutionId : current.userId, current.heldCredits);
+    }
+    if (outcome.touchesConversation) await touchConversation(tx, row.institutionId, row.conversationId, outcome.at);
+    return row;
+  });
 }
 
 export interface FinishValues {
@@ -104,6 +111,8 @@ export function finishValues(current: HistoryRow, input: FinishRecordInput): Fin
     outputTokens: input.usage?.outputTokens ?? 0,
     reasoningTokens: input.usage?.reasoningTokens ?? 0,
     credits: input.credits ?? 0,
+    // The hold ends with the turn (whoever finishes it gives it back: finishRecord, the settle).
+    heldCredits: 0,
   };
   if (current.deletedAt) return { values: accounting, touchesConversation: false, at };
   const detail = {

@@ -69,20 +69,27 @@ export interface OpeningRecord {
   record: Omit<NewHistory, 'id' | 'conversationId' | 'institutionId' | 'userId' | 'createdAt'>;
   at: Date;
   /**
-   * Open only while this balance is above zero: the person's ('user') or the twin's ('institution').
-   * The statement reads it as it is when the record would be written and, when it is empty, refuses
-   * as a whole (nothing written; UnfundedOpeningError).
+   * Open only while this balance can hold `amount` (its credits less what other turns hold): the
+   * person's ('user') or the twin's pool ('institution'). The statement adds the amount to the
+   * balance's holds and writes it on the record; when the balance cannot hold it, the statement
+   * refuses as a whole (nothing written; UnfundedOpeningError).
    */
-  fundedBy?: 'user' | 'institution';
+  hold?: TurnHold;
 }
 
-/** SQLSTATE of a turn's opening refused because the balance that pays is empty (migration 0009). */
+/** What a priced turn holds from the balance that pays, from its opening until it settles. */
+export interface TurnHold {
+  account: 'user' | 'institution';
+  amount: number;
+}
+
+/** SQLSTATE of a turn's opening refused because the balance that pays cannot hold its cost (migration 0009). */
 const UNFUNDED_STATE = 'DT402';
 
-/** The opening was refused: the balance that pays is empty. */
+/** The opening was refused: the balance that pays cannot hold the turn's most expensive cost. */
 export class UnfundedOpeningError extends Error {
   constructor(readonly account: 'user' | 'institution') {
-    super(`The ${account === 'user' ? "person's" : "twin's"} balance is empty`);
+    super(`The ${account === 'user' ? "person's" : "twin's"} balance cannot cover this turn`);
   }
 }
 
@@ -96,6 +103,7 @@ export async function insertOpeningRecord(db: Executor, opening: OpeningRecord):
   const { institutionId, userId } = opening.conversation;
   const values: Record<string, unknown> = {
     ...Object.fromEntries(Object.entries(opening.record).map(([key, value]) => [`r_${key}`, value])),
+    ...(opening.hold ? { r_heldCredits: opening.hold.amount, r_heldAccount: opening.hold.account, hold: opening.hold.amount } : {}),
     id: newId(),
     conversationId: newId(),
     institutionId,
@@ -106,15 +114,16 @@ export async function insertOpeningRecord(db: Executor, opening: OpeningRecord):
     at: opening.at.toISOString(),
     createdAt: opening.at,
   };
-  const shape: OpeningShape = { continues: Boolean(opening.continueId), columns: Object.keys(opening.record).sort(), fundedBy: opening.fundedBy ?? null };
+  const holdColumns = opening.hold ? ['heldAccount', 'heldCredits'] : [];
+  const shape: OpeningShape = { continues: Boolean(opening.continueId), columns: [...Object.keys(opening.record), ...holdColumns].sort(), heldBy: opening.hold?.account ?? null };
   // Prepared once per shape outside a transaction: drizzle takes longer to build it than the database to run it.
-  const name = `open_turn:${shape.continues}:${shape.fundedBy}:${shape.columns.join(',')}`;
+  const name = `open_turn:${shape.continues}:${shape.heldBy}:${shape.columns.join(',')}`;
   try {
     const [row] = await executeShaped(db, name, (d, param) => openingQuery(d, shape, param), values);
     const { commitMode: _mode, funded: _funded, ...record } = row;
     return record;
   } catch (error) {
-    if (shape.fundedBy && sqlStateOf(error) === UNFUNDED_STATE) throw new UnfundedOpeningError(shape.fundedBy);
+    if (shape.heldBy && sqlStateOf(error) === UNFUNDED_STATE) throw new UnfundedOpeningError(shape.heldBy);
     throw error;
   }
 }
@@ -129,20 +138,30 @@ interface OpeningShape {
   continues: boolean;
   /** The record's columns given by the caller. */
   columns: string[];
-  fundedBy: 'user' | 'institution' | null;
+  /** Whose balance holds the turn's cost: the person's, the twin's pool, or none (a free turn). */
+  heldBy: 'user' | 'institution' | null;
 }
 
 /**
- * 1 when the balance that pays is above zero; else the statement fails with UNFUNDED_STATE, which
+ * The hold: adds the turn's amount to the paying balance's holds while what is left covers it (under
+ * that row's lock, so racing openings never hold more than the balance). No row when it does not.
+ */
+function holdStatement(db: Executor, heldBy: 'user' | 'institution', param: (name: string) => unknown) {
+  const table = heldBy === 'user' ? users : institutions;
+  return db.$with('held', { ok: sql<number>`ok` }).as(
+    sql`update ${table} set ${sql.identifier(table.creditsHeld.name)} = ${table.creditsHeld} + ${param('hold')}::numeric
+        where ${table.id} = ${param(heldBy === 'user' ? 'userId' : 'institutionId')} and ${table.credits} - ${table.creditsHeld} >= ${param('hold')}::numeric
+        returning 1 as ok`,
+  );
+}
+
+/**
+ * 1 when the hold was taken (or none was asked); else the statement fails with UNFUNDED_STATE, which
  * undoes everything it wrote (read in RETURNING, so it runs; an empty result never gets that far).
  */
-function fundedCheck(fundedBy: 'user' | 'institution' | null, param: (name: string) => unknown) {
-  if (!fundedBy) return sql<number>`1`;
-  const balance =
-    fundedBy === 'user'
-      ? sql`(select ${users.credits} from ${users} where ${users.id} = ${param('userId')})`
-      : sql`(select ${institutions.credits} from ${institutions} where ${institutions.id} = ${param('institutionId')})`;
-  return sql<number>`case when ${balance} > 0 then 1 else refuse_statement(${UNFUNDED_STATE}, 'the balance that pays for this turn is empty') end`;
+function holdCheck(heldBy: 'user' | 'institution' | null) {
+  if (!heldBy) return sql<number>`1`;
+  return sql<number>`case when exists (select 1 from held) then 1 else refuse_statement(${UNFUNDED_STATE}, 'the balance that pays cannot cover this turn') end`;
 }
 
 function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) => unknown) {
@@ -161,8 +180,9 @@ function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) =
         returning ${conversations.id}`,
   );
   const record = Object.fromEntries(shape.columns.map((column) => [column, param(`r_${column}`)])) as Omit<NewHistory, 'institutionId' | 'userId' | 'conversationId'>;
+  const ctes = shape.heldBy ? [commitMode, own, opened, holdStatement(db, shape.heldBy, param)] : [commitMode, own, opened];
   return db
-    .with(commitMode, own, opened)
+    .with(...ctes)
     .insert(history)
     .values({
       ...record,
@@ -172,7 +192,7 @@ function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) =
       conversationId: sql`coalesce((select id from own), (select id from opened))`,
       createdAt: param('createdAt') as Date,
     })
-    .returning({ ...getTableColumns(history), version: historyVersion, commitMode: sql<string>`(select mode from commit_mode)`, funded: fundedCheck(shape.fundedBy, param) });
+    .returning({ ...getTableColumns(history), version: historyVersion, commitMode: sql<string>`(select mode from commit_mode)`, funded: holdCheck(shape.heldBy) });
 }
 
 const OPENED_COLUMNS = [

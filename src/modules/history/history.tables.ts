@@ -103,6 +103,10 @@ export const history = pgTable(
     outputTokens: integer('output_tokens').notNull().default(0),
     reasoningTokens: integer('reasoning_tokens').notNull().default(0),
     credits: amount('credits'),
+    /** What the turn holds from the balance that pays while it streams (0 once settled or released). */
+    heldCredits: amount('held_credits'),
+    /** Which balance holds it: the person's ('user') or the twin's pool ('institution'). */
+    heldAccount: text('held_account', { enum: ['institution', 'user'] }),
     // Working detail: replaced by the expiry marker 180 days after the conversation.
     toolCalls: jsonb('tool_calls').$type<ToolCallEntry[]>().notNull().default(sql`'[]'::jsonb`),
     subagents: jsonb('subagents').$type<SubagentEntry[]>().notNull().default(sql`'[]'::jsonb`),
@@ -128,6 +132,8 @@ export const history = pgTable(
     index('history_institution_created_idx').on(t.institutionId, t.createdAt),
     // The retention job looks only at rows whose detail is still there.
     index('history_unexpired_idx').on(t.institutionId, t.conversationId).where(sql`${t.detailsExpiredAt} is null`),
+    // The hold sweeper looks only at turns still streaming (a handful at any time).
+    index('history_streaming_idx').on(t.institutionId, t.createdAt).where(sql`${t.status} = 'streaming'`),
   ],
 );
 

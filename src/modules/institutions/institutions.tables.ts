@@ -29,6 +29,8 @@ export const institutions = pgTable(
     credits: amount('credits'),
     creditsUsed: amount('credits_used'),
     creditAward: amount('credit_award'),
+    /** Held by turns in progress that the pool pays for: spendable is credits - creditsHeld. */
+    creditsHeld: amount('credits_held'),
     poolCredits: boolean('pool_credits').notNull().default(false),
     maxCompletionTokens: integer('max_completion_tokens').notNull().default(4096),
     maxFiles: integer('max_files').notNull().default(100),
@@ -76,6 +78,7 @@ export const institutions = pgTable(
     index('institutions_account_idx').on(t.accountId),
     // No overdraft, whatever path changes the balance.
     check('institutions_credits_nonnegative', sql`${t.credits} >= 0`),
+    check('institutions_credits_held_nonnegative', sql`${t.creditsHeld} >= 0`),
   ],
 );
 

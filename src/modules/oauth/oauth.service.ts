@@ -11,7 +11,8 @@ import type { SecretBox } from '../../platform/crypto/secrets.js';
 import { hashToken, randomToken, safeEqual } from '../../platform/crypto/hash.js';
 import { findInstitutionByPublicId } from '../institutions/institutions.repo.js';
 import { findMembership, insertMembership } from '../institutions/institutions.repo.js';
-import { findUserByEmail, findUserById, insertUser } from '../users/users.repo.js';
+import { findUserByEmail, findUserById } from '../users/users.repo.js';
+import { insertAccount } from '../users/accounts.js';
 import type { UserRow } from '../users/users.tables.js';
 import type { AuthService, ClientInfo, SignedIn } from '../auth/auth.service.js';
 import type { MfaRequired, SignInService } from '../auth/signin.service.js';
@@ -66,12 +67,16 @@ export function createOAuthService({ db, config, secrets, auth, signin, log }: O
           'ACCOUNT_EXISTS',
         );
       }
-      const user = await insertUser(tx, {
-        email,
-        fname: typeof claims.given_name === 'string' ? claims.given_name : '',
-        lname: typeof claims.family_name === 'string' ? claims.family_name : '',
-        currentInstitutionId: found.institutionId,
-      });
+      const user = await insertAccount(
+        tx,
+        {
+          email,
+          fname: typeof claims.given_name === 'string' ? claims.given_name : '',
+          lname: typeof claims.family_name === 'string' ? claims.family_name : '',
+          currentInstitutionId: found.institutionId,
+        },
+        config.billing.startingCredits,
+      );
       await insertIdentity(tx, { userId: user.id, issuer: claims.iss, subject: claims.sub });
       return user;
     });

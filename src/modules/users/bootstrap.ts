@@ -5,13 +5,15 @@ import type { Database } from '../../platform/db/client.js';
 import { withTransaction } from '../../platform/db/client.js';
 import { insertInstitution, insertMembership } from '../institutions/institutions.repo.js';
 import { hashPassword } from '../auth/passwords.js';
-import { countUsers, insertUser, updateUser } from './users.repo.js';
+import { insertAccount } from './accounts.js';
+import { countUsers, updateUser } from './users.repo.js';
 
 export const DEFAULT_TWIN_NAME = 'Default Twin';
 
 export async function bootstrapFirstAdmin(
   db: Database,
   admin: { email: string; password: string } | undefined,
+  startingCredits = 0,
 ): Promise<{ created: boolean; userId?: string; institutionId?: string }> {
   if (!admin) return { created: false };
   const passwordHash = await hashPassword(admin.password);
@@ -19,7 +21,7 @@ export async function bootstrapFirstAdmin(
     // Several processes may start at once on one server: the lock makes the check-then-create atomic.
     await tx.execute(sql`select pg_advisory_xact_lock(7240263)`);
     if ((await countUsers(tx)) > 0) return { created: false };
-    const user = await insertUser(tx, { email: admin.email, passwordHash, accountType: 'super', fname: 'Admin' });
+    const user = await insertAccount(tx, { email: admin.email, passwordHash, accountType: 'super', fname: 'Admin' }, startingCredits);
     const twin = await insertInstitution(tx, { name: DEFAULT_TWIN_NAME, ainame: 'Digital Twin' });
     await insertMembership(tx, { institutionId: twin.id, userId: user.id, role: 'admin' });
     await updateUser(tx, user.id, { currentInstitutionId: twin.id });

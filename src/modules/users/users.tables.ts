@@ -36,6 +36,8 @@ export const users = pgTable(
     plan: text('plan', { enum: PLANS }).notNull().default('free'),
     credits: amount('credits'),
     creditsUsed: amount('credits_used'),
+    /** Held by turns in progress (their most expensive possible cost): spendable is credits - creditsHeld. */
+    creditsHeld: amount('credits_held'),
     currentInstitutionId: refColumn('current_institution_id'),
     external: jsonb('external').$type<ExternalProfile>().notNull().default(sql`'{}'::jsonb`),
     trialEnd: timestampColumn('trial_end'),
@@ -74,6 +76,7 @@ export const users = pgTable(
     uniqueIndex('users_email_live_key').on(sql`lower(${t.email})`).where(sql`${t.deletedAt} is null`),
     index('users_current_institution_idx').on(t.currentInstitutionId),
     check('users_credits_nonnegative', sql`${t.credits} >= 0`),
+    check('users_credits_held_nonnegative', sql`${t.creditsHeld} >= 0`),
   ],
 );
 

@@ -7,7 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { sql } from 'drizzle-orm';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
-import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { PgTransaction, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -212,4 +212,9 @@ async function enableVector(handle: DatabaseHandle): Promise<boolean> {
 /** Runs fn in one transaction. Keep it short: PGlite has a single connection. */
 export function withTransaction<T>(db: Database, fn: (tx: Transaction) => Promise<T>): Promise<T> {
   return db.transaction(fn);
+}
+
+/** Runs `fn` in the caller's transaction when `executor` is one, else in a transaction of its own. */
+export function inTransaction<T>(executor: Executor, fn: (tx: Executor) => Promise<T>): Promise<T> {
+  return executor instanceof PgTransaction ? fn(executor) : (executor as Database).transaction(fn);
 }
