@@ -65,3 +65,22 @@ export function watchProcess(): { reset(): void; report(): ProcessFigures } {
     },
   };
 }
+
+/** Several processes' figures: CPU summed; delays, busy shares and pauses of the worst process. */
+export function combine(all: ProcessFigures[]): ProcessFigures {
+  const max = (pick: (figures: ProcessFigures) => number) => Math.max(...all.map(pick));
+  const sum = (pick: (figures: ProcessFigures) => number) => all.reduce((total, figures) => total + pick(figures), 0);
+  return {
+    p50: max((f) => f.p50),
+    p99: max((f) => f.p99),
+    max: max((f) => f.max),
+    cpuMs: sum((f) => f.cpuMs),
+    systemMs: sum((f) => f.systemMs),
+    busy: max((f) => f.busy),
+    busiestSecond: max((f) => f.busiestSecond),
+    gc: {
+      minor: { count: sum((f) => f.gc.minor.count), longest: max((f) => f.gc.minor.longest) },
+      major: { count: sum((f) => f.gc.major.count), longest: max((f) => f.gc.major.longest) },
+    },
+  };
+}

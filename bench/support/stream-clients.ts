@@ -1,6 +1,7 @@
 // The measuring client of bench/stream-overhead: one streamed answer read directly from the fake model
-// (the baseline), through the service's SSE route, or through the Socket.IO route, each timed from the
-// request to every text piece, and each piece from the moment the model wrote it.
+// (the baseline) or through the bare relay (both in the model's own format), through the service's SSE
+// route, or through the Socket.IO route, each timed from the request to every text piece, and each
+// piece from the moment the model wrote it.
 import http from 'node:http';
 import { io, type Socket } from 'socket.io-client';
 
@@ -97,6 +98,7 @@ function readEvents(response: http.IncomingMessage, onData: (data: string) => vo
 export const script = (chunks: number) => Array.from({ length: chunks }, (_, i) => `piece ${i} `).join('');
 
 
+/** The model's stream, read from the model itself or through the bare relay (the same bytes). */
 export async function direct(modelUrl: string): Promise<Timing> {
   const answer = pieces(now());
   const response = await post(`${modelUrl}/chat/completions`, {}, { model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Go' }] });
@@ -115,6 +117,7 @@ export async function viaSse(base: string, token: string): Promise<Timing> {
     { accept: 'text/event-stream', authorization: `Bearer ${token}` },
     { inputs: ['Go'], requestArgs: { ragOnly: false } },
   );
+  if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}: ${await readText(response)}`);
   await readEvents(response, (data) => {
     const frame = JSON.parse(data) as { type: string; delta?: string };
     if (frame.type === 'stream') answer.add(frame.delta ?? '');
@@ -128,7 +131,10 @@ export async function viaSocket(base: string, token: string, socket: Socket, chu
   socket.on('RECEIVE_STREAM', onChunk);
   const response = await post(`${base}/api/ai/personal/qanda`, { 'x-access-token': token }, { inputs: ['Go'], requestArgs: { socketId: socket.id } });
   const body = JSON.parse(await readText(response)) as { streamingFailed?: boolean };
-  if (body.streamingFailed) throw new Error('streamingFailed');
+  if (body.streamingFailed || response.statusCode !== 200) {
+    socket.off('RECEIVE_STREAM', onChunk);
+    throw new Error(body.streamingFailed ? 'streamingFailed' : `status ${response.statusCode}: ${JSON.stringify(body)}`);
+  }
   // The last chunks may still be on the wire when the request answers.
   const deadline = Date.now() + 5_000;
   while (answer.count < chunks && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -136,10 +142,12 @@ export async function viaSocket(base: string, token: string, socket: Socket, chu
   return answer.timing();
 }
 
-export async function connectSockets(base: string, token: string, userId: string, count: number): Promise<Socket[]> {
+/** One registered socket per client, client i signed in as person i (mod the number of people). */
+export async function connectSockets(base: string, people: Array<{ token: string; userId: string }>, count: number): Promise<Socket[]> {
   const sockets: Socket[] = [];
   for (let i = 0; i < count; i += 100) {
-    const batch = Array.from({ length: Math.min(100, count - i) }, () => {
+    const batch = Array.from({ length: Math.min(100, count - i) }, (_, j) => {
+      const { token, userId } = people[(i + j) % people.length];
       const socket = io(base, { path: '/socket.io', transports: ['websocket'], auth: { token }, reconnection: false, forceNew: true });
       return new Promise<Socket>((resolve, reject) => {
         socket.once('connect', () => socket.emit('REGISTER', { userId }));

@@ -1,0 +1,161 @@
+// The service as a deployment runs it, for the benches: its own process started the way `npm start`
+// starts it (the start script's node options and entry, read from package.json), the default LOG_LEVEL
+// (info: the log goes to a file, BENCH_LOG, or /dev/null), a fresh DATA_DIR, the first admin from
+// ADMIN_EMAIL/ADMIN_PASSWORD. With BENCH_DATABASE_URL (+ BENCH_REDIS_URL) it runs the scaled shape on a
+// fresh database of that server (created here, dropped after) with API_PROCESSES one per core unless
+// BENCH_API_PROCESSES says otherwise. Stopped with SIGTERM, as a deployment stops it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const ADMIN = { email: 'bench-admin@example.test', password: 'bench-admin-password' };
+
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  shape: string;
+  processes: number;
+  logFile: string;
+  /** CPU time (ms, user + system) of the service's processes so far: the primary and its children. */
+  cpuMs(): number;
+  /** Every pid of the service (the primary first). */
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** `npm start`'s command line without `node`: its node options and entry (and role, if any). */
+export function startCommand(): string[] {
+  const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const [node, ...args] = scripts.start.split(/\s+/).filter(Boolean);
+  if (node !== 'node') throw new Error(`npm start does not run node: ${scripts.start}`);
+  return args;
+}
+
+/** A fresh database on the BENCH_DATABASE_URL server; its URL and how to drop it. */
+async function freshDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+export interface StartOptions {
+  /** The deployment model endpoint (OPENAI_BASE_URL), if the bench streams answers. */
+  modelUrl?: string;
+  /** Extra node options (BENCH_PROFILE's --cpu-prof), placed before the entry. */
+  nodeArgs?: string[];
+}
+
+export async function startService(options: StartOptions = {}): Promise<ServiceProcess> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-bench-'));
+  const logFile = process.env.BENCH_LOG ?? '/dev/null';
+  const scaledUrl = process.env.BENCH_DATABASE_URL;
+  const database = scaledUrl ? await freshDatabase(scaledUrl) : undefined;
+  const processes = scaledUrl && process.env.BENCH_REDIS_URL ? Number(process.env.BENCH_API_PROCESSES ?? os.availableParallelism()) : 1;
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+    OPENAI_BASE_URL: options.modelUrl ?? '',
+    OPENAI_API_KEY: options.modelUrl ? 'bench' : '',
+    DEFAULT_MODEL: options.modelUrl ? 'bench-model' : '',
+    DATABASE_URL: database?.url ?? '',
+    REDIS_URL: database ? (process.env.BENCH_REDIS_URL ?? '') : '',
+    JWT_SECRET: database ? randomBytes(32).toString('hex') : '',
+    ENCRYPTION_KEY: database ? randomBytes(32).toString('hex') : '',
+    API_PROCESSES: String(processes),
+  };
+  delete env.LOG_LEVEL; // the default level, as a deployment that sets none runs it
+  const command = startCommand();
+  const entry = command.findIndex((arg) => arg.endsWith('.ts') || arg.endsWith('.js'));
+  command.splice(entry, 0, ...(options.nodeArgs ?? []));
+  const log = openSync(logFile, 'a');
+  const child = spawn(process.execPath, command, { cwd: ROOT, env, stdio: ['ignore', log, log] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; ; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} (log: ${logFile})`);
+    if (await fetch(`${url}/api/test`).then((r) => r.ok, () => false)) break;
+    if (attempt > 600) throw new Error('the service did not start within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const pids = () => [child.pid!, ...childrenOf(child.pid!)];
+  return {
+    url,
+    child,
+    shape: database ? `PostgreSQL + Redis, ${processes} API process(es)` : 'embedded (PGlite, one process)',
+    processes,
+    logFile,
+    pids,
+    cpuMs: () => pids().reduce((sum, pid) => sum + cpuOf(pid), 0),
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Linux: the pids whose parent is `pid` (an API group's processes). */
+function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = statOf(Number(name));
+    if (stat && Number(stat[1]) === pid) found.push(Number(name));
+  }
+  return found;
+}
+
+/** Fields of /proc/<pid>/stat after the command name (ppid is [1], utime [11], stime [12]). */
+function statOf(pid: number): string[] | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined; // gone
+  }
+}
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+function cpuOf(pid: number): number {
+  const stat = statOf(pid);
+  return stat ? (Number(stat[11]) + Number(stat[12])) * TICK_MS : 0;
+}
