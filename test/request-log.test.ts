@@ -1,0 +1,84 @@
+// The request log of a real process (`src/main.ts`, the default LOG_LEVEL, stdout to a file): its lines
+// are written asynchronously (main.ts), so this checks none is lost: each request's two lines are in
+// the log, and what was still buffered when SIGTERM came is flushed before the process exits. On
+// PostgreSQL + Redis also with two API processes, whose lines the primary does not write for them.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openTestDatabase, type TestDatabase } from './support/database.js';
+import { freePort } from './support/processes.js';
+
+const scaled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
+let dataDir: string | undefined;
+let database: TestDatabase | undefined;
+
+afterEach(async () => {
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await database?.close();
+  dataDir = database = undefined;
+});
+
+/** Starts the service with stdout and stderr to a file, makes `count` requests, sends SIGTERM as soon as they are answered. */
+async function requestsThenSigterm(env: Record<string, string>, count: number): Promise<{ lines: Array<Record<string, unknown>>; ids: string[]; exitCode: number | null }> {
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-log-'));
+  const logFile = path.join(dataDir, 'service.log');
+  const port = await freePort();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir };
+  delete childEnv.LOG_LEVEL; // the default: info
+  const out = openSync(logFile, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: childEnv, stdio: ['ignore', out, out] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; !(await fetch(`${url}/api/test`).then((r) => r.ok, () => false)); attempt++) {
+    if (child.exitCode !== null || attempt > 300) throw new Error(`the service did not start: ${readFileSync(logFile, 'utf8')}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const run = randomBytes(4).toString('hex');
+  const ids = Array.from({ length: count }, (_, i) => `log-${run}-${i}`);
+  await Promise.all(ids.map((id) => fetch(`${url}/api/test`, { headers: { 'x-request-id': id } }).then((r) => r.text())));
+  child.kill('SIGTERM');
+  const exitCode = await exited;
+  const lines = readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>); // a torn line would throw here
+  return { lines, ids, exitCode };
+}
+
+function expectEveryRequestLogged(lines: Array<Record<string, unknown>>, ids: string[]): void {
+  for (const id of ids) {
+    const messages = lines.filter((line) => line.reqId === id).map((line) => line.msg);
+    expect(messages, id).toEqual(['incoming request', 'request completed']);
+  }
+}
+
+describe('the request log', () => {
+  it('has both lines of every request and the lines written just before SIGTERM (one process)', async () => {
+    const { lines, ids, exitCode } = await requestsThenSigterm({ DATABASE_URL: '', REDIS_URL: '', API_PROCESSES: '1' }, 200);
+    expect(exitCode).toBe(0);
+    expectEveryRequestLogged(lines, ids);
+    // The last lines before process.exit: flushed on exit, not lost with the buffer.
+    expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(['shutting down', 'job queue stopped']));
+  }, 60_000);
+
+  it.runIf(scaled)('has every line of two API processes', async () => {
+    database = await openTestDatabase();
+    const { lines, ids, exitCode } = await requestsThenSigterm(
+      {
+        DATABASE_URL: database.url!,
+        REDIS_URL: process.env.TEST_REDIS_URL!,
+        JWT_SECRET: randomBytes(32).toString('hex'),
+        ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+        API_PROCESSES: '2',
+      },
+      200,
+    );
+    expect(exitCode).toBe(0);
+    expectEveryRequestLogged(lines, ids);
+    // The primary's and each API process's own line on SIGTERM.
+    expect(new Set(lines.filter((line) => line.msg === 'shutting down').map((line) => line.pid)).size).toBe(3);
+  }, 60_000);
+});
