@@ -9,7 +9,7 @@ import { registerBodyGuard } from './platform/http/body-guard.js';
 import { openChangeFeed, type ChangeFeed } from './platform/db/change-feed.js';
 import { registerChangeFence } from './platform/http/change-fence.js';
 import { registerSecurityHeaders } from './platform/http/security-headers.js';
-import { registerErrorHandler } from './platform/http/error-handler.js';
+import { registerErrorHandler, sendFrameworkError } from './platform/http/error-handler.js';
 import { registerJsonParser } from './platform/http/json-parser.js';
 import { registerOpenApi } from './platform/http/openapi.js';
 import type { App } from './platform/http/schemas.js';
@@ -76,6 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     requestIdHeader: 'x-request-id',
+    frameworkErrors: sendFrameworkError,
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);

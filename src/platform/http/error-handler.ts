@@ -1,7 +1,7 @@
 // One place maps every error to the failure body {success: false, message, code?, error?}.
 // Schema errors name the failing field; a 500 says only "Something went wrong" and logs the cause
 // under the request id.
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { AppError } from './errors.js';
 
@@ -60,6 +60,19 @@ export function registerErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     reply.status(404).send(failure(`Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND'));
   });
+}
+
+/**
+ * Errors the router raises before any route or hook runs (Fastify's `frameworkErrors`): a URL whose
+ * percent-encoding does not decode (400) and a path parameter past the router's length limit (414).
+ * Fastify's own bodies for these are outside the failure shape.
+ */
+export function sendFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    reply.status(414).send(failure('A path parameter is too long', 'PARAM_TOO_LONG'));
+    return;
+  }
+  reply.status(error.statusCode && error.statusCode < 500 ? error.statusCode : 400).send(failure('The URL is not valid (malformed percent-encoding)', 'INVALID_URL'));
 }
 
 function fieldName(context: string, instancePath: string): string {

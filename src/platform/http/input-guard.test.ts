@@ -1,6 +1,7 @@
 // Text PostgreSQL cannot store and shapes no route takes, refused at the edge through the real routes:
 // a NUL or a lone surrogate in any body, query or path string (or key) is a 400 INVALID_TEXT naming
-// the field, nesting past 32 levels a 400 TOO_DEEP; nothing reaches the database.
+// the field, nesting past 32 levels a 400 TOO_DEEP; nothing reaches the database. URLs the router
+// cannot decode answer in the failure shape too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildUser, signIn } from '../../../test/support/factories.js';
@@ -64,6 +65,19 @@ describe('NUL characters and lone surrogates', () => {
     const response = await req(token, 'POST', '/api/user/assistant', { name: 'Lab\u0000helper' });
     expect(response.status).toBe(400);
     expect(response.body).toEqual({ success: false, code: 'INVALID_TEXT', message: 'Invalid Properties', error: { field: 'body.name' } });
+  });
+});
+
+describe('URLs the router cannot read', () => {
+  it('answers a malformed percent-encoding with 400 INVALID_URL and an overlong path parameter with 414, in the failure shape', async () => {
+    for (const url of ['/api/user/memory/%ZZ', '/api/user/memory/%ED%A0%80']) {
+      const response = await t.app.inject({ method: 'DELETE', url, headers: { 'x-access-token': token } });
+      expect(response.statusCode, url).toBe(400);
+      expect(response.json()).toEqual({ success: false, message: 'The URL is not valid (malformed percent-encoding)', code: 'INVALID_URL' });
+    }
+    const long = await req(token, 'DELETE', `/api/user/memory/${'a'.repeat(5_000)}`);
+    expect(long.status).toBe(414);
+    expect(long.body).toEqual({ success: false, message: 'A path parameter is too long', code: 'PARAM_TOO_LONG' });
   });
 });
 
