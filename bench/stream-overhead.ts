@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { combine, type ProcessFigures } from './servers/process-figures.js';
 import { closedLoop, type LoopResult } from './support/closed-loop.js';
 import { createPeople } from './support/people.js';
-import { startService, type ServiceProcess } from './support/service-process.js';
+import { cpuOf, startService, type ServiceProcess } from './support/service-process.js';
 import { connectSockets, direct, script, viaSocket, viaSse, type Timing } from './support/stream-clients.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -77,7 +77,8 @@ const LABEL: Record<Name, string> = { direct: 'model directly', relay: 'bare rel
 
 async function measure(name: Name, clients: number, run: (client: number) => Promise<Timing>, service?: ServiceProcess): Promise<Figures> {
   if (service) await watched(service);
-  const cpuBefore = service?.cpuMs() ?? 0;
+  const cpuUsed = service ? () => service.cpuMs() : () => cpuOf(name === 'relay' ? relay.child.pid! : model.child.pid!);
+  const cpuBefore = cpuUsed();
   const result: LoopResult = await closedLoop(clients, ANSWER_MS, WINDOW_MS, run);
   const figures = figuresOf(result.turns);
   const complete = result.turns.filter((t) => t.chunks === CHUNKS && t.text === EXPECTED_TEXT).length;
@@ -85,12 +86,11 @@ async function measure(name: Name, clients: number, run: (client: number) => Pro
   console.log(
     `    ${LABEL[name].padEnd(18)} ${result.rate.toFixed(0)} turns/s, ${complete}/${result.turns.length} complete | first chunk p50 ${f(figures.first50)} p99 ${f(figures.first99)} | between chunks p99 ${f(figures.gap99)}${errors}`,
   );
-  if (service) {
-    const cpu = service.cpuMs() - cpuBefore;
-    const gc = await watched(service);
-    const more = gc ? `; busiest second ${(gc.busiestSecond * 100).toFixed(0)}%, GC ${gc.gc.minor.count} minor (longest ${f(gc.gc.minor.longest)}), ${gc.gc.major.count} full (longest ${f(gc.gc.major.longest)})` : '';
-    console.log(`      service CPU ${(cpu / 1000).toFixed(1)} s, ${(cpu / Math.max(1, result.turns.length)).toFixed(2)} ms per answer${more}`);
-  }
+  // CPU of what serves the stream (the model, the relay, the service's processes), per answer.
+  const cpu = cpuUsed() - cpuBefore;
+  const gc = service && (await watched(service));
+  const more = gc ? `; busiest second ${(gc.busiestSecond * 100).toFixed(0)}%, GC ${gc.gc.minor.count} minor (longest ${f(gc.gc.minor.longest)}), ${gc.gc.major.count} full (longest ${f(gc.gc.major.longest)})` : '';
+  console.log(`      ${service ? 'service' : name === 'relay' ? 'relay' : 'model'} CPU ${(cpu / 1000).toFixed(1)} s, ${(cpu / Math.max(1, result.turns.length)).toFixed(2)} ms per answer${more}`);
   return figures;
 }
 

@@ -155,7 +155,8 @@ function statOf(pid: number): string[] | undefined {
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
-function cpuOf(pid: number): number {
+/** CPU time (ms, user + system) a process has used so far; 0 once it is gone. */
+export function cpuOf(pid: number): number {
   const stat = statOf(pid);
   return stat ? (Number(stat[11]) + Number(stat[12])) * TICK_MS : 0;
 }
