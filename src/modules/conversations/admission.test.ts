@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICED, startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
+import { readSse } from '../../../test/support/sse-client.js';
 import { creditLedger } from '../credits/credits.tables.js';
 import { history } from '../history/history.tables.js';
 import { institutions } from '../institutions/institutions.tables.js';
@@ -147,6 +148,24 @@ describe('admission holds the most expensive cost', () => {
     const [final] = await db().select().from(users).where(eq(users.id, ada.user.id));
     expect(final).toMatchObject({ creditsHeld: 0 });
     expect(final.credits).toBeCloseTo(10 - 4.11, 6);
+
+    // Over SSE the stream is open by then: the refusal comes as an error frame that says why.
+    await db().update(users).set({ credits: 4 }).where(eq(users.id, ada.user.id));
+    const calls = model.requests.length;
+    const response = await fetch(`${base}/api/ai/personal-stream/qanda-stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${ada.token}` },
+      body: JSON.stringify({ inputs: ['And over SSE?'], requestArgs: { conversationId: first.body.conversationId } }),
+    });
+    const frames = await readSse(response).rest();
+    expect(frames).toEqual([
+      { type: 'connected', message: 'Stream established' },
+      { type: 'error', error: { message: 'Your credit balance is too low', code: 'INSUFFICIENT_CREDITS' } },
+      { type: 'done' },
+    ]);
+    expect(model.requests.length).toBe(calls);
+    const [afterSse] = await db().select().from(users).where(eq(users.id, ada.user.id));
+    expect(afterSse).toMatchObject({ credits: 4, creditsHeld: 0 });
   });
 });
 

@@ -114,10 +114,14 @@ export function createConversationService(deps: ConversationDeps) {
           },
         );
       } catch (error) {
-        // Before the stream opened, the error handler answers with the status; after, only a frame can.
+        // Before the stream opened, the error handler answers with the status; after, only a frame can: a
+        // refusal (a 4xx, such as a turn whose context its balance cannot hold) says why, anything else not.
         if (!sse) throw error;
-        request.log.error({ err: error }, 'conversation turn failed');
-        sse.send(sseFrames.error('Something went wrong'));
+        if (error instanceof AppError && error.status < 500) sse.send(sseFrames.error(error.message, error.code));
+        else {
+          request.log.error({ err: error }, 'conversation turn failed');
+          sse.send(sseFrames.error('Something went wrong'));
+        }
         sse.send(sseFrames.done());
         sse.close();
         return;
