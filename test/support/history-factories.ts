@@ -1,7 +1,8 @@
 // Test helpers for history: a finished record with every kind of working detail, written through the
 // same start/finish API the conversation engine uses. Used by the history tests only.
 import type { Executor } from '../../src/platform/db/client.js';
-import { finishRecord, startRecord, type FinishRecordInput } from '../../src/modules/history/history.records.js';
+import { startRecord } from '../../src/modules/conversations/turn-record.repo.js';
+import { finishRecord, type FinishRecordInput } from '../../src/modules/history/history.records.js';
 import type { HistoryRow, RetrievalEntry } from '../../src/modules/history/history.tables.js';
 
 export function retrievalEntry(overrides: Partial<RetrievalEntry> = {}): RetrievalEntry {

@@ -14,7 +14,7 @@ import { history } from '../history/history.tables.js';
 import { institutions } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';
 import { releaseStaleTurns, STALE_TURN_ERROR } from './turn-holds.js';
-import { startRecord } from '../history/history.records.js';
+import { startRecord } from './turn-record.repo.js';
 
 let t: TestApp;
 let model: FakeModelServer;

@@ -6,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
 import { buildInstitution, buildUser } from '../../../test/support/factories.js';
 import { creditLedger } from '../credits/credits.tables.js';
-import { finishValues, recordToolCall, startRecord } from '../history/history.records.js';
-import { deleteHistory, type OpenedRecord } from '../history/history.repo.js';
+import { finishValues, recordToolCall } from '../history/history.records.js';
+import { deleteHistory } from '../history/history.repo.js';
 import { conversations, history } from '../history/history.tables.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { findUserById } from '../users/users.repo.js';
-import { finishAndCharge, type OneStatementSettle } from './settle.repo.js';
+import { finishAndCharge, type OneStatementSettle , startRecord, type OpenedRecord } from './turn-record.repo.js';
 import { settleTurn } from './turn-billing.js';
 
 let database: TestDatabase;

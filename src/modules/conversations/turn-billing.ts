@@ -7,11 +7,11 @@ import { inTransaction, type Executor } from '../../platform/db/client.js';
 import { chargeCredits, InsufficientCreditsError } from '../credits/credits.service.js';
 import type { CreditAccount } from '../credits/credits.tables.js';
 import { finishRecord, finishValues, type FinishRecordInput } from '../history/history.records.js';
-import { setHistoryCredits, type OpenedRecord } from '../history/history.repo.js';
+import { setHistoryCredits } from '../history/history.repo.js';
 import type { HistoryRow } from '../history/history.tables.js';
 import { institutions, type InstitutionRow } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';
-import { extendRecordHold, finishAndCharge } from './settle.repo.js';
+import { extendRecordHold, finishAndCharge, type OpenedRecord } from './turn-record.repo.js';
 
 export interface Price {
   inputPer1k: number;

@@ -7,7 +7,7 @@ import type { Database } from '../../platform/db/client.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import { finishValues } from '../history/history.records.js';
 import { history } from '../history/history.tables.js';
-import { finishAndCharge } from './settle.repo.js';
+import { finishAndCharge } from './turn-record.repo.js';
 
 export const RELEASE_STALE_JOB = 'turns.release-stale';
 const EVERY_MINUTE = '* * * * *';

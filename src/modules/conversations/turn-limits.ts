@@ -7,7 +7,7 @@ import type { Database, Executor } from '../../platform/db/client.js';
 import { AppError } from '../../platform/http/errors.js';
 import { InsufficientCreditsError } from '../credits/credits.service.js';
 import type { CreditAccount } from '../credits/credits.tables.js';
-import { UnfundedOpeningError, type TurnHold } from '../history/history.repo.js';
+import { UnfundedOpeningError, type TurnHold } from './turn-record.repo.js';
 import { history } from '../history/history.tables.js';
 import { institutions, type InstitutionRow } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';

@@ -9,12 +9,36 @@ import { creditLedger, type CreditAccount, type CreditLedgerRow } from './credit
 
 export type NewLedgerRow = typeof creditLedger.$inferInsert;
 
+// The balance rule's SQL pieces, embedded by every statement that changes a balance (here, and a turn's
+// opening, extension and settle in conversations/turn-record.repo.ts).
+
+/** The row that holds a balance: the twin's pool, or the person's own credits. */
+export function balanceTable(account: CreditAccount): typeof institutions | typeof users {
+  return account === 'institution' ? institutions : users;
+}
+
+/** What a balance may still spend: its credits less what turns in progress hold. Never below zero. */
+export function spendable(table: typeof institutions | typeof users): SQL<number> {
+  return sql<number>`(${table.credits} - ${table.creditsHeld})`;
+}
+
+/**
+ * One UPDATE (for a CTE) that adds `amount` to the balance's holds only while its spendable part covers
+ * it, returning one row `ok` when it did. Under the row's lock, racing holds re-check the condition.
+ */
+export function holdUpdate(account: CreditAccount, balanceId: unknown, amount: unknown, also: SQL = sql`true`): SQL {
+  const table = balanceTable(account);
+  return sql`update ${table} set ${sql.identifier(table.creditsHeld.name)} = ${table.creditsHeld} + ${amount}::numeric
+    where ${table.id} = ${balanceId} and ${spendable(table)} >= ${amount}::numeric and ${also}
+    returning 1 as ok`;
+}
+
 /** Takes `amount` from the twin's pool; undefined when the twin is missing or the balance is short. */
 export async function debitInstitution(db: Executor, id: string, amount: number): Promise<number | undefined> {
   const [row] = await db
     .update(institutions)
     .set({ credits: sql`${institutions.credits} - ${amount}`, creditsUsed: sql`${institutions.creditsUsed} + ${amount}` })
-    .where(and(eq(institutions.id, id), gte(sql`${institutions.credits} - ${institutions.creditsHeld}`, amount)))
+    .where(and(eq(institutions.id, id), gte(spendable(institutions), amount)))
     .returning({ credits: institutions.credits });
   return row?.credits;
 }
@@ -23,7 +47,7 @@ export async function debitUser(db: Executor, id: string, amount: number): Promi
   const [row] = await db
     .update(users)
     .set({ credits: sql`${users.credits} - ${amount}`, creditsUsed: sql`${users.creditsUsed} + ${amount}` })
-    .where(and(eq(users.id, id), gte(sql`${users.credits} - ${users.creditsHeld}`, amount)))
+    .where(and(eq(users.id, id), gte(spendable(users), amount)))
     .returning({ credits: users.credits });
   return row?.credits;
 }
@@ -31,7 +55,7 @@ export async function debitUser(db: Executor, id: string, amount: number): Promi
 /** Gives back what a turn held (its settle or its end without one). */
 export async function releaseHold(db: Executor, account: CreditAccount, id: string, amount: number): Promise<void> {
   if (amount <= 0) return;
-  const table = account === 'institution' ? institutions : users;
+  const table = balanceTable(account);
   await db
     .update(table)
     .set({ creditsHeld: sql`${table.creditsHeld} - ${amount}` })

@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
 import { buildRecord } from '../../../test/support/history-factories.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
-import { upsertFeedback } from './history.repo.js';
+import { upsertFeedback } from './feedback.repo.js';
 import type { HistoryRow } from './history.tables.js';
 
 let t: TestApp;

@@ -8,16 +8,8 @@ import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import type { Permission } from '../users/permissions.js';
 import { hasPermission, isMemberOf } from '../users/access.js';
 import { presentAdminFeedback, presentAdminHistory } from './history.presenter.js';
-import {
-  deleteFeedback,
-  deleteHistory,
-  findAdminFeedback,
-  findHistory,
-  listAdminHistory,
-  listFeedback,
-  updateFeedbackReview,
-  type AdminFeedbackRow,
-} from './history.repo.js';
+import { deleteFeedback, findAdminFeedback, listFeedback, updateFeedbackReview, type AdminFeedbackRow } from './feedback.repo.js';
+import { deleteHistory, findHistory, listAdminHistory } from './history.repo.js';
 import type { AdminFeedbackWire, AdminHistoryWire, RetrievalEntryWire } from './history.schemas.js';
 import { HISTORY_NOT_FOUND, type Page } from './history.service.js';
 import type { FeedbackRating, FeedbackStatus } from './history.tables.js';

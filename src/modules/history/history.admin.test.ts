@@ -5,7 +5,7 @@ import { buildInstitution, buildUser, signIn } from '../../../test/support/facto
 import { buildRecord, retrievalEntry } from '../../../test/support/history-factories.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
 import { insertMembership } from '../institutions/institutions.repo.js';
-import { upsertFeedback } from './history.repo.js';
+import { upsertFeedback } from './feedback.repo.js';
 import type { HistoryRow } from './history.tables.js';
 
 let t: TestApp;

@@ -1,7 +1,8 @@
 // Shapes history rows for the wire, field by field: list items carry counts only, the detail adds
 // the working detail (already replaced by the expiry marker when it has expired).
 import { DETAILS_EXPIRED_TEXT } from './history.detail.js';
-import type { AdminFeedbackRow, AdminHistoryRow, HistorySummaryRow } from './history.repo.js';
+import type { AdminFeedbackRow } from './feedback.repo.js';
+import type { AdminHistoryRow, HistorySummaryRow } from './history.repo.js';
 import type { AdminFeedbackWire, AdminHistoryWire, FeedbackWire, HistoryDetailWire, HistorySummaryWire } from './history.schemas.js';
 import type { FeedbackRow, HistoryRow } from './history.tables.js';
 

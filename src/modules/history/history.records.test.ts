@@ -5,10 +5,11 @@ import { openTestDatabase, type TestDatabase } from '../../../test/support/datab
 import { buildInstitution, buildUser, type BuiltUser } from '../../../test/support/factories.js';
 import { withTransaction } from '../../platform/db/client.js';
 import { CONFIDENTIAL_SUFFIX, redactConfidential } from './history.detail.js';
-import { finishRecord, recentExchanges, recordToolCall, startRecord } from './history.records.js';
+import { startRecord, UnfundedOpeningError } from '../conversations/turn-record.repo.js';
+import { finishRecord, recentExchanges, recordToolCall } from './history.records.js';
 import { institutions } from '../institutions/institutions.tables.js';
 import { users } from '../users/users.tables.js';
-import { deleteHistory, UnfundedOpeningError } from './history.repo.js';
+import { deleteHistory } from './history.repo.js';
 import { conversations, history, type RetrievalEntry } from './history.tables.js';
 
 let database: TestDatabase;

@@ -1,29 +1,11 @@
-// What the conversation engine calls to keep history: a record at the START of a turn and its
-// outcome at the END (never per chunk), and the previous exchanges of a conversation for context.
+// What the conversation engine calls to keep history: a turn's outcome at its END (never per chunk;
+// its start is conversations/turn-record.repo.ts), and the previous exchanges of a conversation for context.
 // The engine runs these inside its own transactions; nothing here checks access (the engine has).
 import { inTransaction, type Executor } from '../../platform/db/client.js';
 import { releaseHold } from '../credits/credits.repo.js';
 import { detailCounts, retrievalMode, storableRetrieval } from './history.detail.js';
-import { insertOpeningRecord, lockHistory, recentExchangeRows, touchConversation, updateHistory, type HistoryUpdate, type OpenedRecord, type TurnHold } from './history.repo.js';
+import { lockHistory, recentExchangeRows, touchConversation, updateHistory, type HistoryUpdate } from './history.repo.js';
 import type { HistoryRow, MemoryEntry, RetrievalEntry, SubagentEntry, ToolCallEntry } from './history.tables.js';
-
-const TITLE_CHARS = 80;
-
-export interface StartRecordInput {
-  institutionId: string;
-  userId: string;
-  /** Continue this conversation; unknown, another person's or another twin's id starts a new one. */
-  conversationId?: string | null;
-  assistantId?: string | null;
-  assistantName?: string;
-  question: string;
-  /** Models the turn is about to use; finishRecord may replace them with the ones actually used. */
-  models?: string[];
-  /** The moment of the turn (defaults to now). */
-  at?: Date;
-  /** Hold this much of the paying balance, or refuse (UnfundedOpeningError, nothing written): insertOpeningRecord. */
-  hold?: TurnHold;
-}
 
 export interface FinishRecordInput {
   answer: string;
@@ -48,24 +30,6 @@ export interface Exchange {
   question: string;
   answer: string;
   created: Date;
-}
-
-/**
- * Opens the record of a turn (status 'streaming') in the caller's conversation, creating the
- * conversation when none is given or the given one is not the caller's in this twin. One statement,
- * committed without waiting for its WAL flush (see insertOpeningRecord): the record is written before
- * the answer starts, and waiting for the disk there adds to every answer's first chunk. A crash within
- * the flush interval can lose only the start of a turn still in progress, which has charged nothing;
- * the turn's end (record and charge) commits synchronously, which also makes its start durable.
- */
-export async function startRecord(db: Executor, input: StartRecordInput): Promise<OpenedRecord> {
-  return insertOpeningRecord(db, {
-    conversation: { institutionId: input.institutionId, userId: input.userId, assistantId: input.assistantId ?? null, title: titleOf(input.question) },
-    continueId: input.conversationId ?? undefined,
-    record: { assistantId: input.assistantId ?? null, assistantName: input.assistantName ?? '', question: input.question, models: input.models ?? [], status: 'streaming' },
-    at: input.at ?? new Date(),
-    hold: input.hold,
-  });
 }
 
 /**
@@ -153,10 +117,4 @@ export async function recordToolCall(tx: Executor, id: string, entry: ToolCallEn
 export async function recentExchanges(db: Executor, conversationId: string, userId: string, limit: number | 'as-set'): Promise<Exchange[]> {
   const rows = await recentExchangeRows(db, conversationId, userId, limit);
   return rows.map((row) => ({ historyId: row.id, question: row.question, answer: row.answer, created: row.createdAt }));
-}
-
-function titleOf(question: string): string {
-  const firstLine = question.trim().split('\n', 1)[0] ?? '';
-  const chars = Array.from(firstLine);
-  return chars.length > TITLE_CHARS ? `${chars.slice(0, TITLE_CHARS - 1).join('')}…` : firstLine;
 }

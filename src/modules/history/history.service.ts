@@ -5,7 +5,8 @@ import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { NotFoundError } from '../../platform/http/errors.js';
 import { presentFeedback, presentHistoryDetail, presentHistorySummary } from './history.presenter.js';
-import { deleteHistory, findFeedback, findHistory, listHistory, upsertFeedback } from './history.repo.js';
+import { findFeedback, upsertFeedback } from './feedback.repo.js';
+import { deleteHistory, findHistory, listHistory } from './history.repo.js';
 import type { FeedbackWire, HistoryDetailWire, HistorySummaryWire } from './history.schemas.js';
 import type { FeedbackRating, HistoryRow } from './history.tables.js';
 

@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { buildRecord } from '../../../test/support/history-factories.js';
 import { insertMembership } from '../institutions/institutions.repo.js';
-import { startRecord } from './history.records.js';
+import { startRecord } from '../conversations/turn-record.repo.js';
 import type { HistoryRow } from './history.tables.js';
 
 let t: TestApp;
