@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createPeople } from './support/people.js';
-import { startService } from './support/service-process.js';
+import { cpuOf, startService } from './support/service-process.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
@@ -31,19 +31,25 @@ interface Load {
   rps: number;
   p99: number;
   errors: number;
+  /** CPU time of the server's processes per request (µs): less moved by a busy machine than requests per second. */
+  cpuPerRequest: number;
 }
 
-async function load(url: string, tokens: string[]): Promise<Load> {
+async function load(url: string, tokens: string[], cpuMs: () => number): Promise<Load> {
   // Each connection sends one request per person in turn (autocannon cycles through `requests`).
   const requests = (tokens.length ? tokens : ['']).map((token) => ({ headers: token ? { 'content-type': 'application/json', 'x-access-token': token } : { 'content-type': 'application/json' } }));
   const run = (duration: number) => autocannon({ url, method: 'POST', connections: CONNECTIONS, duration, body: '{}', requests });
   await run(2); // warm-up: JIT, connection pools, caches
+  const before = cpuMs();
   const result = await run(DURATION);
-  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.non2xx };
+  const cpuPerRequest = ((cpuMs() - before) * 1000) / Math.max(1, result.requests.total);
+  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.non2xx, cpuPerRequest };
 }
 
 const bare = await startBare();
-const service = await startService().catch((error: unknown) => {
+// BENCH_PROFILE=<dir>: the service's CPU profiles, written when it exits.
+const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+const service = await startService({ nodeArgs: profile }).catch((error: unknown) => {
   bare.child.kill();
   throw error;
 });
@@ -53,8 +59,8 @@ try {
   // Both servers stay up; the load alternates between them, round by round, so a slow moment of the
   // machine weighs on both. The ratio reported is the median of the rounds'.
   for (let round = 0; round < ROUNDS; round++) {
-    const bareResult = await load(`http://127.0.0.1:${bare.port}/hello`, []);
-    const serviceResult = await load(`${service.url}/api/user/refresh/profile`, tokens);
+    const bareResult = await load(`http://127.0.0.1:${bare.port}/hello`, [], () => cpuOf(bare.child.pid!));
+    const serviceResult = await load(`${service.url}/api/user/refresh/profile`, tokens, () => service.cpuMs());
     rounds.push({ bare: bareResult, service: serviceResult });
   }
 } finally {
@@ -66,10 +72,12 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 console.log(`service: ${service.shape}, as npm start runs it (LOG_LEVEL default, log to ${service.logFile}); ${PEOPLE} people; ${CONNECTIONS} connections, ${DURATION} s per measurement, ${ROUNDS} rounds`);
 rounds.forEach(({ bare: b, service: s }, i) => {
   console.log(
-    `round ${i + 1}: bare Fastify hello-world ${b.rps.toFixed(0)} req/s (p99 ${b.p99} ms) | POST /api/user/refresh/profile ${s.rps.toFixed(0)} req/s (p99 ${s.p99} ms) | ${((100 * s.rps) / b.rps).toFixed(1)}%`,
+    `round ${i + 1}: bare Fastify hello-world ${b.rps.toFixed(0)} req/s (p99 ${b.p99} ms, ${b.cpuPerRequest.toFixed(0)} µs CPU a request) | ` +
+      `POST /api/user/refresh/profile ${s.rps.toFixed(0)} req/s (p99 ${s.p99} ms, ${s.cpuPerRequest.toFixed(0)} µs CPU a request) | ${((100 * s.rps) / b.rps).toFixed(1)}%`,
   );
 });
 const ratio = median(rounds.map(({ bare: b, service: s }) => s.rps / b.rps));
 const errors = rounds.reduce((sum, r) => sum + r.bare.errors + r.service.errors, 0);
 console.log(`median ratio: ${(ratio * 100).toFixed(1)}% of bare Fastify (target ≥ 50%); errors ${errors}`);
+console.log(`median CPU a request: service ${median(rounds.map((r) => r.service.cpuPerRequest)).toFixed(0)} µs, bare Fastify ${median(rounds.map((r) => r.bare.cpuPerRequest)).toFixed(0)} µs`);
 process.exit(errors > 0 ? 1 : 0);

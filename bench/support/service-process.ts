@@ -1,6 +1,6 @@
 // The service as a deployment runs it, for the benches: its own process started the way `npm start`
 // starts it (the start script's node options and entry, read from package.json), the default LOG_LEVEL
-// (info: the log goes to a file, BENCH_LOG, or /dev/null), a fresh DATA_DIR, the first admin from
+// (info: stdout is a pipe to a reader writing BENCH_LOG, else /dev/null), a fresh DATA_DIR, the first admin from
 // ADMIN_EMAIL/ADMIN_PASSWORD. With BENCH_DATABASE_URL (+ BENCH_REDIS_URL) it runs the scaled shape on a
 // fresh database of that server (created here, dropped after) with API_PROCESSES one per core unless
 // BENCH_API_PROCESSES says otherwise. Stopped with SIGTERM, as a deployment stops it.
@@ -97,13 +97,20 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
     ENCRYPTION_KEY: database ? randomBytes(32).toString('hex') : '',
     API_PROCESSES: String(processes),
   };
-  delete env.LOG_LEVEL; // the default level, as a deployment that sets none runs it
+  // The default level, as a deployment that sets none runs it; BENCH_LOG_LEVEL only for a figure beside it.
+  delete env.LOG_LEVEL;
+  if (process.env.BENCH_LOG_LEVEL) env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL;
   const command = startCommand();
   const entry = command.findIndex((arg) => arg.endsWith('.ts') || arg.endsWith('.js'));
   command.splice(entry, 0, ...(options.nodeArgs ?? []));
+  // As a container runtime or systemd collects it: stdout is a pipe, read by another process (`cat`,
+  // writing to the log file). BENCH_LOG_VIA=file redirects stdout to the file itself instead.
   const log = openSync(logFile, 'a');
-  const child = spawn(process.execPath, command, { cwd: ROOT, env, stdio: ['ignore', log, log] });
+  const sink = process.env.BENCH_LOG_VIA === 'file' ? undefined : spawn('cat', [], { stdio: ['pipe', log, 'inherit'] });
+  const out = sink?.stdin ?? log;
+  const child = spawn(process.execPath, command, { cwd: ROOT, env, stdio: ['ignore', out, out] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.once('exit', () => sink?.stdin?.end());
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; ; attempt++) {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} (log: ${logFile})`);
