@@ -3,7 +3,8 @@
 import { generateText, streamText, tool } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createLocalModel, estimateTokens, formatContextSections, parseContextSections } from './local-model.js';
+import { createLocalModel } from './local-model.js';
+import { estimateTokens, formatContextSections, parseContextSections } from './prompt.js';
 
 const system = (sections: Parameters<typeof formatContextSections>[0]): string =>
   `You are the twin of Ada.\n\n${formatContextSections(sections)}`;

@@ -1,6 +1,6 @@
 // The built-in local model: an AI SDK v3 language model used when no OpenAI-compatible endpoint
 // is configured, so a person can chat without an API key. It answers extractively from the
-// passages and memories the engine puts in the system text (format owned here, see below).
+// passages and memories the engine puts in the system text (their format: prompt.ts).
 import { randomUUID } from 'node:crypto';
 import type {
   LanguageModelV3,
@@ -10,17 +10,8 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3Usage,
 } from '@ai-sdk/provider';
+import { estimateTokens, parseContextSections } from './prompt.js';
 
-export interface ContextSections {
-  passages?: string[];
-  memories?: string[];
-}
-
-/** XML-like tags around each item: real models read them well, and this model parses them back. */
-export const CONTEXT_TAGS = { passage: 'passage', memory: 'memory' } as const;
-
-const PASSAGES_HEADING = '## Passages from the files';
-const MEMORIES_HEADING = '## Memories';
 const WORDS_PER_PIECE = 4;
 const MAX_SENTENCES = 3;
 const MAX_SENTENCE_CHARS = 400;
@@ -37,33 +28,6 @@ const STOP_WORDS = new Set(
     'anything something thing things say said'
   ).split(' '),
 );
-
-/** Rough token count used for usage reporting: one token per four characters. */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}
-
-/** Builds the system-text block the engine appends; empty when there is nothing to give. */
-export function formatContextSections({ passages = [], memories = [] }: ContextSections): string {
-  const blocks: string[] = [];
-  const section = (heading: string, tag: string, items: string[]): void => {
-    const kept = items.map((item) => item.trim()).filter((item) => item !== '');
-    if (kept.length === 0) return;
-    const body = kept.map((item, i) => `<${tag} n="${i + 1}">\n${neutraliseClosingTag(item, tag)}\n</${tag}>`);
-    blocks.push([heading, ...body].join('\n'));
-  };
-  section(PASSAGES_HEADING, CONTEXT_TAGS.passage, passages);
-  section(MEMORIES_HEADING, CONTEXT_TAGS.memory, memories);
-  return blocks.join('\n\n');
-}
-
-/** Reads passages and memories back out of a system text built with formatContextSections. */
-export function parseContextSections(system: string): Required<ContextSections> {
-  return {
-    passages: extractTagged(system, CONTEXT_TAGS.passage),
-    memories: extractTagged(system, CONTEXT_TAGS.memory),
-  };
-}
 
 export function createLocalModel(): LanguageModelV3 {
   return {
@@ -233,14 +197,4 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
 function abortError(signal: AbortSignal | undefined): Error {
   const reason: unknown = signal?.reason;
   return reason instanceof Error ? reason : new DOMException('The operation was aborted.', 'AbortError');
-}
-
-function extractTagged(text: string, tag: string): string[] {
-  const pattern = new RegExp(`<${tag}(?:\\s[^>]*)?>\\n?([\\s\\S]*?)\\n?</${tag}>`, 'g');
-  return [...text.matchAll(pattern)].map((m) => m[1].trim()).filter((item) => item !== '');
-}
-
-/** A closing tag inside an item would cut it short when parsed back. */
-function neutraliseClosingTag(item: string, tag: string): string {
-  return item.replace(new RegExp(`</${tag}>`, 'gi'), `<\\/${tag}>`);
 }

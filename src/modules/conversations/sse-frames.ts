@@ -1,6 +1,6 @@
 // The frames of the Q&A SSE route, as the spec's Events table names them (the `type` field).
 // One place builds them, so the route, voice and embedded visitors send the same shapes.
-import type { ToolStatus } from './stream-turn.js';
+import type { ToolStatus } from '../../ai/model-stream.js';
 
 export const SSE_CONNECTED_MESSAGE = 'Stream established';
 

@@ -6,10 +6,10 @@ import { MockLanguageModelV3, simulateReadableStream } from 'ai/test';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
-import { estimateTokens, formatContextSections } from '../../ai/local-model.js';
+import { estimateTokens, formatContextSections } from '../../ai/prompt.js';
 import { createModelRegistry, type ResolvedModel } from '../../ai/registry.js';
-import { plainPrompt } from './model-parts.js';
-import { EMPTY_ANSWER_NOTICE, streamAnswer, type StreamAnswerInput, type ToolStatus } from './stream-turn.js';
+import { plainPrompt, type ToolStatus } from '../../ai/model-stream.js';
+import { EMPTY_ANSWER_NOTICE, streamAnswer, type StreamAnswerInput } from './stream-turn.js';
 import { until } from '../../../test/support/until.js';
 
 let server: FakeModelServer;

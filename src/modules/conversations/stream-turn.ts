@@ -1,41 +1,20 @@
 // The streaming core of a conversation turn, independent of the transport: runs the model (directly,
-// or through streamText when the turn offers tools: model-parts.ts), hands each text piece to the
+// or through streamText when the turn offers tools: src/ai/model-stream.ts), hands each text piece to the
 // caller, and always comes back with what was produced: complete, cancelled (partial text, usage
 // estimated if needed), failed (clear message) or empty (behaviour 11's notice). It never throws for
 // a provider failure or a cancel.
-import { APICallError, RetryError, type ModelMessage, type ToolSet } from 'ai';
-import { estimateTokens } from '../../ai/local-model.js';
-import type { ClampedReasoningEffort, ResolvedModel } from '../../ai/registry.js';
-import { streamModelParts, type TurnPart } from './model-parts.js';
+import { describeFailure, streamModelParts, type ModelStreamInput, type ToolStatus, type TurnPart } from '../../ai/model-stream.js';
+import { estimateTokens, promptText } from '../../ai/prompt.js';
 
 /** Behaviour 11: what the person sees instead of an empty reply. */
 export const EMPTY_ANSWER_NOTICE = 'The model returned an empty answer. Please try again.';
-/** Prefix of every provider failure message. */
-export const PROVIDER_FAILED_PREFIX = 'The model provider failed';
-
-export type ToolStatus = 'started' | 'completed' | 'failed';
-
-export interface StreamAnswerInput {
-  /** From the model registry (`resolveModel`). */
-  model: ResolvedModel;
-  system?: string;
-  /** Conversation history then the new question, oldest first. */
-  messages: ModelMessage[];
-  /** Already clamped with clampReasoningEffort; passed the way this model's provider reads it. */
-  reasoningEffort?: ClampedReasoningEffort;
-  maxOutputTokens?: number;
-  /** Tools offered to the model; with tools the turn may take up to maxSteps model calls. */
-  tools?: ToolSet;
-  maxSteps?: number;
-  /** Retries of the initial call on 408/409/429/5xx (never mid-stream). Default 1. */
-  maxRetries?: number;
-  /** Aborting it cancels the turn gracefully (cancel_request, closed SSE request). */
-  signal?: AbortSignal;
+/** What streamAnswer is given: the model call (src/ai/model-stream.ts) and the turn's callbacks. */
+export type StreamAnswerInput = ModelStreamInput & {
   /** Every text piece, with the whole answer so far. Must not throw. Never called after a cancel. */
   onDelta?: (delta: string, textSoFar: string) => void;
   /** A tool the model called: 'started', then 'completed' or 'failed'. Must not throw. */
   onTool?: (name: string, status: ToolStatus) => void;
-}
+};
 
 export interface AnswerUsage {
   inputTokens: number;
@@ -137,25 +116,4 @@ export async function streamAnswer(input: StreamAnswerInput): Promise<StreamAnsw
   function result(fields: Omit<StreamAnswerResult, 'modelId' | 'emptyReply'> & { emptyReply?: boolean }): StreamAnswerResult {
     return { ...fields, emptyReply: fields.emptyReply ?? false, modelId: model.modelId };
   }
-}
-
-/** "The model provider failed: <reason>", with the HTTP status when the provider answered one. */
-export function describeFailure(error: unknown): string {
-  const cause = RetryError.isInstance(error) ? error.lastError : error;
-  if (APICallError.isInstance(cause)) {
-    const status = cause.statusCode ? ` (HTTP ${cause.statusCode})` : '';
-    return `${PROVIDER_FAILED_PREFIX}: ${cause.message}${status}`;
-  }
-  const reason = cause instanceof Error ? cause.message : String(cause);
-  return `${PROVIDER_FAILED_PREFIX}: ${reason || 'unknown error'}`;
-}
-
-/** All text the model is given, for the input estimate of an unfinished step. */
-function promptText(system: string | undefined, messages: ModelMessage[]): string {
-  const parts: string[] = system ? [system] : [];
-  for (const message of messages) {
-    if (typeof message.content === 'string') parts.push(message.content);
-    else parts.push(JSON.stringify(message.content));
-  }
-  return parts.join('\n');
 }

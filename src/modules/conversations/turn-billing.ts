@@ -31,16 +31,6 @@ export function costOf(usage: { inputTokens: number; outputTokens: number }, pri
 }
 
 /**
- * The most tokens a prompt of these texts can count: a token is at least one UTF-8 byte in the byte-level
- * tokenizers chat models use, plus the framing each message and the prompt add (generous).
- */
-export function promptTokenBound(texts: readonly string[]): number {
-  return texts.reduce((sum, text) => sum + Buffer.byteLength(text, 'utf8') + MESSAGE_FRAMING_TOKENS, PROMPT_FRAMING_TOKENS);
-}
-const MESSAGE_FRAMING_TOKENS = 8;
-const PROMPT_FRAMING_TOKENS = 16;
-
-/**
  * What a turn's opening allows for the context it has not read yet (instructions, memories, passages,
  * earlier exchanges): when the prompt turns out larger, the turn holds the rest before the model is
  * called (extendHold), or is refused then.

@@ -1,7 +1,7 @@
 // The system text of a turn: the assistant's instructions, the twin's guardrail text when it is on
 // (behaviour 8, every assistant), then recalled memories and retrieved passages. Memory and retrieval
 // come through TurnContextProviders, which the memory and files modules fill in (default: nothing).
-import { formatContextSections } from '../../ai/local-model.js';
+import { formatContextSections } from '../../ai/prompt.js';
 import type { MemoryEntry, RetrievalEntry } from '../history/history.tables.js';
 import type { TurnCaller } from './turn-types.js';
 

@@ -2,7 +2,7 @@
 // its helpers and the transports (Socket.IO, SSE; voice and embedded visitors later).
 import type { RowChange } from '../../platform/db/change-feed.js';
 import type { Actor } from '../../platform/http/actor.js';
-import type { ToolStatus } from './stream-turn.js';
+import type { ToolStatus } from '../../ai/model-stream.js';
 
 /** A signed-in person, or (later) an embedded page's visitor of a twin. */
 export type TurnCaller = { kind: 'person'; actor: Actor } | { kind: 'visitor'; institutionId: string; visitorId: string };

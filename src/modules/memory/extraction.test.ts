@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { requester } from '../../../test/support/http.js';
-import { formatContextSections } from '../../ai/local-model.js';
+import { formatContextSections } from '../../ai/prompt.js';
 import { createModelRegistry } from '../../ai/registry.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
 import { updateUser } from '../users/users.repo.js';

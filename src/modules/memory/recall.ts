@@ -1,7 +1,7 @@
 // Recall for a conversation turn (text and voice): which memory parameters go into the system context.
 // Shared rows of the twin always; the person's personal rows only while Enable User Memory is on
 // (behaviour 7). All of them when they fit the token budget, else the most relevant that fit.
-import { estimateTokens } from '../../ai/local-model.js';
+import { estimateTokens } from '../../ai/prompt.js';
 import type { Executor } from '../../platform/db/client.js';
 import { listRecallable } from './memory.repo.js';
 import type { MemoryRow } from './memory.tables.js';
@@ -40,7 +40,7 @@ export function memoryLine(memory: Pick<RecalledMemory, 'key' | 'value'>): strin
   return `${memory.key}: ${memory.value}`;
 }
 
-/** The memory lines for `formatContextSections({ memories })` of src/ai/local-model.ts. */
+/** The memory lines for `formatContextSections({ memories })` of src/ai/prompt.ts. */
 export function memoryLines(memories: readonly RecalledMemory[]): string[] {
   return memories.map(memoryLine);
 }

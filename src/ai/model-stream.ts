@@ -1,14 +1,37 @@
-// A turn's model stream as the few parts a turn cares about. A turn that offers no tools and speaks in
+// A model call as the few parts a turn cares about, and how a provider's failure reads. A turn that offers no tools and speaks in
 // plain text reads the provider's stream directly: from an OpenAI-compatible endpoint through the lean
 // client (src/ai/chat-stream.ts), from the built-in model through LanguageModelV3.doStream. streamText's
 // multi-step machinery cost more CPU per answer than the rest of the turn (measured 2.5 ms against
 // 0.9 ms for a 20-piece answer). Turns with tools go through streamText, which runs the tool loop.
 import { setTimeout as delay } from 'node:timers/promises';
-import { APICallError, stepCountIs, streamText, type ModelMessage, type TextStreamPart, type ToolSet } from 'ai';
+import { APICallError, RetryError, stepCountIs, streamText, type ModelMessage, type TextStreamPart, type ToolSet } from 'ai';
 import type { LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
-import { openChatStream, type ChatEndpoint, type ChatStreamRequest } from '../../ai/chat-stream.js';
-import { reasoningEffortOnWire } from '../../ai/registry.js';
-import type { StreamAnswerInput, ToolStatus } from './stream-turn.js';
+import { openChatStream, type ChatEndpoint, type ChatStreamRequest } from './chat-stream.js';
+import { reasoningEffortOnWire, type ClampedReasoningEffort, type ResolvedModel } from './registry.js';
+
+/** Prefix of every provider failure message. */
+export const PROVIDER_FAILED_PREFIX = 'The model provider failed';
+
+export type ToolStatus = 'started' | 'completed' | 'failed';
+
+/** One model call of a turn (with tools: a tool loop of up to maxSteps calls). */
+export interface ModelStreamInput {
+  /** From the model registry (`resolveModel`). */
+  model: ResolvedModel;
+  system?: string;
+  /** Conversation history then the new question, oldest first. */
+  messages: ModelMessage[];
+  /** Already clamped with clampReasoningEffort; passed the way this model's provider reads it. */
+  reasoningEffort?: ClampedReasoningEffort;
+  maxOutputTokens?: number;
+  /** Tools offered to the model; with tools the turn may take up to maxSteps model calls. */
+  tools?: ToolSet;
+  maxSteps?: number;
+  /** Retries of the initial call on 408/409/429/5xx (never mid-stream). Default 1. */
+  maxRetries?: number;
+  /** Aborting it cancels the turn gracefully (cancel_request, closed SSE request). */
+  signal?: AbortSignal;
+}
 
 export type TurnPart =
   | { type: 'text'; text: string }
@@ -28,13 +51,13 @@ const MAX_RETRY_AFTER_MS = 60_000;
  * rejects when the call fails before answering (after its retries) or reading fails. The endpoint path
  * pushes parts straight from the socket's data event (chat-stream.ts); the others read their stream.
  */
-export function streamModelParts(input: StreamAnswerInput, onPart: (part: TurnPart) => void): Promise<void> {
+export function streamModelParts(input: ModelStreamInput, onPart: (part: TurnPart) => void): Promise<void> {
   const messages = input.tools && Object.keys(input.tools).length > 0 ? undefined : plainMessages(input.system, input.messages);
   if (!messages) return sdkParts(input, onPart);
   return input.model.chat ? endpointParts(input, input.model.chat, messages, onPart) : directParts(input, toProviderPrompt(messages), onPart);
 }
 
-async function endpointParts(input: StreamAnswerInput, endpoint: ChatEndpoint, messages: PlainMessage[], onPart: (part: TurnPart) => void): Promise<void> {
+async function endpointParts(input: ModelStreamInput, endpoint: ChatEndpoint, messages: PlainMessage[], onPart: (part: TurnPart) => void): Promise<void> {
   const request: ChatStreamRequest = {
     messages,
     maxTokens: input.maxOutputTokens,
@@ -51,7 +74,7 @@ async function endpointParts(input: StreamAnswerInput, endpoint: ChatEndpoint, m
   });
 }
 
-async function directParts(input: StreamAnswerInput, prompt: LanguageModelV3Prompt, onPart: (part: TurnPart) => void): Promise<void> {
+async function directParts(input: ModelStreamInput, prompt: LanguageModelV3Prompt, onPart: (part: TurnPart) => void): Promise<void> {
   const options: LanguageModelV3CallOptions = {
     prompt,
     maxOutputTokens: input.maxOutputTokens,
@@ -145,7 +168,7 @@ function plainText(content: ModelMessage['content']): string | undefined {
   return text;
 }
 
-async function sdkParts(input: StreamAnswerInput, onPart: (part: TurnPart) => void): Promise<void> {
+async function sdkParts(input: ModelStreamInput, onPart: (part: TurnPart) => void): Promise<void> {
   const stream = streamText({
     model: input.model.model,
     system: input.system,
@@ -188,4 +211,15 @@ function fromSdkPart(part: TextStreamPart<ToolSet>): TurnPart | undefined {
     default:
       return undefined;
   }
+}
+
+/** "The model provider failed: <reason>", with the HTTP status when the provider answered one. */
+export function describeFailure(error: unknown): string {
+  const cause = RetryError.isInstance(error) ? error.lastError : error;
+  if (APICallError.isInstance(cause)) {
+    const status = cause.statusCode ? ` (HTTP ${cause.statusCode})` : '';
+    return `${PROVIDER_FAILED_PREFIX}: ${cause.message}${status}`;
+  }
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return `${PROVIDER_FAILED_PREFIX}: ${reason || 'unknown error'}`;
 }
