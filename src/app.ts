@@ -17,7 +17,7 @@ import { registerMetrics } from './platform/metrics/metrics.js';
 import { createSocketServer } from './platform/realtime/socket.js';
 import type { Platform } from './platform/platform.js';
 import { defineJobs } from './jobs.js';
-import { identityRoutes } from './modules/auth/identity.js';
+import { identityRoutes } from './identity.js';
 import { launchScopeCheck, mustChangePasswordCheck } from './modules/auth/launch-scope.js';
 import type { AuthLimits } from './modules/auth/throttle.js';
 import { createAuthService } from './modules/auth/auth.service.js';

@@ -6,10 +6,10 @@ import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config, type ProcessRole } from './config.js';
-import { serveHandedConnections, startProcessGroup } from './platform/http/process-group.js';
+import { LISTEN_BACKLOG, serveHandedConnections, startProcessGroup } from './platform/http/process-group.js';
 import { SOCKET_PATH } from './platform/realtime/socket.js';
 import { closePlatform, openPlatform } from './platform/platform.js';
-import { bootstrapFirstAdmin } from './modules/users/bootstrap.js';
+import { bootstrapFirstAdmin } from './bootstrap.js';
 import { defineJobs, scheduleJobs } from './jobs.js';
 import { setupFiles } from './modules/files/files.module.js';
 
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   await platform.jobs.start({ work: role !== 'api' });
   await scheduleJobs(platform.jobs, platform.database);
   if (app && grouped) await serveHandedConnections(app);
-  else if (app) await app.listen({ port: config.port, host: config.host });
+  else if (app) await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
   if (!grouped) logger.info({ role, port: app ? config.port : undefined }, 'service started');
 
   let stopping = false;

@@ -1,7 +1,7 @@
 // /api/admin/sessions: a twin's live sessions, revoked one by one or in bulk.
 import { z } from 'zod';
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { failures, idParams, messageSchema, objectId, paginationQuery, type App } from '../../platform/http/schemas.js';
+import { changedSchema, failures, idParams, messageSchema, objectId, paginationQuery, type App } from '../../platform/http/schemas.js';
 import { adminSessionSchema } from './admin-sessions.schemas.js';
 import type { AdminSessionsService } from './admin-sessions.service.js';
 
@@ -52,7 +52,7 @@ export function adminSessionRoutes(app: App, service: AdminSessionsService): voi
           "Sessions of the caller's current twin are revoked; other ids (another twin's, unknown, already ended) " +
           'are skipped. `changed` counts the revoked ones. Needs sessions.delete in the current twin.',
         body: z.object({ ids: z.array(objectId).min(1).max(500) }),
-        response: { 200: z.object({ success: z.literal(true), changed: z.number().int() }), ...failures(400, 401, 403) },
+        response: { 200: changedSchema, ...failures(400, 401, 403) },
       },
     },
     async (request) => ({ success: true as const, changed: await service.bulkRemove(actorOf(request), request.body.ids) }),

@@ -4,7 +4,7 @@ import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { BadRequestError, NotFoundError } from '../../platform/http/errors.js';
 import type { SessionCache } from '../auth/session-cache.js';
-import { hasPermission, requirePermission } from '../users/access.js';
+import { hasPermission, requirePermission } from '../institutions/access.js';
 import { findLiveSession, listTwinSessions, revokeTwinSessions } from './admin-sessions.repo.js';
 import { presentSession } from './admin-sessions.schemas.js';
 

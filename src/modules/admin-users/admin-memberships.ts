@@ -8,8 +8,8 @@ import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/h
 import { failures, idParams, messageSchema, type App } from '../../platform/http/schemas.js';
 import { memberships, type MembershipRow } from '../institutions/institutions.tables.js';
 import { deleteMembership, findMembershipById, nextTwinFor } from '../memberships/memberships.repo.js';
-import { hasPermission } from '../users/access.js';
-import { PERMISSIONS } from '../users/permissions.js';
+import { hasPermission } from '../institutions/access.js';
+import { PERMISSIONS } from '../../platform/http/permissions.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
 import { SUPER_ONLY_EDIT } from './admin-users.access.js';
 import { membershipRole } from './admin-users.schemas.js';

@@ -4,13 +4,14 @@
 // names, password, credits, status, plan, current twin and MFA stay untouched and are reported ignored.
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { ConflictError, ForbiddenError } from '../../platform/http/errors.js';
-import { hashPassword } from '../auth/passwords.js';
+import { hashPassword } from '../../platform/crypto/passwords.js';
 import { findMembership } from '../institutions/institutions.repo.js';
 import { findUserByEmail, updateUser } from '../users/users.repo.js';
-import { insertAccount } from '../users/accounts.js';
+import { insertAccount } from '../credits/starting-credits.js';
 import type { AccountType, UserRow } from '../users/users.tables.js';
 import { outranks, requireOnTwin } from './admin-users.access.js';
-import { ensureMembership, updateMembershipRole } from './admin-users.repo.js';
+import { ensureMembership } from '../memberships/memberships.repo.js';
+import { updateMembershipRole } from './admin-users.repo.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { EMAIL_TAKEN, type AdminUsersDeps } from './admin-users.service.js';
 

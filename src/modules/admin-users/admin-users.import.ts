@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { Actor } from '../../platform/http/actor.js';
 import { AppError, BadRequestError } from '../../platform/http/errors.js';
-import { PASSWORD_RULE } from '../auth/passwords.js';
+import { PASSWORD_RULE } from '../../platform/crypto/passwords.js';
 import { ACCOUNT_TYPES } from '../users/users.tables.js';
 import { peopleFromCsv, type CsvPerson } from './csv.js';
 import { authorizeEnrol, enrol } from './admin-users.enrol.js';

@@ -94,8 +94,3 @@ export async function findAnyUser(db: Executor, id: string): Promise<UserRow | u
   return row;
 }
 
-/** Adds the person to the twin with `role` unless already a member; true when added. */
-export async function ensureMembership(db: Executor, institutionId: string, userId: string, role: 'user' | 'admin'): Promise<boolean> {
-  const rows = await db.insert(memberships).values({ institutionId, userId, role }).onConflictDoNothing().returning({ id: memberships.id });
-  return rows.length > 0;
-}

@@ -1,13 +1,11 @@
 // /api/admin/users and /api/admin/user: account administration (spec behaviours 2, 3 and 13).
 import { z } from 'zod';
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { failures, type App } from '../../platform/http/schemas.js';
+import { bulkActionBody, changedSchema, failures, type App } from '../../platform/http/schemas.js';
 import { adminMembershipRoutes } from './admin-memberships.js';
 import { createEnrolService } from './admin-users.import.js';
 import {
   adminUserSchema,
-  bulkBody,
-  changedSchema,
   createUserBody,
   editUserBody,
   importBody,
@@ -138,7 +136,7 @@ export function adminUserRoutes(app: App, deps: AdminUsersDeps): void {
         description:
           'Rows the caller may not act on (outside their twins, super accounts for a non-super, the caller\'s own account, ' +
           'already in the asked state, unknown ids) are left alone. `changed` counts the rows that changed.',
-        body: bulkBody,
+        body: bulkActionBody,
         response: { 200: changedSchema, ...failures(400, 401) },
       },
     },

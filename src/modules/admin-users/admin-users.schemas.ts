@@ -2,7 +2,7 @@
 // create-or-add (behaviour 2), bulk actions (behaviour 13) and import.
 import { z } from 'zod';
 import { objectId, paginationQuery } from '../../platform/http/schemas.js';
-import { PASSWORD_RULE } from '../auth/passwords.js';
+import { PASSWORD_RULE } from '../../platform/crypto/passwords.js';
 import { ACCOUNT_TYPES, PLANS, USER_STATUSES } from '../users/users.tables.js';
 
 export const accountType = z.enum(ACCOUNT_TYPES);
@@ -72,11 +72,6 @@ export const createUserBody = z
   .loose();
 export type CreateUserInput = z.infer<typeof createUserBody>;
 
-export const bulkBody = z.object({
-  action: z.enum(['activate', 'deactivate', 'delete']),
-  ids: z.array(objectId).min(1).max(1000),
-});
-export const changedSchema = z.object({ success: z.literal(true), changed: z.number().int() });
 
 export const importRow = z.object({
   email: z.string().max(320),

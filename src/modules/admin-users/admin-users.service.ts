@@ -6,12 +6,12 @@ import { isUniqueViolation } from '../../platform/db/errors.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ConflictError, ForbiddenError } from '../../platform/http/errors.js';
 import type { SessionCache } from '../auth/session-cache.js';
-import { hashPassword } from '../auth/passwords.js';
+import { hashPassword } from '../../platform/crypto/passwords.js';
 import { applySecurityChange } from '../auth/security-effects.js';
 import { revokeUserSessions } from '../auth/sessions.repo.js';
 import { setUserCredits } from '../credits/credits.service.js';
-import { requireSomeTwin, twinsWhere } from '../users/admin-twins.js';
-import type { Permission } from '../users/permissions.js';
+import { requireSomeTwin, twinsWhere } from '../institutions/admin-twins.js';
+import type { Permission } from '../../platform/http/permissions.js';
 import { findUserByEmail, updateUser, type NewUser } from '../users/users.repo.js';
 import {
   loadVisibleUser,
@@ -23,7 +23,8 @@ import {
   visibleScope,
 } from './admin-users.access.js';
 import { presentAdminUser } from './admin-users.presenter.js';
-import { ensureMembership, findAnyUser, findLiveUsers, listUsers, membershipsOf, setStatus, softDeleteUsers } from './admin-users.repo.js';
+import { ensureMembership } from '../memberships/memberships.repo.js';
+import { findAnyUser, findLiveUsers, listUsers, membershipsOf, setStatus, softDeleteUsers } from './admin-users.repo.js';
 import type { AdminUserWire, EditUserInput } from './admin-users.schemas.js';
 import type { UserStatus } from '../users/users.tables.js';
 

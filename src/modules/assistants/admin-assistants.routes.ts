@@ -1,7 +1,7 @@
 // /api/admin/assistants, /api/admin/assistant/{id}, /api/admin/assistants/bulk-delete.
 import { z } from 'zod';
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { failures, idParams, messageSchema, objectId, paginationQuery, type App } from '../../platform/http/schemas.js';
+import { changedSchema, failures, idParams, messageSchema, objectId, paginationQuery, type App } from '../../platform/http/schemas.js';
 import type { AdminAssistantService } from './admin-assistants.service.js';
 import { assistantEnvelope, assistantSchema, assistantStatusSchema, assistantUpdateBody, assistantUpdateResult } from './assistants.schemas.js';
 import type { AssistantService } from './assistants.service.js';
@@ -85,7 +85,7 @@ export function adminAssistantRoutes(app: App, admin: AdminAssistantService, ass
         description:
           'Sets status deleted on those of ids in the twins where the caller holds assistants.delete (super admins: any); rows elsewhere, already deleted ones and the standard assistant are left alone. changed counts the rows deleted.',
         body: z.object({ ids: z.array(objectId).min(1).max(500) }),
-        response: { 200: z.object({ success: z.literal(true), changed: z.number().int() }), ...failures(400, 401) },
+        response: { 200: changedSchema, ...failures(400, 401) },
       },
     },
     async (request) => ({ success: true as const, changed: await admin.bulkDelete(actorOf(request), request.body.ids) }),

@@ -4,7 +4,7 @@
 import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { ForbiddenError } from '../../platform/http/errors.js';
-import { inTwins, requireSomeTwin, twinsWhere } from '../users/admin-twins.js';
+import { inTwins, requireSomeTwin, twinsWhere } from '../institutions/admin-twins.js';
 import { loadAssistantFor } from './assistant-access.js';
 import { updateAssistantAs } from './assistant-update.js';
 import { presentAssistant } from './assistants.presenter.js';

@@ -4,8 +4,8 @@
 import type { Executor } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { NotFoundError } from '../../platform/http/errors.js';
-import { hasPermission, isMemberOf } from '../users/access.js';
-import type { Permission } from '../users/permissions.js';
+import { hasPermission, isMemberOf } from '../institutions/access.js';
+import type { Permission } from '../../platform/http/permissions.js';
 import { findAssistantById, findPickableAssistant } from './assistants.repo.js';
 import type { AssistantRow } from './assistants.tables.js';
 import { pickContextForActor } from './scope.js';

@@ -6,7 +6,7 @@ import type { Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { hasPermission, isMemberOf } from '../users/access.js';
+import { hasPermission, isMemberOf } from '../institutions/access.js';
 import { loadAssistantFor } from './assistant-access.js';
 import { contentColumns, requestedInstitution, requestedSharing } from './assistant-fields.js';
 import { updateAssistant } from './assistants.repo.js';

@@ -4,7 +4,7 @@ import type { Database } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { hasPermission, isMemberOf } from '../users/access.js';
+import { hasPermission, isMemberOf } from '../institutions/access.js';
 import { holdsOn, loadAssistantFor } from './assistant-access.js';
 import { contentColumns, requestedInstitution, requestedSharing } from './assistant-fields.js';
 import { ASSISTANTS_DISABLED_MESSAGE, updateAssistantAs } from './assistant-update.js';

@@ -14,7 +14,7 @@ import type { Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { findInstitutionById, findMembership } from '../institutions/institutions.repo.js';
 import { institutions } from '../institutions/institutions.tables.js';
-import { permissionsFor } from '../users/permissions.js';
+import { permissionsFor } from '../../platform/http/permissions.js';
 import type { UserRow } from '../users/users.tables.js';
 import { assistants } from './assistants.tables.js';
 

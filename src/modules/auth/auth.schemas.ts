@@ -2,7 +2,7 @@
 // passwords and launch tokens.
 import { z } from 'zod';
 import { profileSchema } from '../users/profile.schemas.js';
-import { PASSWORD_RULE } from './passwords.js';
+import { PASSWORD_RULE } from '../../platform/crypto/passwords.js';
 import { LAUNCH_TOKEN_MAX_SECONDS } from './launch.service.js';
 
 export const signInBody = z.object({

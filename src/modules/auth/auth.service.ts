@@ -3,12 +3,12 @@
 import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { ForbiddenError, UnauthorizedError } from '../../platform/http/errors.js';
-import { permissionsFor } from '../users/permissions.js';
+import { permissionsFor } from '../../platform/http/permissions.js';
 import type { ProfileService } from '../users/profile.service.js';
 import type { ProfileWire } from '../users/profile.schemas.js';
 import { findUserByEmail } from '../users/users.repo.js';
 import type { UserRow } from '../users/users.tables.js';
-import { verifyPassword } from './passwords.js';
+import { verifyPassword } from '../../platform/crypto/passwords.js';
 import type { SessionCache } from './session-cache.js';
 import { findSessionContext, insertSession, revokeSession } from './sessions.repo.js';
 import { TOKEN_LIFETIME_SECONDS, type TokenSigner } from './tokens.js';

@@ -7,7 +7,7 @@ import type { Actor } from '../../platform/http/actor.js';
 import { isSuper } from '../../platform/http/actor.js';
 import { AppError, BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
-import { hasPermission, isMemberOf } from '../users/access.js';
+import { hasPermission, isMemberOf } from '../institutions/access.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
 import type { UserRow } from '../users/users.tables.js';
 import type { ClientInfo } from './auth.service.js';

@@ -11,7 +11,7 @@ import { ForbiddenError, UnauthorizedError } from '../../platform/http/errors.js
 import { hashToken, randomToken } from '../../platform/crypto/hash.js';
 import { findInstitutionById, findMembership, insertMembership } from '../institutions/institutions.repo.js';
 import { findUserByEmail } from '../users/users.repo.js';
-import { insertAccount } from '../users/accounts.js';
+import { insertAccount } from '../credits/starting-credits.js';
 import type { AuthService, ClientInfo, SignedIn } from './auth.service.js';
 import { launchTokens } from './identity.tables.js';
 

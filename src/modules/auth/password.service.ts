@@ -11,7 +11,7 @@ import { hashToken, randomToken } from '../../platform/crypto/hash.js';
 import { findUserByEmail, findUserById, updateUser } from '../users/users.repo.js';
 import type { ClientInfo } from './auth.service.js';
 import { passwordResets } from './identity.tables.js';
-import { verifyPassword } from './passwords.js';
+import { verifyPassword } from '../../platform/crypto/passwords.js';
 import { applySecurityChange } from './security-effects.js';
 import type { SessionCache } from './session-cache.js';
 import { throttled, type Throttle } from './throttle.js';

@@ -5,7 +5,7 @@
 import type { Executor } from '../../platform/db/client.js';
 import { findUserById, updateUser, type NewUser } from '../users/users.repo.js';
 import { deleteBackupCodes } from './mfa.repo.js';
-import { hashPassword } from './passwords.js';
+import { hashPassword } from '../../platform/crypto/passwords.js';
 import type { SessionCache } from './session-cache.js';
 import { revokeUserSessions } from './sessions.repo.js';
 

@@ -6,7 +6,7 @@ import { actorOf } from '../../platform/http/auth-guard.js';
 import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { failures, idParams, messageSchema, paginationQuery, type App } from '../../platform/http/schemas.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { hasPermission } from '../users/access.js';
+import { hasPermission } from '../institutions/access.js';
 import { listLedger } from './credits.repo.js';
 import { awardCredits } from './credits.service.js';
 import type { CreditLedgerRow } from './credits.tables.js';

@@ -1,7 +1,7 @@
 // /api/user/customModels (models available to the current twin) and /api/admin/ai-model(s) (admin CRUD).
 import { z } from 'zod';
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { failures, idParams, messageSchema, objectId, type App } from '../../platform/http/schemas.js';
+import { changedSchema, failures, idParams, idsBody, messageSchema, objectId, type App } from '../../platform/http/schemas.js';
 import {
   adminCustomModelSchema,
   adminModelsQuery,
@@ -15,8 +15,6 @@ const TAGS = ['ai-models'];
 const KEY_RULE = 'The API key is stored encrypted and never shown: the view carries apiKeySet only. Saving with apiKey empty or missing keeps the stored key; clearApiKey: true removes it.';
 const SCOPE_RULE = "Needs models.edit on the model's twin (a twin's administrators hold it). Deployment-wide models (institution null) are read by any such administrator and written by super admins only. A model outside the caller's twins answers 404 \"AI model not found\".";
 const envelope = z.object({ success: z.literal(true), data: adminCustomModelSchema });
-export const bulkDeleteBody = z.object({ ids: z.array(objectId).min(1).max(500) });
-export const bulkDeleteResult = z.object({ success: z.literal(true), changed: z.number().int() });
 
 export function customModelRoutes(app: App, service: CustomModelService): void {
   app.post(
@@ -105,8 +103,8 @@ export function customModelRoutes(app: App, service: CustomModelService): void {
         tags: TAGS,
         summary: 'Delete several custom AI models (admin)',
         description: "Deletes those of ids in the twins where the caller holds models.edit (super admins: any, deployment-wide included); others are left alone. changed counts the deleted ones.",
-        body: bulkDeleteBody,
-        response: { 200: bulkDeleteResult, ...failures(400, 401) },
+        body: idsBody(),
+        response: { 200: changedSchema, ...failures(400, 401) },
       },
     },
     async (request) => ({ success: true as const, changed: await service.bulkDelete(actorOf(request), request.body.ids) }),

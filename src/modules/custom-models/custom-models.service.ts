@@ -7,7 +7,7 @@ import type { SecretBox } from '../../platform/crypto/secrets.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { inTwins, requireSomeTwin, twinsWhere } from '../users/admin-twins.js';
+import { inTwins, requireSomeTwin, twinsWhere } from '../institutions/admin-twins.js';
 import { presentAdminCustomModel, presentCustomModel } from './custom-models.presenter.js';
 import {
   deleteCustomModels,

@@ -2,10 +2,8 @@
 import { z } from 'zod';
 import type { Database } from '../../platform/db/client.js';
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { failures, idParams, messageSchema, type App } from '../../platform/http/schemas.js';
-import { changedSchema } from '../admin-users/admin-users.schemas.js';
+import { changedSchema, failures, idParams, idsBody, messageSchema, type App } from '../../platform/http/schemas.js';
 import {
-  bulkDeleteBody,
   createEntitlementBody,
   editEntitlementBody,
   entitlementResult,
@@ -92,7 +90,7 @@ export function entitlementRoutes(app: App, db: Database): void {
         tags,
         summary: 'Delete many entitlements (behaviour 13)',
         description: RULES + 'Rows the caller may not delete are left alone; `changed` counts the rows deleted.',
-        body: bulkDeleteBody,
+        body: idsBody(1000),
         response: { 200: changedSchema, ...failures(400, 401) },
       },
     },

@@ -44,4 +44,3 @@ export type EntitlementInput = z.infer<typeof editEntitlementBody>;
 
 export const listEntitlementsQuery = paginationQuery.extend({ institution: objectId.optional() });
 export const entitlementResult = z.object({ success: z.literal(true), data: entitlementSchema });
-export const bulkDeleteBody = z.object({ ids: z.array(objectId).min(1).max(1000) });

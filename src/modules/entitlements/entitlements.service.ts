@@ -4,8 +4,8 @@ import type { Database, Executor } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { requireSomeTwin } from '../users/admin-twins.js';
-import { managedInstitutionIds } from '../users/access.js';
+import { requireSomeTwin } from '../institutions/admin-twins.js';
+import { managedInstitutionIds } from '../institutions/access.js';
 import {
   activeEntitlementsOf,
   deleteEntitlements,

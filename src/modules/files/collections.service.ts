@@ -5,7 +5,7 @@ import type { DatabaseHandle } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { BadRequestError, NotFoundError } from '../../platform/http/errors.js';
 import type { FileStorage } from '../../platform/storage/storage.js';
-import { hasPermission } from '../users/access.js';
+import { hasPermission } from '../institutions/access.js';
 import { filesOfCollection, findCollectionById, insertCollection, listCollections } from './files.repo.js';
 import { currentTwin } from './files.service.js';
 import { presentCollection } from './files.presenter.js';

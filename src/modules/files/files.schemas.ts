@@ -95,5 +95,3 @@ export const adminUploadsQuery = z.object({
   page: z.coerce.number().int().min(1).default(1),
   limit: z.coerce.number().int().min(1).max(100).default(20),
 });
-export const bulkDeleteBody = z.object({ ids: z.array(objectId).min(1).max(500) });
-export const changedSchema = z.object({ success: z.literal(true), changed: z.number().int() });

@@ -9,7 +9,7 @@ import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/h
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { FileStorage } from '../../platform/storage/storage.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { hasPermission } from '../users/access.js';
+import { hasPermission } from '../institutions/access.js';
 import { TEXT_EDITABLE_KINDS, type FileKind } from './detect.js';
 import { countFilesOf, deleteFileRows, findCollectionById, findFileById, insertFile, listFiles, updateFile } from './files.repo.js';
 import { presentFile } from './files.presenter.js';

@@ -4,7 +4,7 @@
 import type { DatabaseHandle } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { createLocalEmbedder, type Embedder } from '../../ai/embeddings.js';
-import { hasPermission } from '../users/access.js';
+import { hasPermission } from '../institutions/access.js';
 import { searchFullText, searchVector, type ChunkHit, type SearchScope } from './chunks.repo.js';
 import { redactConfidential } from '../history/history.detail.js';
 import type { RetrievalEntry } from '../history/history.tables.js';

@@ -1,7 +1,7 @@
 // /api/admin/uploads: the admin uploads family (list per twin, delete, bulk delete).
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { failures, idParams, messageSchema, type App } from '../../platform/http/schemas.js';
-import { adminUploadsQuery, bulkDeleteBody, changedSchema, fileListSchema } from './files.schemas.js';
+import { changedSchema, failures, idParams, idsBody, messageSchema, type App } from '../../platform/http/schemas.js';
+import { adminUploadsQuery, fileListSchema } from './files.schemas.js';
 import type { UploadsAdminService } from './uploads-admin.service.js';
 
 const tags = ['admin: uploads'];
@@ -45,7 +45,7 @@ export function uploadsAdminRoutes(app: App, uploads: UploadsAdminService): void
         tags,
         summary: 'Delete uploads in bulk',
         description: 'Deletes the listed files that sit in twins where the caller holds uploads.delete; others are skipped. changed counts the deleted ones.',
-        body: bulkDeleteBody,
+        body: idsBody(),
         response: { 200: changedSchema, ...failures(400, 401) },
       },
     },

@@ -3,7 +3,7 @@
 // permission it names; rows elsewhere are neither shown nor actionable.
 import { z } from 'zod';
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { failures, idParams, messageSchema, type App } from '../../platform/http/schemas.js';
+import { changedSchema, failures, idParams, idsBody, messageSchema, type App } from '../../platform/http/schemas.js';
 import type { HistoryAdminService } from './history.admin.service.js';
 import {
   adminFeedbackListQuery,
@@ -11,12 +11,10 @@ import {
   adminFeedbackUpdateBody,
   adminHistoryListQuery,
   adminHistorySchema,
-  bulkDeleteBody,
   page,
   retrievalEntrySchema,
 } from './history.schemas.js';
 
-const changedSchema = z.object({ success: z.literal(true), changed: z.number().int() });
 const feedbackData = z.object({ success: z.literal(true), data: adminFeedbackSchema });
 const ONE_FEEDBACK =
   'Feedback of a twin where the caller lacks the permission answers 404 Feedback not found, as do unknown ids; a member of the row’s own twin without it, or a caller who holds it in no twin, gets 403 Not authorized.';
@@ -44,7 +42,7 @@ export function historyAdminRoutes(app: App, service: HistoryAdminService): void
         tags: ['admin', 'history'],
         summary: 'Delete histories in bulk',
         description: `Deletes the listed records that lie in twins where the caller holds histories.delete; others are left alone. changed counts only records that were deleted now (not unknown, foreign or already deleted ones). Deleting erases question, answer, working detail and feedback, and keeps usage and credits. ${NO_GRANT}`,
-        body: bulkDeleteBody,
+        body: idsBody(),
         response: { 200: changedSchema, ...failures(400, 401, 403) },
       },
     },
@@ -87,7 +85,7 @@ export function historyAdminRoutes(app: App, service: HistoryAdminService): void
         tags: ['admin', 'feedback'],
         summary: 'Delete feedback in bulk',
         description: `Deletes the listed feedback rows (ids from GET /api/admin/feedback) that lie in twins where the caller holds feedback.delete; changed counts only rows deleted now. The history records stay. ${NO_GRANT}`,
-        body: bulkDeleteBody,
+        body: idsBody(),
         response: { 200: changedSchema, ...failures(400, 401, 403) },
       },
     },

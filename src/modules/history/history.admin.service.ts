@@ -5,8 +5,8 @@
 import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
-import type { Permission } from '../users/permissions.js';
-import { hasPermission, isMemberOf } from '../users/access.js';
+import type { Permission } from '../../platform/http/permissions.js';
+import { hasPermission, isMemberOf } from '../institutions/access.js';
 import { presentAdminFeedback, presentAdminHistory } from './history.presenter.js';
 import { deleteFeedback, findAdminFeedback, listFeedback, updateFeedbackReview, type AdminFeedbackRow } from './feedback.repo.js';
 import { deleteHistory, findHistory, listAdminHistory } from './history.repo.js';

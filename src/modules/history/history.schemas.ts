@@ -112,7 +112,6 @@ export const feedbackBody = z.object({
   comment: z.string().trim().max(2000).optional(),
 });
 
-export const bulkDeleteBody = z.object({ ids: z.array(objectId).min(1).max(500) });
 
 export const adminFeedbackSchema = z
   .object({

@@ -2,8 +2,8 @@
 // The rule itself lives in users/admin-twins.ts, shared by every admin family.
 import type { Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { twinsWhere as adminTwins } from '../users/admin-twins.js';
-import type { Permission } from '../users/permissions.js';
+import { twinsWhere as adminTwins } from '../institutions/admin-twins.js';
+import type { Permission } from '../../platform/http/permissions.js';
 import type { TwinScope } from './history.repo.js';
 
 export async function twinsWhere(db: Executor, actor: Actor, permission: Permission): Promise<TwinScope> {

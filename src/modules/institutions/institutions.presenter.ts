@@ -1,5 +1,5 @@
 // Shapes a twin for administrators: the spec's institution object plus settings and branding.
-import { presentInstitution } from '../users/profile.presenter.js';
+import { presentInstitution } from './institution-object.js';
 import type { InstitutionRow } from './institutions.tables.js';
 import type { AdminInstitutionWire } from './institutions.schemas.js';
 

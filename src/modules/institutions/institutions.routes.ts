@@ -2,8 +2,7 @@
 import { z } from 'zod';
 import type { Database } from '../../platform/db/client.js';
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { failures, idParams, messageSchema, type App } from '../../platform/http/schemas.js';
-import { bulkBody, changedSchema } from '../admin-users/admin-users.schemas.js';
+import { bulkActionBody, changedSchema, failures, idParams, messageSchema, type App } from '../../platform/http/schemas.js';
 import {
   adminInstitutionSchema,
   createInstitutionBody,
@@ -118,7 +117,7 @@ export function institutionRoutes(app: App, db: Database): void {
         description:
           'activate/deactivate act on twins where the caller holds institutions.edit; delete (soft) only for super admins. ' +
           'Other rows are left alone; `changed` counts the rows that changed.',
-        body: bulkBody,
+        body: bulkActionBody,
         response: { 200: changedSchema, ...failures(400, 401) },
       },
     },

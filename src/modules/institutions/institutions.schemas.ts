@@ -2,7 +2,7 @@
 // branding, the writable fields, list query and bulk actions.
 import { z } from 'zod';
 import { paginationQuery } from '../../platform/http/schemas.js';
-import { institutionObjectSchema } from '../users/profile.schemas.js';
+import { institutionObjectSchema } from './institution-object.js';
 import { MEMORY_MODES, REASONING_EFFORTS } from './institutions.tables.js';
 
 const url = z.string().trim().max(2048);

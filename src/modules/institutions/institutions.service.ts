@@ -4,8 +4,8 @@
 import type { Database } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
-import { requireSomeTwin } from '../users/admin-twins.js';
-import { hasPermission, managedInstitutionIds } from '../users/access.js';
+import { requireSomeTwin } from './admin-twins.js';
+import { hasPermission, managedInstitutionIds } from './access.js';
 import {
   findInstitutionById,
   insertInstitution,

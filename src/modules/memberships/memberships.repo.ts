@@ -1,4 +1,5 @@
-// Data access for a person's own memberships: list with the twin, remove, pick the next twin to work in.
+// Data access for memberships: a person's own with the twin, remove, pick the next twin to work in, and
+// adding a person to a twin.
 import { and, desc, eq, isNull, ne } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { institutions, memberships, type MembershipRow } from '../institutions/institutions.tables.js';
@@ -56,4 +57,10 @@ export async function nextTwinFor(db: Executor, userId: string, leaving: string)
     .orderBy(desc(memberships.createdAt), desc(memberships.id))
     .limit(1);
   return row?.id ?? null;
+}
+
+/** Adds the person to the twin with `role` unless already a member; true when added. */
+export async function ensureMembership(db: Executor, institutionId: string, userId: string, role: 'user' | 'admin'): Promise<boolean> {
+  const rows = await db.insert(memberships).values({ institutionId, userId, role }).onConflictDoNothing().returning({ id: memberships.id });
+  return rows.length > 0;
 }

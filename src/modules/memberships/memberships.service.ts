@@ -5,14 +5,13 @@ import type { Database } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import type { SessionCache } from '../auth/session-cache.js';
-import { ensureMembership } from '../admin-users/admin-users.repo.js';
 import { findInstitutionById, findInstitutionByPublicId, findMembership } from '../institutions/institutions.repo.js';
 import { assertInstitutionUsable } from '../institutions/institutions.service.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
-import { permissionsFor } from '../users/permissions.js';
+import { permissionsFor } from '../../platform/http/permissions.js';
 import type { ProfileService } from '../users/profile.service.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
-import { deleteMembership, findMembershipById, listMembershipsWithTwins, nextTwinFor } from './memberships.repo.js';
+import { deleteMembership, ensureMembership, findMembershipById, listMembershipsWithTwins, nextTwinFor } from './memberships.repo.js';
 
 export const NOT_YOURS = 'Invalid Membership. Not yours!';
 

@@ -5,7 +5,7 @@ import type { Database } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { hasPermission } from '../users/access.js';
+import { hasPermission } from '../institutions/access.js';
 import { findUserById } from '../users/users.repo.js';
 import { presentMemory } from './memory.presenter.js';
 import { deleteMemory, findMemory, insertMemory, listVisibleMemories, updateMemory, type MemoryUpdate, type MemoryWithTwin } from './memory.repo.js';

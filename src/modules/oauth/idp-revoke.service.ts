@@ -10,7 +10,7 @@ import { AppError, ForbiddenError, NotFoundError } from '../../platform/http/err
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { institutions } from '../institutions/institutions.tables.js';
-import { hasPermission, isMemberOf } from '../users/access.js';
+import { hasPermission, isMemberOf } from '../institutions/access.js';
 import { providerConfiguration, resolveProvider } from './oauth.providers.js';
 
 /** The `<provider>` key of the spec's identity-provider segment (`idp`). */

@@ -12,7 +12,7 @@ import { hashToken, randomToken, safeEqual } from '../../platform/crypto/hash.js
 import { findInstitutionByPublicId } from '../institutions/institutions.repo.js';
 import { findMembership, insertMembership } from '../institutions/institutions.repo.js';
 import { findUserByEmail, findUserById } from '../users/users.repo.js';
-import { insertAccount } from '../users/accounts.js';
+import { insertAccount } from '../credits/starting-credits.js';
 import type { UserRow } from '../users/users.tables.js';
 import type { AuthService, ClientInfo, SignedIn } from '../auth/auth.service.js';
 import type { MfaRequired, SignInService } from '../auth/signin.service.js';

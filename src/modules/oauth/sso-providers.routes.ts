@@ -1,7 +1,7 @@
 // /api/admin/sso-providers: a twin's own sign-in providers, with bulk delete.
 import { z } from 'zod';
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { failures, idParams, messageSchema, objectId, paginationQuery, type App } from '../../platform/http/schemas.js';
+import { changedSchema, failures, idParams, messageSchema, objectId, paginationQuery, type App } from '../../platform/http/schemas.js';
 import { ssoProviderCreateBody, ssoProviderSchema, ssoProviderUpdateBody } from './sso-providers.schemas.js';
 import type { SsoProviderService } from './sso-providers.service.js';
 
@@ -85,7 +85,7 @@ export function ssoProviderRoutes(app: App, service: SsoProviderService): void {
         summary: 'Delete several SSO providers',
         description: `${NOTE} Ids of other twins are skipped; changed counts the deleted ones.`,
         body: z.object({ ids: z.array(objectId).min(1).max(500) }),
-        response: { 200: z.object({ success: z.literal(true), changed: z.number().int() }), ...failures(400, 401, 403) },
+        response: { 200: changedSchema, ...failures(400, 401, 403) },
       },
     },
     async (request) => ({ success: true as const, changed: await service.bulkRemove(actorOf(request), request.body.ids) }),

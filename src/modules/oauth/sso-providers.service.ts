@@ -4,7 +4,7 @@ import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { BadRequestError, NotFoundError } from '../../platform/http/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
-import { requirePermission } from '../users/access.js';
+import { requirePermission } from '../institutions/access.js';
 import { deleteSsoProviders, findSsoProvider, insertSsoProvider, listSsoProviders, updateSsoProvider } from './oauth.repo.js';
 import { presentSsoProvider, type SsoProviderWire } from './sso-providers.schemas.js';
 

@@ -1,48 +1,10 @@
 // Shapes the sign-in profile field by field from the account, its current twin and its permissions.
+import { presentInstitution } from '../institutions/institution-object.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
-import type { InstitutionWire, ProfileWire } from './profile.schemas.js';
+import type { ProfileWire } from './profile.schemas.js';
 import type { UserRow } from './users.tables.js';
 
 const iso = (value: Date | null): string | null => (value ? value.toISOString() : null);
-
-export function presentInstitution(row: InstitutionRow): InstitutionWire {
-  const creditsTotal = row.credits + row.creditsUsed;
-  return {
-    _id: row.id,
-    id: row.id,
-    name: row.name,
-    picture: row.picture,
-    picture_bg: row.pictureBg,
-    picture_animated: row.pictureAnimated,
-    ainame: row.ainame,
-    status: row.status,
-    allowJoining: row.allowJoining,
-    rtVoice: row.rtVoice,
-    questionType: row.questionType,
-    credits: row.credits,
-    creditAward: row.creditAward,
-    maxCompletionTokens: row.maxCompletionTokens,
-    maxFiles: row.maxFiles,
-    creditsTotal,
-    creditsUsagePct: creditsTotal > 0 ? Math.round((row.creditsUsed / creditsTotal) * 10_000) / 100 : 0,
-    joiningAdminOnly: row.joiningAdminOnly,
-    poolCredits: row.poolCredits,
-    disableFileUploadForUser: row.disableFileUploadForUser,
-    personalisationAsked: row.personalisationAsked,
-    locationEnabled: row.locationEnabled,
-    rtEnabled: row.rtEnabled,
-    rtAdminOnly: row.rtAdminOnly,
-    displayAgentDetails: row.displayAgentDetails,
-    disableAssistantsForUser: row.disableAssistantsForUser,
-    publicId: row.publicId,
-    publicAuthorizedUrls: row.publicAuthorizedUrls,
-    invoices_urls: row.invoicesUrls,
-    toolsDisabled: row.toolsDisabled,
-    ltiContextIds: row.ltiContextIds,
-    assistantsDisabled: row.assistantsDisabled,
-    contactEmail: row.contactEmail,
-  };
-}
 
 export interface ProfileParts {
   user: UserRow;

@@ -1,45 +1,9 @@
-// Wire shapes of the sign-in profile and its institution object, field for field as the spec names them.
+// Wire shapes of the sign-in profile, field for field as the spec names them (its institution object:
+// institutions/institution-object.ts).
 import { z } from 'zod';
+import { institutionObjectSchema } from '../institutions/institution-object.js';
 
 const isoDateTime = z.string().nullable().describe('ISO 8601 UTC date-time, null when unset');
-
-export const institutionObjectSchema = z
-  .object({
-    _id: z.string(),
-    id: z.string(),
-    name: z.string(),
-    picture: z.string(),
-    picture_bg: z.string(),
-    picture_animated: z.string(),
-    ainame: z.string(),
-    status: z.string(),
-    allowJoining: z.string().describe("'closed' (nobody joins uninvited) or 'open'"),
-    rtVoice: z.string(),
-    questionType: z.string(),
-    credits: z.number(),
-    creditAward: z.number(),
-    maxCompletionTokens: z.number(),
-    maxFiles: z.number(),
-    creditsTotal: z.number().describe('credits left plus credits used'),
-    creditsUsagePct: z.number().describe('share of creditsTotal used, 0..100'),
-    joiningAdminOnly: z.boolean(),
-    poolCredits: z.boolean(),
-    disableFileUploadForUser: z.boolean(),
-    personalisationAsked: z.boolean(),
-    locationEnabled: z.boolean(),
-    rtEnabled: z.boolean(),
-    rtAdminOnly: z.boolean(),
-    displayAgentDetails: z.boolean(),
-    disableAssistantsForUser: z.boolean(),
-    publicId: z.string().uuid(),
-    publicAuthorizedUrls: z.array(z.string()),
-    invoices_urls: z.array(z.string()),
-    toolsDisabled: z.array(z.string()),
-    ltiContextIds: z.array(z.string()),
-    assistantsDisabled: z.array(z.string()),
-    contactEmail: z.string(),
-  })
-  .describe('Institution (Digital Twin) inside the profile');
 
 export const profileSchema = z
   .object({
@@ -88,4 +52,3 @@ export const profileSchema = z
   .describe('Sign-in profile');
 
 export type ProfileWire = z.infer<typeof profileSchema>;
-export type InstitutionWire = z.infer<typeof institutionObjectSchema>;

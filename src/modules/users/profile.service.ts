@@ -1,7 +1,7 @@
 // Builds a person's profile: the account, its current twin and the permissions held there.
 import type { Database } from '../../platform/db/client.js';
 import { NotFoundError } from '../../platform/http/errors.js';
-import { permissionsFor } from './permissions.js';
+import { permissionsFor } from '../../platform/http/permissions.js';
 import { presentProfile } from './profile.presenter.js';
 import type { ProfileDependencies } from './profile-cache.js';
 import type { ProfileWire } from './profile.schemas.js';

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildUser, signIn } from '../../../test/support/factories.js';
-import { bootstrapFirstAdmin, DEFAULT_TWIN_NAME } from './bootstrap.js';
+import { bootstrapFirstAdmin, DEFAULT_TWIN_NAME } from '../../bootstrap.js';
 import { countUsers } from './users.repo.js';
 
 const PROFILE_FIELDS = [

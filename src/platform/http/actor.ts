@@ -1,5 +1,5 @@
 // Who is calling: resolved once per request by the auth guard from the session the token names.
-import type { Permission, MembershipRole } from '../../modules/users/permissions.js';
+import type { Permission, MembershipRole } from './permissions.js';
 
 export interface Actor {
   userId: string;

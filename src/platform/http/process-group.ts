@@ -10,6 +10,15 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { FastifyInstance } from 'fastify';
 import net from 'node:net';
 
+/**
+ * Connections the kernel may hold for us before we accept them (node's default is 511; the kernel caps
+ * it at net.core.somaxconn). When a busy event loop accepts late, a full queue drops new connections
+ * and their clients try again only after 1, 3, 7, 15 s: at 1,000 clients that, not the work, was the
+ * first-chunk p99 (16-18 s; docs/decisions.md, "Stream overhead"). A longer queue makes them wait
+ * their turn instead.
+ */
+export const LISTEN_BACKLOG = 4096;
+
 /** What the primary sends with a connection: the bytes it already read from it. */
 interface HandedConnection {
   type: 'api-group:connection';
@@ -181,7 +190,7 @@ export async function startProcessGroup(options: ProcessGroupOptions): Promise<P
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
+    server.listen({ port: options.port, host: options.host, backlog: LISTEN_BACKLOG }, () => resolve());
   });
   const address = server.address();
 

@@ -28,6 +28,18 @@ export function failures<const S extends number>(...statuses: S[]): Record<S, ty
 
 export const messageSchema = z.object({ success: z.literal(true), message: z.string() });
 
+/** What a bulk route answers: how many rows it changed (ids it may not touch are skipped, not counted). */
+export const changedSchema = z.object({ success: z.literal(true), changed: z.number().int() });
+
+/** The body of a bulk delete: the ids to act on, at most `max`. */
+export const idsBody = (max = 500) => z.object({ ids: z.array(objectId).min(1).max(max) });
+
+/** The body of a bulk status route (people, twins): one action for the listed ids. */
+export const bulkActionBody = z.object({
+  action: z.enum(['activate', 'deactivate', 'delete']),
+  ids: z.array(objectId).min(1).max(1000),
+});
+
 export const paginationQuery = z.object({
   page: z.coerce.number().int().min(1).default(1),
   limit: z.coerce.number().int().min(1).max(100).default(20),

@@ -2,30 +2,32 @@
 // passwords, launch tokens and the authenticator. app.ts calls identityRoutes once.
 import rateLimit from '@fastify/rate-limit';
 import { Redis } from 'ioredis';
-import type { AppDeps } from '../../app.js';
-import { TooManyRequestsError } from '../../platform/http/errors.js';
-import type { App } from '../../platform/http/schemas.js';
-import type { ProfileService } from '../users/profile.service.js';
-import { adminSessionRoutes } from '../admin-sessions/admin-sessions.routes.js';
-import { createAdminSessionsService } from '../admin-sessions/admin-sessions.service.js';
-import { idpRevokeRoutes } from '../oauth/idp-revoke.routes.js';
-import { createIdpRevokeService } from '../oauth/idp-revoke.service.js';
-import { oauthRoutes } from '../oauth/oauth.routes.js';
-import { ssoProviderRoutes } from '../oauth/sso-providers.routes.js';
-import { createSsoProviderService } from '../oauth/sso-providers.service.js';
-import { createOAuthService } from '../oauth/oauth.service.js';
-import { authRoutes } from './auth.routes.js';
-import type { AuthService } from './auth.service.js';
-import { createFactorService } from './factors.service.js';
-import { createLaunchService } from './launch.service.js';
-import { meRoutes } from './me.routes.js';
-import { createPasswordService } from './password.service.js';
-import type { SessionCache } from './session-cache.js';
-import { createSignInService } from './signin.service.js';
-import { createThrottle, DEFAULT_AUTH_LIMITS } from './throttle.js';
-import { createTokenSigner } from './tokens.js';
+import type { Platform } from './platform/platform.js';
+import { TooManyRequestsError } from './platform/http/errors.js';
+import type { App } from './platform/http/schemas.js';
+import type { ProfileService } from './modules/users/profile.service.js';
+import { adminSessionRoutes } from './modules/admin-sessions/admin-sessions.routes.js';
+import { createAdminSessionsService } from './modules/admin-sessions/admin-sessions.service.js';
+import { idpRevokeRoutes } from './modules/oauth/idp-revoke.routes.js';
+import { createIdpRevokeService } from './modules/oauth/idp-revoke.service.js';
+import { oauthRoutes } from './modules/oauth/oauth.routes.js';
+import { ssoProviderRoutes } from './modules/oauth/sso-providers.routes.js';
+import { createSsoProviderService } from './modules/oauth/sso-providers.service.js';
+import { createOAuthService } from './modules/oauth/oauth.service.js';
+import { authRoutes } from './modules/auth/auth.routes.js';
+import type { AuthService } from './modules/auth/auth.service.js';
+import { createFactorService } from './modules/auth/factors.service.js';
+import { createLaunchService } from './modules/auth/launch.service.js';
+import { meRoutes } from './modules/auth/me.routes.js';
+import { createPasswordService } from './modules/auth/password.service.js';
+import type { SessionCache } from './modules/auth/session-cache.js';
+import { createSignInService } from './modules/auth/signin.service.js';
+import { createThrottle, DEFAULT_AUTH_LIMITS, type AuthLimits } from './modules/auth/throttle.js';
+import { createTokenSigner } from './modules/auth/tokens.js';
 
-export interface IdentityDeps extends AppDeps {
+export interface IdentityDeps extends Platform {
+  /** Sign-in throttling; defaults in modules/auth/throttle.ts (tests set small numbers). */
+  authLimits?: Partial<AuthLimits>;
   auth: AuthService;
   cache: SessionCache;
   profiles: ProfileService;

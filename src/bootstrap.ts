@@ -1,12 +1,12 @@
 // First start: with ADMIN_EMAIL and ADMIN_PASSWORD on a database with no user, create the super admin
 // and a first twin named "Default Twin" with the admin as its member and current twin, in one transaction.
 import { sql } from 'drizzle-orm';
-import type { Database } from '../../platform/db/client.js';
-import { withTransaction } from '../../platform/db/client.js';
-import { insertInstitution, insertMembership } from '../institutions/institutions.repo.js';
-import { hashPassword } from '../auth/passwords.js';
-import { insertAccount } from './accounts.js';
-import { countUsers, updateUser } from './users.repo.js';
+import type { Database } from './platform/db/client.js';
+import { withTransaction } from './platform/db/client.js';
+import { insertInstitution, insertMembership } from './modules/institutions/institutions.repo.js';
+import { hashPassword } from './platform/crypto/passwords.js';
+import { insertAccount } from './modules/credits/starting-credits.js';
+import { countUsers, updateUser } from './modules/users/users.repo.js';
 
 export const DEFAULT_TWIN_NAME = 'Default Twin';
 

@@ -5,8 +5,8 @@ import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { ForbiddenError } from '../../platform/http/errors.js';
-import { institutions, memberships } from '../institutions/institutions.tables.js';
-import type { Permission } from './permissions.js';
+import { institutions, memberships } from './institutions.tables.js';
+import type { Permission } from '../../platform/http/permissions.js';
 
 export async function twinsWhere(db: Executor, actor: Actor, permission: Permission): Promise<string[] | 'all'> {
   if (actor.launchScope) return [];

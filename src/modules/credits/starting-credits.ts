@@ -1,9 +1,9 @@
 // A new account, whichever way it arrives (first admin, enrolment, third-party or launch sign-in): the
 // person's row with the deployment's STARTING_CREDITS, and the ledger row that says where they came from.
 import type { Executor } from '../../platform/db/client.js';
-import { creditLedger } from '../credits/credits.tables.js';
-import { insertUser, type NewUser } from './users.repo.js';
-import type { UserRow } from './users.tables.js';
+import { creditLedger } from './credits.tables.js';
+import { insertUser, type NewUser } from '../users/users.repo.js';
+import type { UserRow } from '../users/users.tables.js';
 
 export const STARTING_CREDITS_REASON = 'account.starting_credits';
 

@@ -3,8 +3,8 @@
 import type { Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { ForbiddenError } from '../../platform/http/errors.js';
-import { findMembership, listMembershipsOfUser } from '../institutions/institutions.repo.js';
-import { permissionsFor, type Permission } from './permissions.js';
+import { findMembership, listMembershipsOfUser } from './institutions.repo.js';
+import { permissionsFor, type Permission } from '../../platform/http/permissions.js';
 
 export async function permissionsIn(db: Executor, actor: Actor, institutionId: string): Promise<Permission[]> {
   if (actor.launchScope) return []; // a launch session has user rights only (behaviour 16)
