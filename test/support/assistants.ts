@@ -6,7 +6,7 @@ import type { Actor } from '../../src/platform/http/actor.js';
 import { findMembership } from '../../src/modules/institutions/institutions.repo.js';
 import { insertAssistant } from '../../src/modules/assistants/assistants.repo.js';
 import type { AssistantRow, NewAssistant } from '../../src/modules/assistants/assistants.tables.js';
-import { permissionsFor } from '../../src/modules/users/permissions.js';
+import { permissionsFor } from '../../src/platform/http/permissions.js';
 import { findUserById } from '../../src/modules/users/users.repo.js';
 
 let sequence = 0;

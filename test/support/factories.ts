@@ -1,7 +1,7 @@
 // Factories with overrides: they create missing parents and make unique data.
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../src/platform/db/client.js';
-import { hashPassword } from '../../src/modules/auth/passwords.js';
+import { hashPassword } from '../../src/platform/crypto/passwords.js';
 import { insertInstitution, insertMembership, type NewInstitution } from '../../src/modules/institutions/institutions.repo.js';
 import type { InstitutionRow, MembershipRow } from '../../src/modules/institutions/institutions.tables.js';
 import { insertUser, updateUser, type NewUser } from '../../src/modules/users/users.repo.js';
