@@ -32,6 +32,7 @@ const server = http.createServer((req, res) => {
     next();
   });
 });
-server.listen(0, '127.0.0.1', () => {
+// A queue long enough for every client: a dropped connection would retry after 1 s and blur the baseline.
+server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => {
   process.send?.({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` });
 });

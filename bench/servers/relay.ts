@@ -19,6 +19,7 @@ const server = http.createServer((req, res) => {
   req.pipe(upstream);
 });
 server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => {
+// The service's accept queue (LISTEN_BACKLOG), so that both are compared with the same queue.
+server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => {
   process.send?.({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` });
 });

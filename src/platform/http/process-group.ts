@@ -11,11 +11,12 @@ import type { FastifyInstance } from 'fastify';
 import net from 'node:net';
 
 /**
- * Connections the kernel may hold for us before we accept them (node's default is 511; the kernel caps
- * it at net.core.somaxconn). When a busy event loop accepts late, a full queue drops new connections
- * and their clients try again only after 1, 3, 7, 15 s: at 1,000 clients that, not the work, was the
- * first-chunk p99 (16-18 s; docs/decisions.md, "Stream overhead"). A longer queue makes them wait
- * their turn instead.
+ * Connections the kernel holds for us before we accept them (node's default is 511; the kernel caps it
+ * at net.core.somaxconn). When the queue is full a new connection is dropped and its client tries again
+ * only after 1, then 3, 7 s: a busy event loop that accepts late should make clients wait their turn,
+ * not back off for seconds. Listen overflows were counted (nstat TcpExtListenOverflows) during the
+ * stream bench's 1,000-client runs with the default; the first-chunk tail there is mostly the work
+ * (docs/decisions.md, "Stream overhead").
  */
 export const LISTEN_BACKLOG = 4096;
 
