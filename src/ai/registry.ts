@@ -146,8 +146,15 @@ function normaliseBaseUrl(baseUrl: string): string {
 
 export const REASONING_LEVELS = ['minimal', 'low', 'medium', 'high'] as const;
 export type ReasoningLevel = (typeof REASONING_LEVELS)[number];
-export type RequestedReasoningEffort = 'off' | ReasoningLevel;
-export type ClampedReasoningEffort = 'off' | ReasoningLevel;
+/**
+ * The one list of reasoning efforts, whoever sets one: a twin's Reasoning Effort, an assistant's voice
+ * effort (stsReasoningEffort), a custom model's minimum. 'off' turns reasoning off (sent to providers as
+ * OpenAI's 'none'); as a custom model's minimum it says the model reasons but has no minimum.
+ */
+export const REASONING_EFFORTS = ['off', ...REASONING_LEVELS] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+export type RequestedReasoningEffort = ReasoningEffort;
+export type ClampedReasoningEffort = ReasoningEffort;
 
 /**
  * The effort a turn runs with: a level below the model's minimum is raised to that minimum; 'off'

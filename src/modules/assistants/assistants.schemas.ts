@@ -2,7 +2,8 @@
 // read, and the bodies of create and update. Field names are the spec's (snake_case where it says so).
 import { z } from 'zod';
 import { objectId } from '../../platform/http/schemas.js';
-import { ASSISTANT_STATUSES, ASSISTANT_TOOL_MODES, REASONING_EFFORTS } from './assistants.tables.js';
+import { REASONING_EFFORTS } from '../../ai/registry.js';
+import { ASSISTANT_STATUSES, ASSISTANT_TOOL_MODES } from './assistants.tables.js';
 
 export const assistantToolModeSchema = z.enum(ASSISTANT_TOOL_MODES).meta({
   id: 'assistantToolMode',
@@ -10,7 +11,7 @@ export const assistantToolModeSchema = z.enum(ASSISTANT_TOOL_MODES).meta({
 });
 export const stsReasoningEffortSchema = z.enum(REASONING_EFFORTS).meta({
   id: 'stsReasoningEffort',
-  description: "Reasoning effort in the voice-avatar mode; 'none' turns reasoning off. null: the twin's setting applies.",
+  description: "Reasoning effort in the voice-avatar mode; 'off' turns reasoning off. null: the twin's setting applies.",
 });
 export const assistantStatusSchema = z.enum(ASSISTANT_STATUSES);
 export const ASSISTANT_SCOPES = ['system', 'user', 'institution', 'account'] as const;

@@ -2,15 +2,13 @@
 // twin). Deleting sets status 'deleted'; rows stay so history records keep pointing at them.
 import { boolean, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, refColumn, updatedAt } from '../../platform/db/columns.js';
+import { REASONING_EFFORTS } from '../../ai/registry.js';
 
 export const ASSISTANT_STATUSES = ['active', 'unpublished', 'deleted'] as const;
 export type AssistantStatus = (typeof ASSISTANT_STATUSES)[number];
 /** How the model may use tools in a turn of this assistant. */
 export const ASSISTANT_TOOL_MODES = ['auto', 'none', 'required'] as const;
 export type AssistantToolMode = (typeof ASSISTANT_TOOL_MODES)[number];
-/** Reasoning effort levels, shared with the custom models' minimum effort; 'none' turns reasoning off. */
-export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as const;
-export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
 
 export const assistants = pgTable(
   'assistants',

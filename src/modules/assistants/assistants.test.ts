@@ -211,7 +211,7 @@ describe('OpenAPI document', () => {
   it('shows the assistant enums once, as named schemas', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/docs/json' })).json();
     expect(doc.components.schemas.assistantToolMode.enum).toEqual(['auto', 'none', 'required']);
-    expect(doc.components.schemas.stsReasoningEffort.enum).toEqual(['none', 'minimal', 'low', 'medium', 'high']);
+    expect(doc.components.schemas.stsReasoningEffort.enum).toEqual(['off', 'minimal', 'low', 'medium', 'high']);
     expect(doc.paths['/api/user/assistant/{id}'].put).toBeDefined();
   });
 });

@@ -5,7 +5,8 @@ import type { Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { isObjectId } from '../../platform/ids/ids.js';
 import { findPickableAssistant, findStandardAssistant } from './assistants.repo.js';
-import type { AssistantRow, AssistantToolMode, ReasoningEffort } from './assistants.tables.js';
+import type { ReasoningEffort } from '../../ai/registry.js';
+import type { AssistantRow, AssistantToolMode } from './assistants.tables.js';
 import { pickContextForActor } from './scope.js';
 import { ensureSystemAssistants } from './seed.js';
 

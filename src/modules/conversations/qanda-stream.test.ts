@@ -213,6 +213,16 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
 
     await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: plain.id } })).rest();
     expect(model.requests.at(-1)).toMatchObject({ model: 'fake-chat', reasoningEffort: undefined });
+
+    // A reasoning model without a minimum ('off' as its minimum): the twin's effort as it is, off included.
+    await insertCustomModel(db(), { institutionId: twin.id, name: 'Free thinker', model: 'fake-free-reasoner', minReasoningEffort: 'off' });
+    const free = await buildAssistant(db(), { institutionShared: true, institutionId: twin.id, conversationModel: 'Free thinker' });
+    await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: free.id } })).rest();
+    expect(model.requests.at(-1)).toMatchObject({ model: 'fake-free-reasoner', reasoningEffort: 'none' });
+    await updateInstitution(db(), twin.id, { reasoningEffort: 'minimal' });
+    await changesHeard(t.app);
+    await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: free.id } })).rest();
+    expect(model.requests.at(-1)!.reasoningEffort).toBe('minimal');
   });
 
   it('sends the earlier exchanges of the conversation (remember_history)', async () => {

@@ -2,7 +2,7 @@
 // visitors). Checks, context, model call, history record at start and end, and the charge for real
 // usage in the same transaction as the record's end. Transports only bind a TurnSink.
 import type { ModelMessage } from 'ai';
-import { clampReasoningEffort, OPENAI_DEFAULT_BASE_URL, type ClampedReasoningEffort, type DeploymentModelConfig, type ModelRegistry, type ResolvedModel } from '../../ai/registry.js';
+import { clampReasoningEffort, OPENAI_DEFAULT_BASE_URL, type ClampedReasoningEffort, type DeploymentModelConfig, type ReasoningEffort, type ModelRegistry, type ResolvedModel } from '../../ai/registry.js';
 import type { ChangeFeed, RowChange } from '../../platform/db/change-feed.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/client.js';
@@ -231,8 +231,8 @@ async function chooseModel(deps: TurnDeps, institutionId: string, assistant: Res
  * (a reasoning model): the twin's effort, raised to that minimum, with 'off' respected. Other models
  * get no reasoning parameter (non-reasoning endpoints refuse it).
  */
-function reasoningFor(twinEffort: 'off' | 'minimal' | 'low' | 'medium' | 'high', custom: ModelForTurn | null): ClampedReasoningEffort | undefined {
+function reasoningFor(twinEffort: ReasoningEffort, custom: ModelForTurn | null): ClampedReasoningEffort | undefined {
   if (!custom?.minReasoningEffort) return undefined;
-  const minimum = custom.minReasoningEffort === 'none' ? undefined : custom.minReasoningEffort;
+  const minimum = custom.minReasoningEffort === 'off' ? undefined : custom.minReasoningEffort;
   return clampReasoningEffort(twinEffort, minimum);
 }

@@ -2,7 +2,7 @@
 // engine's settings; the API key only as apiKeySet), and the admin bodies.
 import { z } from 'zod';
 import { objectId, paginationQuery } from '../../platform/http/schemas.js';
-import { REASONING_EFFORTS } from '../assistants/assistants.tables.js';
+import { REASONING_EFFORTS } from '../../ai/registry.js';
 import { MODEL_PROVIDERS, MODEL_STATUSES } from './custom-models.tables.js';
 
 export const customModelSchema = z

@@ -3,7 +3,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, numeric, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, refColumn, updatedAt } from '../../platform/db/columns.js';
-import { REASONING_EFFORTS } from '../assistants/assistants.tables.js';
+import { REASONING_EFFORTS } from '../../ai/registry.js';
 
 export const MODEL_PROVIDERS = ['openai', 'openai-compatible'] as const;
 export type ModelProvider = (typeof MODEL_PROVIDERS)[number];

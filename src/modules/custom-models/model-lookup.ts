@@ -2,7 +2,7 @@
 // provider model id, minimum reasoning effort (behaviour 12) and prices. Server-side only.
 import type { Executor } from '../../platform/db/client.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
-import type { ReasoningEffort } from '../assistants/assistants.tables.js';
+import type { ReasoningEffort } from '../../ai/registry.js';
 import { findAvailableModel } from './custom-models.repo.js';
 import type { ModelProvider } from './custom-models.tables.js';
 

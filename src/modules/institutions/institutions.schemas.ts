@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { paginationQuery } from '../../platform/http/schemas.js';
 import { institutionObjectSchema } from './institution-object.js';
-import { MEMORY_MODES, REASONING_EFFORTS } from './institutions.tables.js';
+import { REASONING_EFFORTS } from '../../ai/registry.js';
+import { MEMORY_MODES } from './institutions.tables.js';
 
 const url = z.string().trim().max(2048);
 const list = (max = 200) => z.array(z.string().trim().min(1).max(500)).max(max);

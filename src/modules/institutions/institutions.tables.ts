@@ -2,11 +2,10 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { amount, createdAt, idColumn, refColumn, stringList, timestampColumn, updatedAt } from '../../platform/db/columns.js';
+import { REASONING_EFFORTS } from '../../ai/registry.js';
 
 export const MEMORY_MODES = ['off', 'session', 'long_term'] as const;
 export type MemoryMode = (typeof MEMORY_MODES)[number];
-export const REASONING_EFFORTS = ['off', 'minimal', 'low', 'medium', 'high'] as const;
-export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
 
 export const institutions = pgTable(
   'institutions',

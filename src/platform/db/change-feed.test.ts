@@ -1,7 +1,7 @@
 // The row change feed on the run's database (PGlite, or the server with TEST_DATABASE_URL): committed
 // changes of users, twins, memberships and assistants are heard as "<table>:<key>", rolled-back ones are
-// not; a fence keeps `caughtUp` false until its notice is back; a lost listening connection says "forget
-// everything" and listens again.
+// not; a fence keeps `caughtUp` false until its notice is back, a catch-up only waits for it; a lost
+// listening connection says "forget everything" and listens again.
 import { eq } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,6 +70,17 @@ describe('the row change feed', () => {
     // PGlite delivers a notice before the commit resolves: nothing to wait for there.
     expect(feed.caughtUp).toBe(database.kind === 'pglite');
     await until(() => feed.caughtUp);
+  });
+
+  it('catches up with every change committed before it, while staying caught up (caches keep serving)', async () => {
+    const { user } = await buildUser(database.db, { institution: null });
+    await until(() => feed.caughtUp && wasHeard('users', user.id));
+    heard.length = 0;
+    await database.db.update(users).set({ fname: 'Caught' }).where(eq(users.id, user.id));
+    const caught = Promise.all([feed.catchUp(), feed.catchUp(), feed.catchUp()]);
+    expect(feed.caughtUp).toBe(true);
+    await caught;
+    expect(wasHeard('users', user.id)).toBe(true);
   });
 
   it.runIf(process.env.TEST_DATABASE_URL)('says "forget everything" when its connection is lost, and listens again', async () => {

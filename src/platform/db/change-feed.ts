@@ -8,7 +8,9 @@
 // Until then `caughtUp` is false and caches answer from the database. A writer that knows exactly which
 // cached rows it changed says so instead (`committed`): this process's caches drop them at once, no
 // round trip, and `caughtUp` stays true (the conversation turn's charge does this, 100 times a second
-// under load, where a fence each time would keep caches from serving most of the time).
+// under load, where a fence each time would keep caches from serving most of the time). A process that
+// answers for a change another one committed (a turn run elsewhere: turn-handoff.ts) awaits `catchUp`:
+// the same notice of its own, but its caches keep serving meanwhile (no client was told of it yet).
 import { randomBytes } from 'node:crypto';
 import type { DatabaseHandle } from './client.js';
 
@@ -26,6 +28,8 @@ export interface ChangeFeed {
   fence(): void;
   /** Call once this process has committed a change to this row: its caches drop it now (the notice follows for the other processes). */
   committed(change: RowChange): void;
+  /** Resolves once every change committed (by any process) before the call has been heard here. */
+  catchUp(): Promise<void>;
   /** Listening, and every fence asked for so far has come back. */
   readonly caughtUp: boolean;
   close(): Promise<void>;
@@ -39,13 +43,22 @@ export async function openChangeFeed(database: Pick<DatabaseHandle, 'kind' | 'li
   // PGlite has one connection and delivers a notice before the committing query resolves: nothing to wait for.
   const immediate = database.kind === 'pglite';
   let live = true;
+  /** Our own notices asked for (fences and catch-ups), the last a fence asked for, and the last heard. */
   let requested = 0;
+  let fenced = 0;
   let heard = 0;
   let inFlight = false;
   let closed = false;
+  const catchingUp: Array<{ seq: number; resolve: () => void }> = [];
 
   const emit = (change: RowChange) => {
     for (const listener of listeners) listener(change);
+  };
+  /** Releases the catch-ups whose notice was heard; all of them once everything was forgotten. */
+  const release = (all = false) => {
+    for (let i = catchingUp.length - 1; i >= 0; i--) {
+      if (all || catchingUp[i].seq <= heard) catchingUp.splice(i, 1)[0].resolve();
+    }
   };
 
   function sendFence(): void {
@@ -57,6 +70,7 @@ export async function openChangeFeed(database: Pick<DatabaseHandle, 'kind' | 'li
       inFlight = false;
       heard = Math.max(heard, seq);
       emit({ table: '*', key: '*' });
+      release();
       sendFence();
     });
   }
@@ -71,6 +85,7 @@ export async function openChangeFeed(database: Pick<DatabaseHandle, 'kind' | 'li
     if (owner !== tag) return;
     inFlight = false;
     heard = Math.max(heard, Number(seq));
+    release();
     sendFence();
   }
 
@@ -78,6 +93,7 @@ export async function openChangeFeed(database: Pick<DatabaseHandle, 'kind' | 'li
     live = now;
     // Whatever was said while the connection was down is lost.
     emit({ table: '*', key: '*' });
+    release(true);
     if (now) {
       inFlight = false;
       sendFence();
@@ -92,17 +108,27 @@ export async function openChangeFeed(database: Pick<DatabaseHandle, 'kind' | 'li
     },
     fence() {
       if (immediate || closed) return;
-      requested += 1;
+      fenced = requested += 1;
       sendFence();
     },
     committed(change) {
       if (!closed) emit(change);
     },
+    catchUp() {
+      // Not listening: caches serve nothing until they are, and then start from nothing.
+      if (immediate || closed || !live) return Promise.resolve();
+      const seq = (requested += 1);
+      return new Promise<void>((resolve) => {
+        catchingUp.push({ seq, resolve });
+        sendFence();
+      });
+    },
     get caughtUp() {
-      return live && !closed && heard >= requested;
+      return live && !closed && heard >= fenced;
     },
     async close() {
       closed = true;
+      release(true);
       listeners.clear();
       await unlisten();
     },
