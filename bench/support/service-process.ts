@@ -112,10 +112,18 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('exit', () => sink?.stdin?.end());
   const url = `http://127.0.0.1:${port}`;
+  const cleanUp = async () => {
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
   for (let attempt = 0; ; attempt++) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} (log: ${logFile})`);
+    const failure = child.exitCode !== null ? `the service exited with ${child.exitCode} (log: ${logFile})` : attempt > 600 ? 'the service did not start within 60 s' : undefined;
+    if (failure) {
+      child.kill('SIGKILL');
+      await cleanUp(); // no database or folder left behind by a failed start
+      throw new Error(failure);
+    }
     if (await fetch(`${url}/api/test`).then((r) => r.ok, () => false)) break;
-    if (attempt > 600) throw new Error('the service did not start within 60 s');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const pids = () => [child.pid!, ...childrenOf(child.pid!)];
@@ -133,8 +141,7 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
         await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
         if (child.exitCode === null) child.kill('SIGKILL');
       }
-      await database?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+      await cleanUp();
     },
   };
 }
