@@ -2,8 +2,9 @@
 // no sticky sessions. A request on process A naming a socket held by process B streams the answer to
 // that socket: the turn runs on B (turn-handoff.ts), so its pieces never cross Redis, and A answers
 // the request. A cancel_request or cancel_streaming received by B acts on the turn, and a cancel_request
-// received by B stops a turn running on A (event bus). The processes run `src/main.ts api`, and the
-// requests go to the real Q&A route, POST /api/ai/personal/qanda.
+// received by B stops a turn running on A (event bus). A's cached profile shows the balance a turn run on
+// B charged as soon as A answers. The processes run `src/main.ts api`, and the requests go to the real
+// Q&A route, POST /api/ai/personal/qanda.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Socket } from 'socket.io-client';
@@ -31,7 +32,8 @@ describe.runIf(enabled)('streaming across two API processes', () => {
 
   beforeAll(async () => {
     [database, model] = await Promise.all([openTestDatabase(), startFakeModelServer()]);
-    env = scaledEnv(database.url!, model.url);
+    // Priced, so a turn changes its payer's balance (cached in the profile).
+    env = { ...scaledEnv(database.url!, model.url), DEFAULT_PRICE_IN: '1', DEFAULT_PRICE_OUT: '1' };
     [a, b] = await Promise.all([startProcess('src/main.ts', ['api'], env), startProcess('src/main.ts', ['api'], env)]);
     ada = await buildUser(database.db, { credits: 1000 });
     token = await signInAt(a.url, ada.user.email, ada.password);
@@ -104,6 +106,19 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     } finally {
       watcher.disconnect();
     }
+  });
+
+  it("shows the balance a turn run on B charged in A's very next profile refresh (A had the profile cached)", async () => {
+    const socket = await socketOnB();
+    const credits = async () => {
+      const response = await fetch(`${a.url}/api/user/refresh/profile`, { method: 'POST', headers: { 'x-access-token': token } });
+      return ((await response.json()) as { profile: { credits: number } }).profile.credits;
+    };
+    const before = await credits();
+    expect(await credits()).toBe(before);
+    model.enqueue({ chunks: ['Paid.'], usage: { prompt_tokens: 500, completion_tokens: 500 } });
+    expect(await askOnA(socket.id!)).toMatchObject({ success: true, answer: 'Paid.', credits: 1 });
+    expect(await credits()).toBeCloseTo(before - 1, 6);
   });
 
   it('streams to a socket held by a process that was running before the asking one started', async () => {

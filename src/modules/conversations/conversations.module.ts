@@ -24,8 +24,8 @@ export interface ConversationModuleDeps {
   /** Turns whose socket another process holds run there; this process runs theirs. */
   handoff: Pick<TurnHandoff, 'delegate' | 'serve'>;
   providers?: TurnContextProviders;
-  /** Keeps the turn's cached reads true and is told of each turn's charge (turn-reads.ts, runTurn). */
-  changes?: Pick<ChangeFeed, 'committed' | 'subscribe' | 'caughtUp'>;
+  /** Keeps the turn's cached reads true and is told of each turn's charge (turn-reads.ts, settleTurn). */
+  changes?: Pick<ChangeFeed, 'committed' | 'catchUp' | 'subscribe' | 'caughtUp'>;
   /** SSE heartbeat interval in ms (SSE_HEARTBEAT_MS). */
   heartbeatMs?: number;
 }

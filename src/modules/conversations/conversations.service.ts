@@ -3,6 +3,7 @@
 // SSE (frames on the response). Both bind a TurnSink to runTurn; cancels come from cancel_request (any
 // process) or a closed request.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ChangeFeed } from '../../platform/db/change-feed.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { AppError } from '../../platform/http/errors.js';
 import { openSse, type SseStream } from '../../platform/realtime/sse.js';
@@ -13,6 +14,8 @@ import { sseFrames } from './sse-frames.js';
 import type { TurnHandoff, TurnOutcome } from './turn-handoff.js';
 
 export interface ConversationDeps extends TurnDeps {
+  /** Told of each turn's charge (settleTurn); caught up with before answering for a turn run elsewhere. */
+  changes?: Pick<ChangeFeed, 'committed' | 'catchUp'>;
   streams: StreamRouter;
   /** Has another process run a turn whose socket it holds. */
   handoff: Pick<TurnHandoff, 'delegate'>;
@@ -62,7 +65,7 @@ export function createConversationService(deps: ConversationDeps) {
         conversationId: result.conversationId,
         cancelled: result.cancelled,
       };
-      return { answer, ...(result.balanceChange ? { balanceChange: result.balanceChange } : {}) };
+      return { answer };
     } finally {
       off();
       offAbort();
@@ -80,8 +83,9 @@ export function createConversationService(deps: ConversationDeps) {
       const handed = await deps.handoff.delegate({ actor, body, socketId });
       // A socket that no process holds for this person: the client must reconnect (spec, Events rule 3).
       if (handed.kind === 'not-held') return { success: true, streamingFailed: true };
-      // This process answers the client: its caches hear of the charge first.
-      if (handed.outcome.balanceChange) deps.changes?.committed(handed.outcome.balanceChange);
+      // The turn's charge committed before its answer was sent: once this process has heard every change
+      // committed until now, its caches cannot show the client the balance as it was before the turn.
+      await deps.changes?.catchUp();
       return handed.outcome.answer;
     },
 

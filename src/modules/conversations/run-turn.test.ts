@@ -159,7 +159,7 @@ describe('runTurn when retrieval fails', () => {
     expect(row).toMatchObject({ status: 'complete', ragSearch: [] });
   });
 
-  it("tells this process's caches of the balance it charged, and returns that row: the person's, or the twin's pool; nothing when nothing was charged", async () => {
+  it("tells this process's caches of the balance it charged (its settle does): the person's, or the twin's pool; nothing when nothing was charged", async () => {
     const db = t.platform.database.db;
     const told: Array<{ table: string; key: string }> = [];
     const telling = { ...deps, providers: undefined, changes: { committed: (change: { table: string; key: string }) => void told.push(change) } };
@@ -169,21 +169,18 @@ describe('runTurn when retrieval fails', () => {
     const paid = await runTurn(telling, { kind: 'person', actor: await actorFor(db, ada.user.id) }, { inputs: ['Hi'] }, sink);
     expect(paid.credits).toBe(1);
     expect(told).toEqual([{ table: 'users', key: ada.user.id }]);
-    // Returned too, for the process that answers a turn another process ran (turn-handoff.ts).
-    expect(paid.balanceChange).toEqual({ table: 'users', key: ada.user.id });
 
     const pool = await buildInstitution(db, { poolCredits: true, credits: 10 });
     const bea = await buildUser(db, { institution: pool, credits: 0 });
     model.enqueue({ chunks: ['Pooled.'], usage: { prompt_tokens: 500, completion_tokens: 500 } });
     const pooled = await runTurn(telling, { kind: 'person', actor: await actorFor(db, bea.user.id) }, { inputs: ['Hi'] }, sink);
+    expect(pooled.credits).toBe(1);
     expect(told.at(-1)).toEqual({ table: 'institutions', key: pool.id });
-    expect(pooled.balanceChange).toEqual({ table: 'institutions', key: pool.id });
 
     told.length = 0;
     model.enqueue({ status: 400, error: 'refused' });
     const failed = await runTurn(telling, { kind: 'person', actor: await actorFor(db, ada.user.id) }, { inputs: ['Hi'] }, sink);
     expect(failed.failed).toBeDefined();
     expect(told).toEqual([]);
-    expect(failed.balanceChange).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
 // usage in the same transaction as the record's end. Transports only bind a TurnSink.
 import type { ModelMessage } from 'ai';
 import { clampReasoningEffort, OPENAI_DEFAULT_BASE_URL, type ClampedReasoningEffort, type DeploymentModelConfig, type ReasoningEffort, type ModelRegistry, type ResolvedModel } from '../../ai/registry.js';
-import type { ChangeFeed, RowChange } from '../../platform/db/change-feed.js';
+import type { ChangeFeed } from '../../platform/db/change-feed.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/client.js';
 import { AppError, BadRequestError, NotFoundError } from '../../platform/http/errors.js';
@@ -31,7 +31,7 @@ export interface TurnDeps {
   deploymentPrice?: Price;
   providers?: TurnContextProviders;
   log?: { warn(details: object, message: string): void };
-  /** Told of the balance row a turn's charge changed, before the transport says the turn is complete. */
+  /** Told of the balance row a turn's charge changed (by settleTurn), before the transport says the turn is complete. */
   changes?: Pick<ChangeFeed, 'committed'>;
   /** The twin and New Conversation (cached by the app: turn-reads.ts); from `db` when absent. */
   reads?: TurnReads;
@@ -145,6 +145,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       twin,
       userId: actor.userId,
       opened: record,
+      changes: deps.changes,
       // A failed turn is not charged; a cancelled one pays for the partial answer.
       cost: result.failed ? 0 : costOf(result.usage, choice.price),
       record: {
@@ -157,9 +158,6 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
         ragSearch: passages,
       },
     });
-    // This process's caches hear of the charge at once (the person's row, or the twin's for a pool).
-    const balanceChange: RowChange | undefined = credits > 0 ? (twin.poolCredits ? { table: 'institutions', key: twin.id } : { table: 'users', key: actor.userId }) : undefined;
-    if (balanceChange) deps.changes?.committed(balanceChange);
     if (status === 'complete' && !result.emptyReply && deps.providers?.afterTurn) {
       // Not awaited: the answer is complete. A provider logs its own failures.
       deps.providers.afterTurn(caller, { historyId: record.id, question, answer: result.text }, { longTermMemoryEnabled: twin.longTermMemoryEnabled }).catch(() => {});
@@ -172,7 +170,6 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       conversationId: record.conversationId,
       cancelled: result.cancelled,
       emptyReply: result.emptyReply,
-      ...(balanceChange ? { balanceChange } : {}),
       ...(result.failed ? { failed: result.failed } : {}),
     };
   } catch (error) {

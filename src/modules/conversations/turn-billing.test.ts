@@ -1,6 +1,7 @@
 // The end of a turn (settleTurn): the record finished and the charge made together, in one statement
 // when the record is as read, else in a transaction; never more than the balance holds, also when
-// many turns of one balance end together. On a real database (PGlite, or the server in CI's 2nd run).
+// many turns of one balance end together; the change feed is told of the balance row it charged. On a
+// real database (PGlite, or the server in CI's 2nd run).
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
@@ -188,6 +189,29 @@ describe('settleTurn', () => {
     await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 1, record: outcome('first') });
     const again = await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 0, record: { answer: 'second', status: 'failed' } });
     expect(again.row).toMatchObject({ status: 'complete', answer: 'first', credits: 1 });
+  });
+
+  it("tells the change feed of the balance row it charged once committed: the person's, the pool's, in either path; nothing when it charged nothing", async () => {
+    const told: Array<{ table: string; key: string }> = [];
+    const changes = { committed: (change: { table: string; key: string }) => void told.push(change) };
+    const twin = await buildInstitution(db());
+    const user = await personIn(twin, 10);
+    await settleTurn(db(), { twin, userId: user.id, opened: await open(twin, user.id), cost: 1, record: outcome(), changes });
+    const changed = await open(twin, user.id);
+    await recordToolCall(db(), changed.id, { id: 'call-3', server: 'docs', tool: 'lookup', arguments: {}, result: 'kept', status: 'ok' });
+    await settleTurn(db(), { twin, userId: user.id, opened: changed, cost: 1, record: outcome(), changes });
+    const pool = await buildInstitution(db(), { poolCredits: true, credits: 50 });
+    const member = await personIn(pool, 7);
+    await settleTurn(db(), { twin: pool, userId: member.id, opened: await open(pool, member.id), cost: 3, record: outcome(), changes });
+    const failed = await open(twin, user.id);
+    await settleTurn(db(), { twin, userId: user.id, opened: failed, cost: 0, record: { answer: '', status: 'failed' }, changes });
+    const broke = await personIn(twin, 0);
+    await settleTurn(db(), { twin, userId: broke.id, opened: await open(twin, broke.id), cost: 2, record: outcome(), changes });
+    expect(told).toEqual([
+      { table: 'users', key: user.id },
+      { table: 'users', key: user.id },
+      { table: 'institutions', key: pool.id },
+    ]);
   });
 
   it('never overdraws a pool that 40 turns ending together would exceed', async () => {

@@ -1,8 +1,10 @@
 // What a turn costs and how it is paid: prices in credits per 1,000 tokens (a custom model's own,
 // DEFAULT_PRICE_IN/OUT for the deployment's endpoint, free unless the operator sets them; nothing for the
 // built-in local model); what a priced turn holds while it runs (its most expensive possible cost); and
-// the end of a turn: the charge, the hold given back and the history record's outcome together.
+// the end of a turn: the charge, the hold given back and the history record's outcome together, and
+// the change feed told of the balance row it charged (this process's caches must not show the old one).
 import { eq, sql } from 'drizzle-orm';
+import type { ChangeFeed, RowChange } from '../../platform/db/change-feed.js';
 import { inTransaction, type Executor } from '../../platform/db/client.js';
 import { chargeCredits, InsufficientCreditsError } from '../credits/credits.service.js';
 import type { CreditAccount } from '../credits/credits.tables.js';
@@ -48,6 +50,8 @@ export interface SettleInput {
   record: Omit<FinishRecordInput, 'credits'>;
   /** The record as the turn opened it (startRecord, extendHold): the settle starts from it, checking it is unchanged. */
   opened: Pick<OpenedRecord, 'id' | 'version' | 'heldCredits' | 'heldAccount'> & Parameters<typeof finishValues>[0];
+  /** Told of the balance row a charge changed once committed (so `db` is never a caller's transaction). */
+  changes?: Pick<ChangeFeed, 'committed'>;
 }
 
 /**
@@ -56,7 +60,7 @@ export interface SettleInput {
  * record first (a record finished or changed meanwhile). Either way the charge is at most what the
  * balance holds for the turn plus what is spendable, under the balance's row lock: a balance never goes
  * below zero, and a turn whose cost is within its hold is always charged in full. The record keeps the
- * credits actually charged.
+ * credits actually charged, and `changes` hears of the balance row charged as soon as it is committed.
  */
 export async function settleTurn(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number }> {
   const outcome = finishValues(input.opened, { ...input.record, credits: 0 });
@@ -72,12 +76,19 @@ export async function settleTurn(db: Executor, input: SettleInput): Promise<{ ro
     payer: { account, institutionId: input.twin.id, userId: input.userId },
     ledgerMeta: { historyId: input.opened.id, cost: input.cost },
   });
-  if (settled) return settled;
-  return settleInTransaction(db, input);
+  const done = settled ? { ...settled, account } : await settleInTransaction(db, input);
+  // Only a charge is a change caches see: a hold given back sends no notice (migration 0010).
+  if (done.credits > 0 && done.account) input.changes?.committed(balanceRow(done.account, input));
+  return { row: done.row, credits: done.credits };
+}
+
+/** The row a balance lives in: the person's, or the twin's for a pool. */
+function balanceRow(account: CreditAccount, input: Pick<SettleInput, 'twin' | 'userId'>): RowChange {
+  return account === 'institution' ? { table: 'institutions', key: input.twin.id } : { table: 'users', key: input.userId };
 }
 
 /** The settle of a record no longer as opened: locked first (finishRecord gives back its hold), then the balance. */
-async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number }> {
+async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number; account?: CreditAccount }> {
   return inTransaction(db, async (tx) => {
     const finished = await finishRecord(tx, input.opened.id, { ...input.record, credits: 0 });
     if (input.cost <= 0) return { row: finished, credits: 0 };
@@ -94,7 +105,7 @@ async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ 
       meta: { historyId: input.opened.id, cost: input.cost },
     });
     await setHistoryCredits(tx, input.opened.id, credits);
-    return { row: { ...finished, credits }, credits };
+    return { row: { ...finished, credits }, credits, account };
   });
 }
 

@@ -18,7 +18,6 @@ const turnFor = (userId: string, socketId: string): HandedTurn => ({
 
 const outcomeOf = (text: string): TurnOutcome => ({
   answer: { success: true, answer: text, outputs: [text], usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 }, credits: 0.5, historyId: 'h-1', conversationId: 'c-1', cancelled: false },
-  balanceChange: { table: 'users', key: 'ada' },
 });
 
 /** A turn the test ends by hand, and what its runner saw. */

@@ -9,7 +9,6 @@
 // soon as all have answered (the publish says how many it reached). An asker that gives up withdraws
 // its request, and a holder that already accepted it cancels the turn.
 import { randomUUID } from 'node:crypto';
-import type { RowChange } from '../../platform/db/change-feed.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { AppError } from '../../platform/http/errors.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
@@ -41,10 +40,12 @@ export interface HandedTurn {
   socketId: string;
 }
 
-/** What running a turn here gives: the route's answer, and the balance row its charge changed. */
+/**
+ * What running a turn here gives: the route's answer. Not the balance row it charged: the runner told
+ * its own change feed, and the asker catches up with its feed before answering (conversations.service.ts).
+ */
 export interface TurnOutcome {
   answer: QandaAnswer;
-  balanceChange?: RowChange;
 }
 
 export type HandoffResult = { kind: 'not-held' } | { kind: 'answered'; outcome: TurnOutcome };

@@ -1,6 +1,5 @@
 // Who a conversation turn runs for, and what the transport hears while it runs. Shared by runTurn,
 // its helpers and the transports (Socket.IO, SSE; voice and embedded visitors later).
-import type { RowChange } from '../../platform/db/change-feed.js';
 import type { Actor } from '../../platform/http/actor.js';
 import type { ToolStatus } from '../../ai/model-stream.js';
 
@@ -40,7 +39,5 @@ export interface TurnResult {
   conversationId: string;
   cancelled: boolean;
   emptyReply: boolean;
-  /** The balance row the charge changed (the person's, or the twin's for a pool), when it charged. */
-  balanceChange?: RowChange;
   failed?: { message: string };
 }

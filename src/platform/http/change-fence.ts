@@ -2,7 +2,8 @@
 // stop serving until the notices of what it committed are heard, so the client's next request never
 // reads an entry its own write made stale. Sent before the answer leaves; routes that only read say
 // `config: { readOnly: true }` and skip it, as do routes that tell the feed themselves which cached rows
-// they changed (`config: { changesTold: true }`, ChangeFeed.committed: the conversation turns).
+// they changed (`config: { changesTold: true }`, ChangeFeed.committed: the conversation turns, whose
+// settle tells it of the balance it charged).
 import type { FastifyInstance } from 'fastify';
 import type { ChangeFeed } from '../db/change-feed.js';
 
