@@ -23,10 +23,11 @@ export function directTurnReads(db: Executor): TurnReads {
 }
 
 export function cachedTurnReads(db: Executor, feed: Pick<ChangeFeed, 'subscribe' | 'caughtUp'>): TurnReads {
-  const twins = createRowCache<InstitutionRow>(feed, { table: 'institutions', rowKey: (row) => row.id });
-  const standard = createRowCache<AssistantRow>(feed, { table: 'assistants', rowKey: (row) => row.id, keyedByRow: false });
+  const twins = createRowCache<InstitutionRow>(feed, { keyTables: ['institutions'] });
+  // Stored under a name: the row it depends on is the one the fill brought.
+  const standard = createRowCache<AssistantRow>(feed, { dependsOn: { assistants: (row) => [row.id] } });
   return {
     twin: (id) => twins.get(id, () => findInstitutionById(db, id)),
-    standardAssistant: async () => (await standard.get('standard', () => standardAssistant(db)))!,
+    standardAssistant: () => standard.get('standard', () => standardAssistant(db)),
   };
 }

@@ -1,7 +1,9 @@
 // The row cache on the run's database and its real change feed: a row is read once and served until
 // it changes (written by this process or, through the notices, by another), a change to another row or
 // table keeps it, a fill a change overtook is not kept, what this process says it committed drops at
-// once, nothing is served while a fence is out, entries expire, and a row not found is not kept.
+// once, nothing is served while a fence is out, entries expire, and a row not found is not kept. An entry
+// may hang on several tables: by its key (a person's rows), by the rows it names (a profile's twin and
+// favorites), or on every other table (forget everything).
 import { eq } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,7 +50,7 @@ async function newTwin(values: Parameters<typeof buildInstitution>[1] = {}): Pro
 /** A twin cache that counts its reads of the database. */
 function twinCache(options: { now?: () => number } = {}) {
   const reads: string[] = [];
-  const cache = createRowCache<InstitutionRow>(feed, { table: 'institutions', rowKey: (row) => row.id, ttlMs: 1_000, ...options });
+  const cache = createRowCache<InstitutionRow>(feed, { keyTables: ['institutions'], ttlMs: 1_000, ...options });
   const get = (id: string) =>
     cache.get(id, async () => {
       reads.push(id);
@@ -103,7 +105,7 @@ describe('the row cache', () => {
 
   it('does not keep a fill that a change overtook', async () => {
     const twin = await newTwin({ name: 'Old' });
-    const cache = createRowCache<InstitutionRow>(feed, { table: 'institutions', rowKey: (row) => row.id });
+    const cache = createRowCache<InstitutionRow>(feed, { keyTables: ['institutions'] });
     // The fill reads the old row, then the change is heard before the fill is done.
     const stale = await cache.get(twin.id, async () => {
       const row = await findInstitutionById(database.db, twin.id);
@@ -116,18 +118,69 @@ describe('the row cache', () => {
 
   it('keeps a fill that only a change of another row came during; under a name, any change of the table overtakes it', async () => {
     const [twin, other] = [await newTwin(), await newTwin()];
-    const byId = createRowCache<InstitutionRow>(feed, { table: 'institutions', rowKey: (row) => row.id });
+    const byId = createRowCache<InstitutionRow>(feed, { keyTables: ['institutions'] });
     await byId.get(twin.id, async () => {
       feed.committed({ table: 'institutions', key: other.id });
       return findInstitutionById(database.db, twin.id);
     });
     expect(byId.size).toBe(1);
-    const named = createRowCache<InstitutionRow>(feed, { table: 'institutions', rowKey: (row) => row.id, keyedByRow: false });
+    const named = createRowCache<InstitutionRow>(feed, { dependsOn: { institutions: (row) => [row.id] } });
     await named.get('first', async () => {
       feed.committed({ table: 'institutions', key: other.id });
       return findInstitutionById(database.db, twin.id);
     });
     expect(named.size).toBe(0);
+  });
+
+  it('drops an entry on a notice of any of its key tables, and only such a notice of its key overtakes its fill', async () => {
+    const cache = createRowCache<{ json: string }>(feed, { keyTables: ['users', 'memberships'] });
+    await cache.get('u-1', async () => ({ json: 'one' }));
+    await cache.get('u-2', async () => ({ json: 'two' }));
+    feed.committed({ table: 'memberships', key: 'u-1' });
+    expect(cache.size).toBe(1);
+    await cache.get('u-1', async () => {
+      feed.committed({ table: 'users', key: 'u-2' });
+      return { json: 'one again' };
+    });
+    expect(cache.size).toBe(1);
+    await cache.get('u-2', async () => {
+      feed.committed({ table: 'memberships', key: 'u-2' });
+      return { json: 'two again' };
+    });
+    expect(cache.size).toBe(1);
+    expect(await cache.get('u-1', async () => ({ json: 'not read' }))).toEqual({ json: 'one again' });
+  });
+
+  it('drops the entries whose row names a changed row of a table they depend on, and any such change overtakes a fill', async () => {
+    type Profile = { json: string; twin: string | null; favorites: string[] };
+    const cache = createRowCache<Profile>(feed, { keyTables: ['users'], dependsOn: { institutions: (row) => [row.twin], assistants: (row) => row.favorites } });
+    await cache.get('member', async () => ({ json: 'm', twin: 't-1', favorites: [] }));
+    await cache.get('fan', async () => ({ json: 'f', twin: null, favorites: ['a-1', 'a-2'] }));
+    await cache.get('other', async () => ({ json: 'o', twin: 't-2', favorites: ['a-3'] }));
+    feed.committed({ table: 'institutions', key: 't-1' });
+    expect(cache.size).toBe(2);
+    feed.committed({ table: 'assistants', key: 'a-2' });
+    expect(cache.size).toBe(1);
+    // What a fill will name is not known before it is done: a change of any twin overtakes it.
+    await cache.get('member', async () => {
+      feed.committed({ table: 'institutions', key: 't-9' });
+      return { json: 'm', twin: 't-1', favorites: [] };
+    });
+    expect(cache.size).toBe(1);
+    expect((await cache.get('other', async () => ({ json: 'not read', twin: null, favorites: [] }))).json).toBe('o');
+  });
+
+  it('ignores notices of tables it does not name, or forgets everything on them when asked to', async () => {
+    const ignoring = createRowCache<{ json: string }>(feed, { keyTables: ['users'] });
+    const forgetting = createRowCache<{ json: string }>(feed, { keyTables: ['users'], forgetOnOtherTables: true });
+    await ignoring.get('u-1', async () => ({ json: 'one' }));
+    await forgetting.get('u-1', async () => ({ json: 'one' }));
+    await forgetting.get('u-2', async () => {
+      feed.committed({ table: 'files', key: 'f-1' });
+      return { json: 'two' };
+    });
+    expect(ignoring.size).toBe(1);
+    expect(forgetting.size).toBe(0);
   });
 
   it('does not keep a row that was not found', async () => {

@@ -1,20 +1,25 @@
-// Rows a process reads on every request and that rarely change (a twin, the standard assistant), kept in
-// memory and kept true by row change notices (change-feed.ts): a change to a cached row drops it in every
-// process; a fill that a change overtook is not kept; nothing is served while this process may have a
-// change of its own still unheard (ChangeFeed.caughtUp), and an entry lives at most `ttlMs`.
+// Rows a process reads on every request and that rarely change (a twin, the standard assistant, a
+// person's refreshed profile), kept in memory and kept true by row change notices (change-feed.ts): a
+// change to a row an entry depends on drops it in every process; a fill that a change overtook is not
+// kept; nothing is served while this process may have a change of its own still unheard
+// (ChangeFeed.caughtUp), and an entry lives at most `ttlMs`.
 import type { ChangeFeed } from './change-feed.js';
 
 export interface RowCacheOptions<T> {
-  /** The table whose notices (`<table>:<key>`) drop entries. */
-  table: string;
-  /** The key a notice of this row names (the trigger's argument, e.g. the id). */
-  rowKey: (row: T) => string;
   /**
-   * Whether entries are stored under the key their notices name (default true): then only a change of
-   * that key overtakes a fill. Otherwise (an entry under a name, e.g. 'standard') any change of the
-   * table does, since which row a fill will bring is not known until it is done.
+   * Tables whose notices (`<table>:<key>`) name the entry's own key (a twin under its id; a profile under
+   * its person's id, for `users` and `memberships` alike): a notice drops that entry, and overtakes only
+   * a fill of that key.
    */
-  keyedByRow?: boolean;
+  keyTables?: readonly string[];
+  /**
+   * Tables an entry depends on through the rows it names (the assistant stored under 'standard'; a
+   * profile's twin and favorite assistants): a notice drops the entries naming its key, and overtakes
+   * every fill under way, since which rows a fill brings is not known until it is done.
+   */
+  dependsOn?: Readonly<Record<string, (row: T) => readonly (string | null)[]>>;
+  /** A notice of any other table forgets everything (an entry built from more than the tables named); default: ignored. */
+  forgetOnOtherTables?: boolean;
   ttlMs?: number;
   maxEntries?: number;
   now?: () => number;
@@ -22,29 +27,39 @@ export interface RowCacheOptions<T> {
 
 export interface RowCache<T> {
   /** The cached row under `key`, or the one `fill` reads (kept when found and no change overtook it). */
-  get(key: string, fill: () => Promise<T | undefined>): Promise<T | undefined>;
+  get<R extends T | undefined>(key: string, fill: () => Promise<R>): Promise<T | R>;
   readonly size: number;
 }
 
 interface Entry<T> {
   row: T;
-  rowKey: string;
   storedAt: number;
 }
 
 export function createRowCache<T>(feed: Pick<ChangeFeed, 'subscribe' | 'caughtUp'>, options: RowCacheOptions<T>): RowCache<T> {
-  const { table, rowKey, keyedByRow = true, ttlMs = 60_000, maxEntries = 10_000, now = Date.now } = options;
+  const { keyTables = [], dependsOn = {}, forgetOnOtherTables = false, ttlMs = 60_000, maxEntries = 10_000, now = Date.now } = options;
   const entries = new Map<string, Entry<T>>();
   /** Fills under way, and whether a change overtook them. */
   const filling = new Set<{ key: string; overtaken: boolean }>();
+  const overtake = (key?: string) => {
+    for (const fill of filling) if (key === undefined || fill.key === key) fill.overtaken = true;
+  };
 
-  feed.subscribe((change) => {
-    if (change.table !== table && change.table !== '*') return;
-    if (change.table === '*') entries.clear();
-    // Stored under the notice's key: one lookup (a pooling twin's row changes with every turn it pays for).
-    else if (keyedByRow) entries.delete(change.key);
-    else for (const [key, entry] of entries) if (entry.rowKey === change.key) entries.delete(key);
-    for (const fill of filling) if (change.table === '*' || !keyedByRow || fill.key === change.key) fill.overtaken = true;
+  feed.subscribe(({ table, key }) => {
+    if (keyTables.includes(table)) {
+      // One lookup: a pooling twin's row changes with every turn it pays for.
+      entries.delete(key);
+      return overtake(key);
+    }
+    const named = Object.hasOwn(dependsOn, table) ? dependsOn[table] : undefined;
+    if (named) {
+      for (const [entryKey, entry] of entries) if (named(entry.row).includes(key)) entries.delete(entryKey);
+      return overtake();
+    }
+    if (table === '*' || forgetOnOtherTables) {
+      entries.clear();
+      overtake();
+    }
   });
 
   return {
@@ -60,7 +75,7 @@ export function createRowCache<T>(feed: Pick<ChangeFeed, 'subscribe' | 'caughtUp
         const row = await fill();
         if (row !== undefined && !mine.overtaken) {
           if (entries.size >= maxEntries && !entries.has(key)) entries.delete(entries.keys().next().value!);
-          entries.set(key, { row, rowKey: rowKey(row), storedAt: now() });
+          entries.set(key, { row, storedAt: now() });
         }
         return row;
       } finally {
