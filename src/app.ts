@@ -26,28 +26,23 @@ import { createTokenSigner } from './modules/auth/tokens.js';
 import { registerAssistants } from './modules/assistants/assistants.module.js';
 import { registerCustomModels } from './modules/custom-models/custom-models.module.js';
 import { attachStreamSockets, type StreamRouter } from './modules/conversations/socket-events.js';
-import { filesModule } from './modules/files/files.module.js';
+import { registerFiles } from './modules/files/files.module.js';
 import { createContextProviders } from './modules/conversations/context-providers.js';
 import { registerConversations } from './modules/conversations/conversations.module.js';
 import { createTurnHandoff } from './modules/conversations/turn-handoff.js';
-import { healthRoutes } from './modules/health/health.routes.js';
+import { registerHealth } from './modules/health/health.module.js';
 import { hasIdentityProvider } from './modules/oauth/oauth.service.js';
-import { historyAdminRoutes } from './modules/history/history.admin.routes.js';
-import { createHistoryAdminService } from './modules/history/history.admin.service.js';
-import { historyRoutes } from './modules/history/history.routes.js';
-import { createHistoryService } from './modules/history/history.service.js';
-import { adminUserRoutes } from './modules/admin-users/admin-users.routes.js';
-import { brandingRoutes } from './modules/branding/branding.routes.js';
-import { creditRoutes } from './modules/credits/credits.routes.js';
-import { entitlementRoutes } from './modules/entitlements/entitlements.routes.js';
-import { institutionRoutes } from './modules/institutions/institutions.routes.js';
-import { membershipRoutes } from './modules/memberships/memberships.routes.js';
-import { memoryRoutes } from './modules/memory/memory.routes.js';
-import { createMemoryService } from './modules/memory/memory.service.js';
-import { settingsRoutes } from './modules/settings/settings.routes.js';
-import { createProfileCache } from './modules/users/profile-cache.js';
+import { registerHistory } from './modules/history/history.module.js';
+import { registerAdminUsers } from './modules/admin-users/admin-users.module.js';
+import { registerBranding } from './modules/branding/branding.module.js';
+import { registerCredits } from './modules/credits/credits.module.js';
+import { registerEntitlements } from './modules/entitlements/entitlements.module.js';
+import { registerInstitutions } from './modules/institutions/institutions.module.js';
+import { registerMemberships } from './modules/memberships/memberships.module.js';
+import { registerMemory } from './modules/memory/memory.module.js';
+import { registerSettings } from './modules/settings/settings.module.js';
 import { createProfileService } from './modules/users/profile.service.js';
-import { userRoutes } from './modules/users/users.routes.js';
+import { registerUsers } from './modules/users/users.module.js';
 
 export const VERSION = '2.0.262';
 
@@ -93,7 +88,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerOpenApi(app, { version: VERSION, publicUrl: config.publicUrl });
 
   // Jobs (main.ts defines them itself in a worker, which builds no app).
-  defineJobs({ ...deps, log: app.log });
+  await defineJobs({ ...deps, log: app.log });
 
   // Row change notices for this process's caches, and the fence after each request that may write.
   const changes = await openChangeFeed(database);
@@ -119,24 +114,24 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.addHook('onClose', () => handoff.close());
 
   // Route families.
-  healthRoutes(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
+  const db = database.db;
+  registerHealth(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
   await identityRoutes(app, { ...deps, auth, cache, profiles });
-  userRoutes(app, profiles, createProfileCache(changes));
-  historyRoutes(app, createHistoryService(database.db));
-  historyAdminRoutes(app, createHistoryAdminService(database.db));
-  await registerAssistants(app, { db: database.db, profiles });
-  registerCustomModels(app, { db: database.db, secrets: deps.secrets });
-  adminUserRoutes(app, { db: database.db, cache, startingCredits: config.billing.startingCredits });
-  creditRoutes(app, database.db);
-  institutionRoutes(app, database.db);
-  membershipRoutes(app, { db: database.db, cache, profiles });
-  settingsRoutes(app, database.db);
-  memoryRoutes(app, createMemoryService(database.db));
-  entitlementRoutes(app, database.db);
+  registerUsers(app, { profiles, changes });
+  registerHistory(app, { db });
+  await registerAssistants(app, { db, profiles });
+  registerCustomModels(app, { db, secrets: deps.secrets });
+  registerAdminUsers(app, { db, cache, startingCredits: config.billing.startingCredits });
+  registerCredits(app, { db });
+  registerInstitutions(app, { db });
+  registerMemberships(app, { db, cache, profiles });
+  registerSettings(app, { db });
+  registerMemory(app, { db });
+  registerEntitlements(app, { db });
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log });
   registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes });
-  brandingRoutes(app, { db: database.db, idpConfigured: (institutionId) => hasIdentityProvider(database.db, config, institutionId) });
-  await filesModule(app, deps);
+  registerBranding(app, { db, idpConfigured: (institutionId) => hasIdentityProvider(db, config, institutionId) });
+  registerFiles(app, deps);
 
   return app;
 }

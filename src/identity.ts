@@ -1,25 +1,15 @@
-// Wires the identity route families: throttling (Redis when scaled), sign-in with second factors,
-// passwords, launch tokens and the authenticator. app.ts calls identityRoutes once.
+// Wires the sign-in families (auth, oauth, admin sessions) with what they share: throttling (Redis when
+// scaled) and the sign-in service. app.ts calls identityRoutes once.
 import rateLimit from '@fastify/rate-limit';
 import { Redis } from 'ioredis';
 import type { Platform } from './platform/platform.js';
 import { TooManyRequestsError } from './platform/http/errors.js';
 import type { App } from './platform/http/schemas.js';
 import type { ProfileService } from './modules/users/profile.service.js';
-import { adminSessionRoutes } from './modules/admin-sessions/admin-sessions.routes.js';
-import { createAdminSessionsService } from './modules/admin-sessions/admin-sessions.service.js';
-import { idpRevokeRoutes } from './modules/oauth/idp-revoke.routes.js';
-import { createIdpRevokeService } from './modules/oauth/idp-revoke.service.js';
-import { oauthRoutes } from './modules/oauth/oauth.routes.js';
-import { ssoProviderRoutes } from './modules/oauth/sso-providers.routes.js';
-import { createSsoProviderService } from './modules/oauth/sso-providers.service.js';
-import { createOAuthService } from './modules/oauth/oauth.service.js';
-import { authRoutes } from './modules/auth/auth.routes.js';
+import { registerAdminSessions } from './modules/admin-sessions/admin-sessions.module.js';
+import { registerAuth } from './modules/auth/auth.module.js';
 import type { AuthService } from './modules/auth/auth.service.js';
-import { createFactorService } from './modules/auth/factors.service.js';
-import { createLaunchService } from './modules/auth/launch.service.js';
-import { meRoutes } from './modules/auth/me.routes.js';
-import { createPasswordService } from './modules/auth/password.service.js';
+import { registerOauth } from './modules/oauth/oauth.module.js';
 import type { SessionCache } from './modules/auth/session-cache.js';
 import { createSignInService } from './modules/auth/signin.service.js';
 import { createThrottle, DEFAULT_AUTH_LIMITS, type AuthLimits } from './modules/auth/throttle.js';
@@ -63,23 +53,7 @@ export async function identityRoutes(app: App, deps: IdentityDeps): Promise<void
     secrets,
     cache,
   });
-  const passwords = createPasswordService({
-    db,
-    cache,
-    mailer,
-    throttle,
-    publicUrl: config.publicUrl,
-    onError: (error) => app.log.error({ err: error }, 'password reset mail failed'),
-  });
-  const factors = createFactorService({ db, secrets, cache, throttle });
-  const launch = createLaunchService({ db, auth, startingCredits: config.billing.startingCredits });
-
-  authRoutes(app, { auth, signin, passwords, launch, requestsPerMinute: limits.requestsPerMinute });
-  meRoutes(app, { factors, passwords, signin, requestsPerMinute: limits.requestsPerMinute });
-  adminSessionRoutes(app, createAdminSessionsService({ db, cache }));
-  const log = (error: unknown, message: string) => app.log.warn({ err: error }, message);
-  const oauth = createOAuthService({ db, config, secrets, auth, signin, log });
-  oauthRoutes(app, oauth, { publicUrl: config.publicUrl, requestsPerMinute: limits.requestsPerMinute });
-  ssoProviderRoutes(app, createSsoProviderService({ db, secrets }));
-  idpRevokeRoutes(app, createIdpRevokeService({ db, secrets, config, log }));
+  registerAuth(app, { db, config, mailer, secrets, auth, signin, cache, throttle, requestsPerMinute: limits.requestsPerMinute });
+  registerOauth(app, { db, config, secrets, auth, signin, requestsPerMinute: limits.requestsPerMinute });
+  registerAdminSessions(app, { db, cache });
 }

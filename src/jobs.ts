@@ -1,15 +1,18 @@
 // Every job of the service: defined on each process's queue whatever its role (an API process sends,
-// a worker performs), and the cron schedules, written once the queue has started.
-import type { Config } from './config.js';
+// a worker performs), and the cron schedules, written once the queue has started. Retrieval is set up
+// with the files' job (every process searches; every process may ingest).
+import type { FastifyBaseLogger } from 'fastify';
 import type { DatabaseHandle } from './platform/db/client.js';
 import type { JobLogger, JobQueue } from './platform/jobs/queue.js';
 import { defineMaintenanceJobs, scheduleMaintenanceJobs } from './platform/db/maintenance.jobs.js';
 import { defineHistoryJobs, scheduleHistoryJobs } from './modules/history/history.jobs.js';
 import { defineMemoryJobs } from './modules/memory/extraction.js';
+import { defineFilesJobs, type FilesDeps } from './modules/files/files.module.js';
 import { defineTurnJobs, scheduleTurnJobs } from './modules/conversations/turn-holds.js';
 
-export function defineJobs(deps: { jobs: JobQueue; database: DatabaseHandle; config: Pick<Config, 'model'>; log?: JobLogger }): void {
+export async function defineJobs(deps: FilesDeps & { log: JobLogger & Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'> }): Promise<void> {
   defineMaintenanceJobs(deps.jobs, deps.database, deps.log);
+  await defineFilesJobs(deps, deps.log);
   defineHistoryJobs(deps.jobs, deps.database.db);
   defineMemoryJobs(deps.jobs, deps.database.db, deps.config.model, deps.log);
   defineTurnJobs(deps.jobs, deps.database.db);

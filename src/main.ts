@@ -11,7 +11,6 @@ import { SOCKET_PATH } from './platform/realtime/socket.js';
 import { closePlatform, openPlatform } from './platform/platform.js';
 import { bootstrapFirstAdmin } from './bootstrap.js';
 import { defineJobs, scheduleJobs } from './jobs.js';
-import { setupFiles } from './modules/files/files.module.js';
 
 const ROLES: ProcessRole[] = ['all', 'api', 'worker'];
 
@@ -44,10 +43,7 @@ async function main(): Promise<void> {
 
   const app = role === 'worker' ? undefined : await buildApp({ ...platform, logger: { level: config.logLevel, stream: destination } });
   // Without an app, the jobs the modules define are defined here (buildApp defines them otherwise).
-  if (!app) {
-    defineJobs({ ...platform, log: logger });
-    await setupFiles(platform, logger);
-  }
+  if (!app) await defineJobs({ ...platform, log: logger });
   await platform.jobs.start({ work: role !== 'api' });
   await scheduleJobs(platform.jobs, platform.database);
   if (app && grouped) await serveHandedConnections(app);

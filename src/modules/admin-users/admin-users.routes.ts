@@ -2,8 +2,7 @@
 import { z } from 'zod';
 import { actorOf } from '../../platform/http/auth-guard.js';
 import { bulkActionBody, changedSchema, failures, type App } from '../../platform/http/schemas.js';
-import { adminMembershipRoutes } from './admin-memberships.js';
-import { createEnrolService } from './admin-users.import.js';
+import type { EnrolService } from './admin-users.import.js';
 import {
   adminUserSchema,
   createUserBody,
@@ -13,7 +12,7 @@ import {
   listUsersQuery,
   userIdParams,
 } from './admin-users.schemas.js';
-import { createAdminUsersService, type AdminUsersDeps } from './admin-users.service.js';
+import type { AdminUsersService } from './admin-users.service.js';
 
 const tags = ['admin: users'];
 const userResult = z.object({ success: z.literal(true), message: z.string().optional(), data: adminUserSchema, ignoredFields: z.array(z.string()) });
@@ -21,11 +20,7 @@ const SCOPE =
   'An account is visible when it belongs to a twin where the caller holds users.list (super admins see all); ' +
   'any other account answers 404 User not found. ';
 
-export function adminUserRoutes(app: App, deps: AdminUsersDeps): void {
-  const users = createAdminUsersService(deps);
-  const enrol = createEnrolService(deps, users);
-  adminMembershipRoutes(app, deps);
-
+export function adminUserRoutes(app: App, users: AdminUsersService, enrol: EnrolService): void {
   app.get(
     '/api/admin/users',
     {

@@ -1,6 +1,5 @@
 // /api/admin/entitlements and /api/admin/entitlement: the admin family of the contract additions.
 import { z } from 'zod';
-import type { Database } from '../../platform/db/client.js';
 import { actorOf } from '../../platform/http/auth-guard.js';
 import { changedSchema, failures, idParams, idsBody, messageSchema, type App } from '../../platform/http/schemas.js';
 import {
@@ -10,16 +9,14 @@ import {
   entitlementSchema,
   listEntitlementsQuery,
 } from './entitlements.schemas.js';
-import { createEntitlementsService } from './entitlements.service.js';
+import type { EntitlementsService } from './entitlements.service.js';
 
 const tags = ['admin: entitlements'];
 const RULES =
   'Super admins see and write every entitlement; a twin administrator sees those that apply to their twins (directly or ' +
   'through the twin\'s account) and may not change them (403 SUPER_ONLY). Any other entitlement answers 404. ';
 
-export function entitlementRoutes(app: App, db: Database): void {
-  const service = createEntitlementsService(db);
-
+export function entitlementRoutes(app: App, service: EntitlementsService): void {
   app.get(
     '/api/admin/entitlements',
     {

@@ -124,3 +124,5 @@ export function createEntitlementsService(db: Database) {
     },
   };
 }
+
+export type EntitlementsService = ReturnType<typeof createEntitlementsService>;

@@ -1,5 +1,5 @@
-// Wires the files vault: the embedder, the vector schema where pgvector exists, the ingestion job,
-// the services and their routes. The worker role calls setupFiles alone (no routes) to run the jobs.
+// Wires the files vault: retrieval (the embedder, the vector schema where pgvector exists), its job
+// (ingestion, defined by src/jobs.ts with the others on every process), and the services and their routes.
 import type { FastifyBaseLogger } from 'fastify';
 import { createEmbedder } from '../../ai/embeddings.js';
 import type { Config } from '../../config.js';
@@ -25,23 +25,21 @@ export interface FilesDeps {
 
 type Logger = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
 
-export async function setupFiles(deps: FilesDeps, logger: Logger) {
+/**
+ * Retrieval of this process (the embedder, and the vector schema where pgvector exists) and the files'
+ * job on its queue: what every process needs, whatever its role. src/jobs.ts calls it once.
+ */
+export async function defineFilesJobs(deps: FilesDeps, logger: Logger): Promise<void> {
   const embedder = createEmbedder(deps.config);
   const vector = await ensureVectorSchema(deps.database, embedder.dimensions);
   if (deps.database.vector && !vector.ready) logger.warn({ reason: vector.reason }, 'retrieval: full text only');
   logger.info({ embedder: embedder.id, dimensions: embedder.dimensions, hybrid: vector.ready }, vector.ready ? 'retrieval: hybrid (full text + pgvector, RRF)' : 'retrieval: full text only');
   registerRetrieval(deps.database, { embedder, hybrid: vector.ready });
   defineIngestionJob(deps.jobs, { database: deps.database, storage: deps.storage, embedder, hybrid: vector.ready, logger });
-  return {
-    files: createFilesService({ ...deps, uploadLimit: deps.config.uploadLimit }),
-    collections: createCollectionsService(deps),
-    uploadsAdmin: createUploadsAdminService(deps),
-  };
 }
 
-/** One registration for app.ts: the module and all of its routes. */
-export async function filesModule(app: App, deps: FilesDeps): Promise<void> {
-  const module = await setupFiles(deps, app.log);
-  fileRoutes(app, module.files, module.collections);
-  uploadsAdminRoutes(app, module.uploadsAdmin);
+/** The files family's services and routes. app.ts calls this once, after the jobs are defined. */
+export function registerFiles(app: App, deps: FilesDeps): void {
+  fileRoutes(app, createFilesService({ ...deps, uploadLimit: deps.config.uploadLimit }), createCollectionsService(deps));
+  uploadsAdminRoutes(app, createUploadsAdminService(deps));
 }

@@ -1,6 +1,5 @@
 // /api/admin/institution(s): Digital Twins, their settings and branding (contract additions).
 import { z } from 'zod';
-import type { Database } from '../../platform/db/client.js';
 import { actorOf } from '../../platform/http/auth-guard.js';
 import { bulkActionBody, changedSchema, failures, idParams, messageSchema, type App } from '../../platform/http/schemas.js';
 import {
@@ -10,14 +9,12 @@ import {
   institutionResult,
   listInstitutionsQuery,
 } from './institutions.schemas.js';
-import { createInstitutionsService } from './institutions.service.js';
+import type { InstitutionsService } from './institutions.service.js';
 
 const tags = ['admin: institutions'];
 const SCOPE = 'A twin where the caller lacks the permission answers 404 Institution not found. ';
 
-export function institutionRoutes(app: App, db: Database): void {
-  const twins = createInstitutionsService(db);
-
+export function institutionRoutes(app: App, twins: InstitutionsService): void {
   app.post(
     '/api/admin/institution',
     {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { actorOf } from '../../platform/http/auth-guard.js';
 import { failures, idParams, messageSchema, objectId, type App } from '../../platform/http/schemas.js';
 import { profileSchema } from '../users/profile.schemas.js';
-import { createMembershipsService, type MembershipsDeps } from './memberships.service.js';
+import type { MembershipsService } from './memberships.service.js';
 
 const tags = ['user: memberships'];
 const profileResult = z.object({ success: z.literal(true), profile: profileSchema });
@@ -17,9 +17,7 @@ const membershipSchema = z.object({
   current: z.boolean(),
 });
 
-export function membershipRoutes(app: App, deps: MembershipsDeps): void {
-  const memberships = createMembershipsService(deps);
-
+export function membershipRoutes(app: App, memberships: MembershipsService): void {
   app.get(
     '/api/user/institutions',
     {

@@ -1,0 +1,56 @@
+// A twin's administrators set a member's role and extra permission grants, or remove the person from
+// the twin. Needs users.edit in that twin; super accounts are for supers only; never one's own.
+import { eq } from 'drizzle-orm';
+import { isSuper, type Actor } from '../../platform/http/actor.js';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import type { Permission } from '../../platform/http/permissions.js';
+import { hasPermission } from '../institutions/access.js';
+import { memberships, type MembershipRow } from '../institutions/institutions.tables.js';
+import { deleteMembership, findMembershipById, nextTwinFor } from '../memberships/memberships.repo.js';
+import { findUserById, updateUser } from '../users/users.repo.js';
+import { SUPER_ONLY_EDIT } from './admin-users.access.js';
+import type { AdminUsersDeps } from './admin-users.service.js';
+
+const NOT_FOUND = 'Membership not found';
+
+export const presentMembership = (row: MembershipRow) => ({ _id: row.id, institution: row.institutionId, user: row.userId, role: row.role, permissions: row.permissions });
+
+export function createAdminMembershipsService({ db, cache }: Pick<AdminUsersDeps, 'db' | 'cache'>) {
+  async function authorize(actor: Actor, id: string): Promise<MembershipRow> {
+    const membership = await findMembershipById(db, id);
+    if (!membership || !(await hasPermission(db, actor, membership.institutionId, 'users.list'))) throw new NotFoundError(NOT_FOUND);
+    if (!(await hasPermission(db, actor, membership.institutionId, 'users.edit'))) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
+    const person = await findUserById(db, membership.userId);
+    if (!person) throw new NotFoundError(NOT_FOUND);
+    if (person.accountType === 'super' && !isSuper(actor)) throw new ForbiddenError(SUPER_ONLY_EDIT, 'SUPER_ONLY');
+    if (person.id === actor.userId) throw new BadRequestError('You cannot change or remove your own membership here', 'SELF_ACTION');
+    return membership;
+  }
+
+  return {
+    async edit(actor: Actor, id: string, change: { role?: 'user' | 'admin'; permissions?: Permission[] }) {
+      const membership = await authorize(actor, id);
+      const { role, permissions } = change;
+      const values = { ...(role ? { role } : {}), ...(permissions ? { permissions: [...new Set(permissions)] } : {}) };
+      const [row] = Object.keys(values).length
+        ? await db.update(memberships).set(values).where(eq(memberships.id, membership.id)).returning()
+        : [membership];
+      await cache.invalidate({ userId: membership.userId });
+      return presentMembership(row);
+    },
+
+    /** When it was the person's current twin they move to their newest other active twin (or none). */
+    async remove(actor: Actor, id: string): Promise<void> {
+      const membership = await authorize(actor, id);
+      await deleteMembership(db, membership.id);
+      const person = await findUserById(db, membership.userId);
+      if (person?.currentInstitutionId === membership.institutionId) {
+        const next = await nextTwinFor(db, person.id, membership.institutionId);
+        await updateUser(db, person.id, { currentInstitutionId: next, voiceAssistantId: null });
+      }
+      await cache.invalidate({ userId: membership.userId });
+    },
+  };
+}
+
+export type AdminMembershipsService = ReturnType<typeof createAdminMembershipsService>;

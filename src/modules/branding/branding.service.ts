@@ -1,0 +1,38 @@
+// The public branding of a twin, found by its publicId (no caller: the page that embeds a twin asks).
+import type { Database } from '../../platform/db/client.js';
+import { AppError } from '../../platform/http/errors.js';
+import { findInstitutionByPublicId } from '../institutions/institutions.repo.js';
+import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import type { BrandingWire } from './branding.schemas.js';
+
+export interface BrandingDeps {
+  db: Database;
+  /** Whether third-party sign-in is configured for the deployment or this twin (only ever a boolean). */
+  idpConfigured: (institutionId: string) => Promise<boolean>;
+}
+
+export function presentBranding(row: InstitutionRow, idpEnabled: boolean): BrandingWire {
+  return {
+    picture: row.picture,
+    picture_animated: row.pictureAnimated,
+    picture_bg: row.pictureBg,
+    picture_dark_bg: row.pictureDarkBg,
+    voice_agent_id: row.voiceAgentId,
+    about: row.about,
+    ainame: row.ainame,
+    status: row.status,
+    idpEnabled,
+  };
+}
+
+export function createBrandingService({ db, idpConfigured }: BrandingDeps) {
+  return {
+    async byPublicId(publicId: string): Promise<BrandingWire> {
+      const twin = await findInstitutionByPublicId(db, publicId);
+      if (!twin) throw new AppError(404, 'Digital Twin not found', 'NOT_FOUND', undefined, 'No Digital Twin has this publicId');
+      return presentBranding(twin, await idpConfigured(twin.id));
+    },
+  };
+}
+
+export type BrandingService = ReturnType<typeof createBrandingService>;

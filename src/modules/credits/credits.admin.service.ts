@@ -1,0 +1,52 @@
+// The administrators' side of credits: awarding free credits to a twin (super admins) and reading a
+// twin's ledger (credits.edit in it).
+import type { Database } from '../../platform/db/client.js';
+import { isSuper, type Actor } from '../../platform/http/actor.js';
+import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { hasPermission } from '../institutions/access.js';
+import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { listLedger } from './credits.repo.js';
+import type { LedgerEntryWire } from './credits.schemas.js';
+import { awardCredits } from './credits.service.js';
+import type { CreditLedgerRow } from './credits.tables.js';
+
+const present = (row: CreditLedgerRow): LedgerEntryWire => ({
+  _id: row.id,
+  institution: row.institutionId,
+  account: row.account,
+  user: row.userId,
+  delta: row.delta,
+  balanceAfter: row.balanceAfter,
+  reason: row.reason,
+  actor: row.actorId,
+  created: row.createdAt.toISOString(),
+});
+
+export function createCreditsAdmin(db: Database) {
+  return {
+    async awardFree(actor: Actor, institutionId: string, credits: number): Promise<string> {
+      if (!isSuper(actor)) throw new ForbiddenError('Only a super admin can award free credits', 'SUPER_ONLY');
+      const twin = await findInstitutionById(db, institutionId);
+      if (!twin) throw new NotFoundError('Institution not found');
+      const change = await awardCredits(db, {
+        account: 'institution',
+        institutionId,
+        amount: credits,
+        reason: 'admin.free_award',
+        actorId: actor.userId,
+        freeAward: true,
+      });
+      return `Awarded ${credits} free credits to ${twin.name}; balance ${change.balance}`;
+    },
+
+    async ledger(actor: Actor, institutionId: string, page: { page: number; limit: number }) {
+      if (!(await hasPermission(db, actor, institutionId, 'credits.edit')) || !(await findInstitutionById(db, institutionId))) {
+        throw new NotFoundError('Institution not found');
+      }
+      const { rows, total } = await listLedger(db, { institutionId }, { offset: (page.page - 1) * page.limit, limit: page.limit });
+      return { success: true as const, data: rows.map(present), page: page.page, limit: page.limit, total };
+    },
+  };
+}
+
+export type CreditsAdmin = ReturnType<typeof createCreditsAdmin>;
