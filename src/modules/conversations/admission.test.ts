@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICED, startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
+import { askQanda } from '../../../test/support/http.js';
 import { readSse } from '../../../test/support/sse-client.js';
 import { creditLedger } from '../credits/credits.tables.js';
 import { history } from '../history/history.tables.js';
@@ -39,14 +40,7 @@ async function person(overrides: Parameters<typeof buildUser>[1] = {}): Promise<
   return { ...built, token: await signIn(t.app, built.user.email) };
 }
 
-async function ask(token: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${base}/api/ai/personal/qanda`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-access-token': token },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
+const ask = (token: string, body: Record<string, unknown>) => askQanda(base, token, body);
 
 async function race(people: Array<{ token: string }>, count: number) {
   const before = model.requests.length;

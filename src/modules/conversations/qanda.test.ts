@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PRICED, startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
+import { askQanda } from '../../../test/support/http.js';
 import { collect, connectSocket, register } from '../../../test/support/socket-client.js';
 import { creditLedger } from '../credits/credits.tables.js';
 import { history } from '../history/history.tables.js';
@@ -50,14 +51,7 @@ async function socketFor(who: BuiltUser & { token: string }): Promise<Socket> {
   return socket;
 }
 
-async function ask(token: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${base}/api/ai/personal/qanda`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-access-token': token },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
+const ask = (token: string, body: Record<string, unknown>) => askQanda(base, token, body);
 
 const recordsOf = (userId: string) => db().select().from(history).where(eq(history.userId, userId));
 const creditsOf = async (userId: string) => (await findUserById(db(), userId))!.credits;
