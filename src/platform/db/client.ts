@@ -13,6 +13,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { withKeptStatements } from './pglite-statements.js';
 
 export type Database = PgDatabase<PgQueryResultHKT, Record<string, never>>;
 export type Transaction = PgTransaction<PgQueryResultHKT, Record<string, never>, ExtractTablesWithRelations<Record<string, never>>>;
@@ -75,7 +76,7 @@ export function createPglite(dataDir?: string, loadDataDir?: Blob): PGlite {
 async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   const client = options.pglite ?? createPglite(path.join(options.dataDir ?? './data', 'pglite'));
   await client.waitReady;
-  const db = drizzlePglite({ client }) as unknown as Database;
+  const db = drizzlePglite({ client: withKeptStatements(client) }) as unknown as Database;
   return {
     db,
     kind: 'pglite',

@@ -1,0 +1,88 @@
+// The PGlite client that keeps a statement sent twice as a named statement: the same results, types and
+// errors as PGlite's own query, the connection usable after an error, and only long parameterised
+// statements kept.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PGlite } from '@electric-sql/pglite';
+import { createPglite } from './client.js';
+import { withKeptStatements } from './pglite-statements.js';
+
+let raw: PGlite;
+let kept: PGlite;
+const pad = `/* ${'x'.repeat(200)} */`; // long enough to be kept
+
+beforeAll(async () => {
+  raw = createPglite();
+  await raw.waitReady;
+  kept = withKeptStatements(raw);
+  await raw.exec(`create table things (id int primary key, at timestamptz not null, doc jsonb, amount numeric(18, 6), tags text[], note text)`);
+});
+afterAll(async () => {
+  await raw?.close();
+});
+
+const keptNames = async () => (await raw.query<{ name: string }>(`select name from pg_prepared_statements where name like 'dt_kept_%' order by name`)).rows.map((r) => r.name);
+
+describe('withKeptStatements', () => {
+  it('keeps a long parameterised statement from its second use, with the same results and types', async () => {
+    const insert = `${pad} insert into things (id, at, doc, amount, tags, note) values ($1, $2, $3, $4, $5, $6) returning *`;
+    const at = new Date('2030-01-02T03:04:05.678Z');
+    const first = await kept.query(insert, [1, at, { a: [1, 'b'] }, 1.25, ['x', "y'z"], null]);
+    expect(await keptNames()).toEqual([]);
+    const second = await kept.query(insert, [2, at, { a: [1, 'b'] }, 1.25, ['x', "y'z"], null]);
+    expect(await keptNames()).toHaveLength(1);
+    const third = await kept.query(insert, [3, at, { a: [1, 'b'] }, 1.25, ['x', "y'z"], 'note']);
+    const strip = (rows: Array<Record<string, unknown>>) => rows.map(({ id: _id, note: _note, ...rest }) => rest);
+    expect(strip(second.rows as Array<Record<string, unknown>>)).toEqual(strip(first.rows as Array<Record<string, unknown>>));
+    expect(third.rows[0]).toMatchObject({ id: 3, at, doc: { a: [1, 'b'] }, amount: '1.250000', tags: ['x', "y'z"], note: 'note' });
+    expect(third.fields.map((field) => field.name)).toEqual(['id', 'at', 'doc', 'amount', 'tags', 'note']);
+    expect(third.affectedRows).toBe(1);
+    expect(await keptNames()).toHaveLength(1);
+  });
+
+  it('answers a kept statement as PGlite does in array row mode', async () => {
+    const select = `${pad} select id, note from things where id = $1`;
+    await kept.query(select, [3], { rowMode: 'array' });
+    const again = await kept.query(select, [3], { rowMode: 'array' });
+    expect(again.rows).toEqual([[3, 'note']]);
+  });
+
+  it("answers a kept statement's error with its SQLSTATE, and the connection goes on", async () => {
+    const insert = `${pad} insert into things (id, at) values ($1, now())`;
+    await kept.query(insert, [10]);
+    await kept.query(insert, [11]);
+    await expect(kept.query(insert, [11])).rejects.toMatchObject({ code: '23505' });
+    expect((await kept.query(insert, [12])).affectedRows).toBe(1);
+    expect((await raw.query('select count(*)::int as n from things where id >= 10')).rows).toEqual([{ n: 3 }]);
+  });
+
+  it('runs short or parameterless statements as they come, and a statement it cannot name as PGlite would', async () => {
+    const before = (await keptNames()).length;
+    await kept.query('select $1::int as n', [1]);
+    await kept.query('select $1::int as n', [1]);
+    await kept.query(`${pad} select 1 as n`);
+    await kept.query(`${pad} select 1 as n`);
+    expect(await keptNames()).toHaveLength(before);
+    const broken = `${pad} select * from no_such_table where id = $1`;
+    await expect(kept.query(broken, [1])).rejects.toMatchObject({ code: '42P01' });
+    await expect(kept.query(broken, [1])).rejects.toMatchObject({ code: '42P01' });
+    await expect(kept.query(broken, [1])).rejects.toMatchObject({ code: '42P01' });
+    expect((await kept.query(`${pad} select id from things where id = $1`, [1])).rows).toEqual([{ id: 1 }]);
+  });
+
+  it('waits for a transaction in progress, as PGlite does', async () => {
+    const select = `${pad} select count(*)::int as n from things where id > $1`;
+    await kept.query(select, [0]);
+    let inside = false;
+    const transaction = raw.transaction(async (tx) => {
+      inside = true;
+      await tx.query('insert into things (id, at) values (100, now())');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      inside = false;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const during = kept.query(select, [99]);
+    await transaction;
+    expect(inside).toBe(false);
+    expect((await during).rows).toEqual([{ n: 1 }]);
+  });
+});

@@ -1,0 +1,105 @@
+// PGlite parses, describes and plans every statement it is sent, in WebAssembly on the main thread: a
+// turn's large statements (its opening, its settle, the memory recall) took 2-4 ms each there, against
+// ~0.2 ms for a one-row insert (docs/decisions.md, "Stream overhead"). Drizzle's prepared queries name
+// nothing on the server, so this client does: a parameterised statement sent a second time is parsed
+// once as a named statement on PGlite's one connection (which keeps it), its parameter types read once,
+// and from then on only bound and executed. It speaks the extended protocol the way PGlite's own `query`
+// does (the same locks, serializers, result parsing and error shape); only the `query` drizzle calls
+// outside transactions goes through here, everything else is PGlite's own.
+import { parse as results, protocol, type PGlite, type QueryOptions, type Results } from '@electric-sql/pglite';
+
+/** Statements shorter than this gain little from a kept plan (parsing them is cheap). */
+const MIN_TEXT = 200;
+/** How many statements may be kept: our query shapes are a few hundred at most. */
+const MAX_STATEMENTS = 1_000;
+
+interface Kept {
+  name: string;
+  paramTypes: number[];
+}
+
+interface Entry {
+  seen: number;
+  kept?: Kept;
+  /** Naming it failed: it runs as it comes, always. */
+  refused?: boolean;
+}
+
+/** The members of PGlite its own `query` uses to take its locks (public in JavaScript, marked internal). */
+interface PGliteLocks {
+  _checkReady(): Promise<void>;
+  _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T>;
+  _runExclusiveQuery<T>(fn: () => Promise<T>): Promise<T>;
+  isInTransaction(): boolean;
+}
+
+export function withKeptStatements(client: PGlite): PGlite {
+  const locks = client as unknown as PGliteLocks;
+  const entries = new Map<string, Entry>();
+  let named = 0;
+
+  const send = async (message: Uint8Array) => (await client.execProtocol(message, { syncToFs: false })).messages;
+
+  /** Parses `text` as a named statement and reads its parameter types; inside the query lock. */
+  async function keep(text: string): Promise<Kept> {
+    const name = `dt_kept_${++named}`;
+    try {
+      await send(protocol.serialize.parse({ name, text }));
+      const described = await send(protocol.serialize.describe({ type: 'S', name }));
+      return { name, paramTypes: results.parseDescribeStatementResults(described) };
+    } finally {
+      await send(protocol.serialize.sync());
+    }
+  }
+
+  async function runKept(entry: Entry, text: string, params: unknown[], options?: QueryOptions): Promise<Results<unknown>> {
+    await locks._checkReady();
+    return locks._runExclusiveTransaction(() =>
+      locks._runExclusiveQuery(async () => {
+        entry.kept ??= await keep(text);
+        const { name, paramTypes } = entry.kept;
+        const values = params.map((value, index) => {
+          if (value === null || value === undefined) return null;
+          const serialize = options?.serializers?.[paramTypes[index]] ?? client.serializers[paramTypes[index]];
+          return serialize ? serialize(value) : String(value);
+        });
+        const messages = [];
+        try {
+          messages.push(...(await send(protocol.serialize.bind({ statement: name, values }))));
+          messages.push(...(await send(protocol.serialize.describe({ type: 'P' }))));
+          messages.push(...(await send(protocol.serialize.execute({}))));
+        } finally {
+          messages.push(...(await send(protocol.serialize.sync())));
+        }
+        if (!locks.isInTransaction()) await client.syncToFs();
+        return results.parseResults(messages, client.parsers, options)[0] as Results<unknown>;
+      }),
+    );
+  }
+
+  const query = (async (text: string, params?: unknown[], options?: QueryOptions) => {
+    if (!params || params.length === 0 || text.length < MIN_TEXT) return client.query(text, params, options);
+    let entry = entries.get(text);
+    if (!entry) {
+      if (entries.size >= MAX_STATEMENTS) return client.query(text, params, options);
+      entries.set(text, (entry = { seen: 0 }));
+    }
+    // Once is not yet a shape: a statement sent once (a migration, an admin's search) is never kept.
+    if (entry.refused || (++entry.seen < 2 && !entry.kept)) return client.query(text, params, options);
+    try {
+      return await runKept(entry, text, params, options);
+    } catch (error) {
+      if (entry.kept) throw error; // the statement's own failure, as PGlite's query would answer it
+      entry.refused = true; // naming it failed: run it as it came
+      return client.query(text, params, options);
+    }
+  }) as PGlite['query'];
+
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property === 'query') return query;
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
