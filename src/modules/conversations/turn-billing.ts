@@ -6,13 +6,13 @@
 import { eq, sql } from 'drizzle-orm';
 import type { ChangeFeed, RowChange } from '../../platform/db/change-feed.js';
 import { inTransaction, type Executor } from '../../platform/db/client.js';
+import { balanceTable, spendable } from '../credits/credits.repo.js';
 import { chargeCredits, InsufficientCreditsError } from '../credits/credits.service.js';
 import type { CreditAccount } from '../credits/credits.tables.js';
 import { finishRecord, finishValues, type FinishRecordInput } from '../history/history.records.js';
 import { setHistoryCredits } from '../history/history.repo.js';
 import type { HistoryRow } from '../history/history.tables.js';
-import { institutions, type InstitutionRow } from '../institutions/institutions.tables.js';
-import { users } from '../users/users.tables.js';
+import type { InstitutionRow } from '../institutions/institutions.tables.js';
 import { extendRecordHold, finishAndCharge, type OpenedRecord } from './turn-record.repo.js';
 
 export interface Price {
@@ -139,11 +139,12 @@ export interface Balance {
  * concurrent turns settle one after another.
  */
 export async function lockBalance(db: Executor, twin: Pick<InstitutionRow, 'id' | 'poolCredits'>, userId: string): Promise<Balance> {
-  const table = twin.poolCredits ? institutions : users;
+  const account: CreditAccount = twin.poolCredits ? 'institution' : 'user';
+  const table = balanceTable(account);
   const [row] = await db
-    .select({ spendable: sql<number>`(${table.credits} - ${table.creditsHeld})::float8` })
+    .select({ spendable: sql<number>`${spendable(table)}::float8` })
     .from(table)
     .where(eq(table.id, twin.poolCredits ? twin.id : userId))
     .for('update');
-  return { account: twin.poolCredits ? 'institution' : 'user', balance: row?.spendable ?? 0 };
+  return { account, balance: row?.spendable ?? 0 };
 }
