@@ -1,7 +1,7 @@
 // Assistants: system ones (no owner, no twin), personal ones (owner, no twin) and twin ones (owner and
 // twin). Deleting sets status 'deleted'; rows stay so history records keep pointing at them.
-import { boolean, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
-import { createdAt, idColumn, refColumn, updatedAt } from '../../platform/db/columns.js';
+import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { createdAt, idColumn, refColumn, stringList, updatedAt } from '../../platform/db/columns.js';
 import { REASONING_EFFORTS } from '../../ai/registry.js';
 
 export const ASSISTANT_STATUSES = ['active', 'unpublished', 'deleted'] as const;
@@ -41,6 +41,10 @@ export const assistants = pgTable(
     conversationModel: text('conversation_model').notNull().default(''),
     stsConversationModel: text('sts_conversation_model').notNull().default(''),
     assistantToolMode: text('assistant_tool_mode', { enum: ASSISTANT_TOOL_MODES }).notNull().default('auto'),
+    /** The tools this assistant may use (names as in /api/admin/tools); null: every tool the twin enables. */
+    tools: jsonb('tools').$type<string[]>(),
+    /** Assistants this one may hand a task to through the `delegate` tool (delegated subagents). */
+    delegates: stringList('delegates'),
     /** Null: the twin's reasoning effort applies. */
     stsReasoningEffort: text('sts_reasoning_effort', { enum: REASONING_EFFORTS }),
     likedCount: integer('liked_count').notNull().default(0),

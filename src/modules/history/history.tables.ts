@@ -8,7 +8,8 @@ import { institutions } from '../institutions/institutions.tables.js';
 
 export const HISTORY_STATUSES = ['streaming', 'complete', 'cancelled', 'failed'] as const;
 export type HistoryStatus = (typeof HISTORY_STATUSES)[number];
-export const APPROVAL_DECISIONS = ['approve', 'approve_conversation', 'deny', 'timeout'] as const;
+/** How an approval card ended: a person's decision, its expiry (counts as deny) or its turn's cancel. */
+export const APPROVAL_DECISIONS = ['approve', 'approve_conversation', 'deny', 'expired', 'cancelled'] as const;
 export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
 export const FEEDBACK_RATINGS = ['up', 'down'] as const;
 export type FeedbackRating = (typeof FEEDBACK_RATINGS)[number];
