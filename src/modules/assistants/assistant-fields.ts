@@ -22,6 +22,8 @@ export function contentColumns(body: AssistantUpdateInput | AssistantCreateInput
     conversationModel: body.conversationModel,
     stsConversationModel: body.stsConversationModel,
     assistantToolMode: body.assistantToolMode,
+    tools: body.tools,
+    delegates: body.delegates,
     stsReasoningEffort: body.stsReasoningEffort,
   };
   return Object.fromEntries(Object.entries(columns).filter(([, value]) => value !== undefined)) as Partial<NewAssistant>;

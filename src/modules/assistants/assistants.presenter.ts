@@ -30,6 +30,8 @@ export function presentAssistant(row: AssistantRow, viewer: { canEdit: boolean }
     conversationModel: row.conversationModel,
     stsConversationModel: row.stsConversationModel,
     assistantToolMode: row.assistantToolMode,
+    tools: row.tools,
+    delegates: row.delegates,
     stsReasoningEffort: row.stsReasoningEffort,
     created: row.createdAt.toISOString(),
     liked_count: row.likedCount,

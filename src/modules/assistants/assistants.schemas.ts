@@ -26,6 +26,8 @@ export type AssistantScope = z.infer<typeof assistantScopeSchema>;
 /** A 24-hex id, or '' which removes the field. */
 const idOrEmpty = z.union([z.literal(''), objectId]);
 const modelName = z.string().trim().max(200);
+/** Tool names as GET /api/admin/tools lists them (model-safe names). */
+const toolNames = z.array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a tool name as GET /api/admin/tools lists it')).max(100);
 
 const writableFields = {
   name: z.string().trim().min(1).max(200),
@@ -50,6 +52,8 @@ const writableFields = {
   conversationModel: modelName,
   stsConversationModel: modelName,
   assistantToolMode: assistantToolModeSchema,
+  tools: toolNames.nullable().describe('the tools this assistant may use, named as in GET /api/admin/tools; null: every tool the twin enables (the built-ins file_search and memory only when named)'),
+  delegates: z.array(objectId).max(20).describe('assistants this one may hand a task to through the delegate tool (pickable in the same twin)'),
   stsReasoningEffort: stsReasoningEffortSchema.nullable(),
 };
 
@@ -88,6 +92,8 @@ export const assistantSchema = z
     conversationModel: z.string(),
     stsConversationModel: z.string(),
     assistantToolMode: assistantToolModeSchema,
+    tools: z.array(z.string()).nullable(),
+    delegates: z.array(z.string()),
     stsReasoningEffort: stsReasoningEffortSchema.nullable(),
     created: z.string(),
     liked_count: z.number().int(),

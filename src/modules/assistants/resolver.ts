@@ -23,6 +23,10 @@ export interface ResolvedAssistant {
   rememberHistory: number | null;
   bypassSystemContext: boolean;
   toolMode: AssistantToolMode;
+  /** The tools it may use; null: every tool the twin enables. */
+  tools: string[] | null;
+  /** Assistants it may hand a task to (the delegate tool). */
+  delegates: string[];
   /** null: the twin's reasoning effort applies. */
   stsReasoningEffort: ReasoningEffort | null;
   /** argument_1..argument_5, as stored. */
@@ -65,6 +69,8 @@ function forEngine(row: AssistantRow, fallback: boolean): ResolvedAssistant {
     rememberHistory: row.rememberHistory > 0 ? row.rememberHistory : null,
     bypassSystemContext: row.bypassSystemContext,
     toolMode: row.assistantToolMode,
+    tools: row.tools,
+    delegates: row.delegates,
     stsReasoningEffort: row.stsReasoningEffort,
     arguments: [row.argument1, row.argument2, row.argument3, row.argument4, row.argument5],
   };
