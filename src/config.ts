@@ -79,6 +79,13 @@ const envSchema = z.object({
    * is open to anyone who reaches the port, so expose it to the monitoring network only.
    */
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  /**
+   * Hosts connectors (MCP servers) may reach although they resolve to a loopback, private or link-local
+   * address, comma-separated (names or IP addresses). Unset: connectors reach public addresses only.
+   */
+  CONNECTOR_ALLOWED_HOSTS: optionalString,
+  /** How long one connector tool call (and connecting to its server) may take, in ms. */
+  CONNECTOR_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
 });
 
 const oidcProviderSchema = z.object({
@@ -114,6 +121,8 @@ export interface Config {
   /** API processes sharing the port (1: this process serves it alone). */
   apiProcesses: number;
   shutdownGraceMs: number;
+  /** Connectors (MCP servers): hosts exempt from the outbound guard, and the call timeout. */
+  connectors: { allowedHosts: string[]; callTimeoutMs: number };
   sseHeartbeatMs: number;
   /** Bearer token /metrics requires; unset: /metrics is open. */
   metricsToken?: string;
@@ -185,6 +194,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadLimit: vars.UPLOAD_LIMIT,
     apiProcesses: vars.API_PROCESSES,
     shutdownGraceMs: vars.SHUTDOWN_GRACE_MS,
+    connectors: {
+      allowedHosts: (vars.CONNECTOR_ALLOWED_HOSTS ?? '').split(',').map((host) => host.trim()).filter(Boolean),
+      callTimeoutMs: vars.CONNECTOR_CALL_TIMEOUT_MS,
+    },
     sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,
     metricsToken: vars.METRICS_TOKEN,
     trustProxy: parseTrustProxy(vars.TRUST_PROXY),
