@@ -9,6 +9,7 @@ import type { App } from '../../platform/http/schemas.js';
 import { conversationRoutes } from './conversations.routes.js';
 import { createConversationService } from './conversations.service.js';
 import type { StreamRouter } from './socket-events.js';
+import type { TurnDeps } from './run-turn.js';
 import type { Price } from './turn-billing.js';
 import type { TurnHandoff } from './turn-handoff.js';
 import { emptyContextProviders, type TurnContextProviders } from './turn-context.js';
@@ -28,6 +29,8 @@ export interface ConversationModuleDeps {
   changes?: Pick<ChangeFeed, 'committed' | 'catchUp' | 'subscribe' | 'caughtUp'>;
   /** SSE heartbeat interval in ms (SSE_HEARTBEAT_MS). */
   heartbeatMs?: number;
+  /** A connected twin's chat subscription as its model source (modules/subscription); absent: never. */
+  subscriptionModel?: TurnDeps['subscriptionModel'];
 }
 
 export function registerConversations(app: App, deps: ConversationModuleDeps): void {

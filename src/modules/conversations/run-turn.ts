@@ -35,6 +35,8 @@ export interface TurnDeps {
   changes?: Pick<ChangeFeed, 'committed'>;
   /** The twin and New Conversation (cached by the app: turn-reads.ts); from `db` when absent. */
   reads?: TurnReads;
+  /** A connected twin's chat subscription (modules/subscription), read per turn; null: the deployment's endpoint. */
+  subscriptionModel?: (institutionId: string) => Promise<{ baseUrl: string; apiKey: string; model: string } | null>;
 }
 
 /** The name of the retrieval step in `tool` frames. */
@@ -202,7 +204,7 @@ async function retrieveWithFrames(
   }
 }
 
-/** The assistant's model by name: a custom model available to the twin, else that id on the deployment endpoint. */
+/** The assistant's model by name: a custom model available to the twin, else that id on the twin's subscription when connected, else on the deployment endpoint. */
 async function chooseModel(deps: TurnDeps, institutionId: string, assistant: ResolvedAssistant): Promise<ModelChoice> {
   const name = assistant.conversationModel;
   const custom = name ? await findModelForTurn(deps.db, deps.secrets, institutionId, name) : null;
@@ -218,6 +220,11 @@ async function chooseModel(deps: TurnDeps, institutionId: string, assistant: Res
           })
         : deps.models.resolveModel({ kind: 'default', model: custom.model });
     return { resolved, price, custom };
+  }
+  // A twin connected to a chat subscription uses its API, paid by the subscription: no credits charged.
+  const subscription = deps.subscriptionModel ? await deps.subscriptionModel(institutionId) : null;
+  if (subscription) {
+    return { resolved: deps.models.resolveModel({ kind: 'endpoint', ...subscription, model: name || subscription.model }), price: FREE, custom: null };
   }
   const resolved = deps.models.resolveModel({ kind: 'default', ...(name ? { model: name } : {}) });
   return { resolved, price: resolved.kind === 'local' ? FREE : (deps.deploymentPrice ?? FREE), custom: null };
