@@ -108,6 +108,8 @@ export const history = pgTable(
     heldCredits: amount('held_credits'),
     /** Which balance holds it: the person's ('user') or the twin's pool ('institution'). */
     heldAccount: text('held_account', { enum: ['institution', 'user'] }),
+    /** The process streaming the answer (service_processes); a streaming record whose process is gone is settled. */
+    processId: refColumn('process_id'),
     // Working detail: replaced by the expiry marker 180 days after the conversation.
     toolCalls: jsonb('tool_calls').$type<ToolCallEntry[]>().notNull().default(sql`'[]'::jsonb`),
     subagents: jsonb('subagents').$type<SubagentEntry[]>().notNull().default(sql`'[]'::jsonb`),
