@@ -9,6 +9,7 @@ import { registerBodyGuard } from './platform/http/body-guard.js';
 import { openChangeFeed, type ChangeFeed } from './platform/db/change-feed.js';
 import { registerChangeFence } from './platform/http/change-fence.js';
 import { registerSecurityHeaders } from './platform/http/security-headers.js';
+import { registerWebClient } from './platform/http/web-client.js';
 import { registerErrorHandler, sendFrameworkError } from './platform/http/error-handler.js';
 import { registerJsonParser } from './platform/http/json-parser.js';
 import { registerOpenApi } from './platform/http/openapi.js';
@@ -132,6 +133,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes });
   registerBranding(app, { db, idpConfigured: (institutionId) => hasIdentityProvider(db, config, institutionId) });
   registerFiles(app, deps);
+
+  // The web client for people at `/` (web/dist, built by the start command), when it is built.
+  registerWebClient(app);
 
   return app;
 }

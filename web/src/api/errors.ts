@@ -1,0 +1,62 @@
+// Every failure the service can answer, said in words a person understands, with what to do next.
+import { ApiError } from './client';
+
+export interface Explained {
+  title: string;
+  detail: string;
+  /** The launch-scope step-up: the session must be confirmed with a code. */
+  stepUp?: { institutionId?: string };
+}
+
+export function explainError(error: unknown): Explained {
+  if (!(error instanceof ApiError)) {
+    if (error instanceof TypeError) return { title: 'The service cannot be reached', detail: 'Check your connection; the page tries again when you do.' };
+    return { title: 'Something went wrong', detail: error instanceof Error ? error.message : String(error) };
+  }
+  const message = error.body.message ?? '';
+  switch (error.code) {
+    case 'INSUFFICIENT_CREDITS':
+      return { title: 'Out of credits', detail: `${message || 'There are not enough credits for this answer.'} Ask your twin's administrator for more credits.` };
+    case 'USAGE_LIMIT_REACHED':
+      return { title: 'Daily limit reached', detail: message || 'The usage limit of the last 24 hours is used up. Please try again later.' };
+    case 'LAUNCH_SCOPE_STEP_UP':
+      return {
+        title: 'Confirm it is you',
+        detail: 'This session is limited to the twin it was opened for. We can email you a code to unlock the rest.',
+        stepUp: { institutionId: typeof error.body.institutionId === 'string' ? error.body.institutionId : undefined },
+      };
+    case 'PASSWORD_CHANGE_REQUIRED':
+      return { title: 'Change your password', detail: 'Your administrator asks you to choose a new password before you continue.' };
+    case 'INSTITUTION_INACTIVE':
+      return { title: 'This twin is switched off', detail: message || 'Its administrator has made it inactive.' };
+    case 'NO_CURRENT_TWIN':
+      return { title: 'No twin chosen', detail: 'Join or pick a twin before you ask a question.' };
+    case 'MODEL_FAILED':
+      return { title: 'The model did not answer', detail: `${message} Nothing was charged; try again.` };
+    case 'TURN_LOST':
+      return { title: 'The answer was interrupted', detail: 'The service restarted while answering. Ask again.' };
+  }
+  switch (error.status) {
+    case 400:
+      return { title: 'Please check what you entered', detail: message || 'The service could not accept it.' };
+    case 401:
+      return { title: 'Signed out', detail: message || 'Your session ended. Sign in again.' };
+    case 402:
+      return { title: 'Out of credits', detail: message || 'There are not enough credits for this.' };
+    case 403:
+      return { title: 'Not allowed', detail: message || 'You may not do this here.' };
+    case 404:
+      return { title: 'Not found', detail: message || 'It may have been deleted.' };
+    case 409:
+      return { title: 'Already done', detail: message || 'Someone or something changed it first.' };
+    case 413:
+      return { title: 'Too large', detail: message || 'The file or text is larger than this service accepts.' };
+    case 415:
+      return { title: 'Unsupported type', detail: message || 'This kind of file cannot be used here.' };
+    case 429:
+      return { title: 'Too many attempts', detail: message || 'Wait a minute and try again.' };
+    default:
+      if (error.status >= 500) return { title: 'The service had a problem', detail: message || 'Try again in a moment.' };
+      return { title: 'Something went wrong', detail: message || `The service answered ${error.status}.` };
+  }
+}

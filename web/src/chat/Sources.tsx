@@ -1,0 +1,32 @@
+// The retrieval sources of an answer (its history record's ragSearch), read when opened; confidential
+// passages arrive redacted and are labelled so.
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, unwrap } from '../api/client';
+import { ErrorNotice } from '../components/ErrorNotice';
+
+export function Sources({ historyId, count }: { historyId: string; count?: number }) {
+  const [open, setOpen] = useState(false);
+  const record = useQuery({
+    queryKey: ['history', 'record', historyId],
+    queryFn: () => unwrap(api.GET('/api/user/history/{id}', { params: { path: { id: historyId } } })),
+    enabled: open,
+  });
+  const sources = record.data?.data.ragSearch ?? [];
+  return (
+    <details className="sources" onToggle={(event) => setOpen((event.target as HTMLDetailsElement).open)}>
+      <summary>Sources{count ? ` (${count})` : ''}</summary>
+      <ErrorNotice error={record.error} />
+      {record.data?.data.detailsExpired && <p>{record.data.data.detailsNotice ?? 'Details expired after 180 days'}</p>}
+      <ol>
+        {sources.map((source) => (
+          <li key={`${source.uploadId}-${source.chunkIndex}`}>
+            <strong>{source.originalname}</strong> <span className="muted">passage {source.chunkIndex + 1}</span>
+            {source.confidential && <span className="badge">Redacted</span>}
+            <blockquote>{source.chunkText}</blockquote>
+          </li>
+        ))}
+      </ol>
+    </details>
+  );
+}

@@ -1,0 +1,122 @@
+// Asking a question: over Socket.IO when the socket is registered (chunks arrive as RECEIVE_STREAM, the
+// answer as the JSON of /api/ai/personal/qanda), over SSE otherwise. An answer of
+// {streamingFailed: true} means the service lost this tab's socket: connect again, REGISTER again and
+// send the same question again (the turn did not run), twice at most, then fall back to SSE.
+import type { ApprovalCard, StreamEvent } from './stream-assembly';
+
+export interface QuestionArgs {
+  question: string;
+  assistantId?: string;
+  conversationId?: string;
+}
+
+export interface QandaJson {
+  success: true;
+  streamingFailed?: true;
+  answer?: string;
+  historyId?: string;
+  conversationId?: string;
+  credits?: number;
+  cancelled?: boolean;
+}
+
+export interface ChunkPayload {
+  prompt?: string;
+  delta?: string;
+}
+
+/** The registered socket of this tab, as the asking logic needs it. */
+export interface SocketLink {
+  /** The registered socket's id; rejects when it cannot connect and register in time. */
+  ready(): Promise<string>;
+  /** Disconnects, connects and registers again; the new socket id. */
+  reconnect(): Promise<string>;
+  onChunk(handler: (payload: ChunkPayload) => void): () => void;
+  /** cancel_request: the service ends the turn gracefully and answers with what was said so far. */
+  cancel(): void;
+}
+
+export type AskEvent = StreamEvent | { kind: 'approval'; card: ApprovalCard } | { kind: 'transport'; transport: 'socket' | 'sse' };
+
+export interface AskDeps {
+  link: SocketLink | null;
+  postQanda(body: { inputs: string[]; requestArgs: Record<string, unknown> }): Promise<QandaJson>;
+  /** Runs the SSE route until it ends, reporting its frames as events. */
+  streamSse(body: { inputs: string[]; requestArgs: Record<string, unknown> }, signal: AbortSignal, emit: (event: AskEvent) => void): Promise<void>;
+}
+
+export interface AskHandle {
+  finished: Promise<void>;
+  stop(): void;
+}
+
+export const MAX_RECONNECTS = 2;
+
+export function ask(deps: AskDeps, args: QuestionArgs, emit: (event: AskEvent) => void): AskHandle {
+  const abort = new AbortController();
+  let via: 'socket' | 'sse' | null = null;
+  let stopped = false;
+
+  const viaSse = async () => {
+    via = 'sse';
+    emit({ kind: 'transport', transport: 'sse' });
+    const requestArgs = { assistant_id: args.assistantId, conversationId: args.conversationId };
+    await deps.streamSse({ inputs: [args.question], requestArgs }, abort.signal, emit);
+  };
+
+  const viaSocket = async (link: SocketLink): Promise<boolean> => {
+    let socketId: string;
+    try {
+      socketId = await link.ready();
+    } catch {
+      return false;
+    }
+    via = 'socket';
+    emit({ kind: 'transport', transport: 'socket' });
+    const off = link.onChunk((payload) => {
+      if (!stopped) emit({ kind: 'socket-chunk', prompt: payload.prompt ?? '', delta: payload.delta ?? '' });
+    });
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const answer = await deps.postQanda({
+          inputs: [args.question],
+          requestArgs: { socketId, assistantId: args.assistantId, conversationId: args.conversationId },
+        });
+        if (!answer.streamingFailed) {
+          emit({ kind: 'complete', answer: answer.answer ?? '', historyId: answer.historyId, conversationId: answer.conversationId, credits: answer.credits, cancelled: answer.cancelled });
+          return true;
+        }
+        if (attempt >= MAX_RECONNECTS || stopped) return stopped;
+        try {
+          socketId = await link.reconnect();
+        } catch {
+          return false;
+        }
+      }
+    } finally {
+      off();
+    }
+  };
+
+  const finished = (async () => {
+    try {
+      if (deps.link && (await viaSocket(deps.link))) return;
+      if (stopped) return;
+      await viaSse();
+    } catch (error) {
+      if (abort.signal.aborted) return;
+      emit({ kind: 'failed', error });
+    }
+  })();
+
+  return {
+    finished,
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      emit({ kind: 'stopped' });
+      if (via === 'socket') deps.link?.cancel();
+      else abort.abort();
+    },
+  };
+}

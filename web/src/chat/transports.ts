@@ -1,0 +1,116 @@
+// The real transports behind ask(): this tab's Socket.IO link (REGISTER on every connect, the spec's
+// user object) and the SSE route read with fetch.
+import { io, type Socket } from 'socket.io-client';
+import { ApiError, rawFetch, tokenStore, type FailureBody } from '../api/client';
+import type { AskDeps, AskEvent, ChunkPayload, QandaJson, SocketLink } from './ask';
+import { readSseFrames } from './sse';
+import type { ApprovalCard } from './stream-assembly';
+
+export interface SocketUser {
+  userId: string;
+  email: string;
+  profileName: string;
+  institutionId: string;
+  institutionName: string;
+}
+
+export const REGISTER_WAIT_MS = 4_000;
+
+export interface LiveSocket extends SocketLink {
+  socket: Socket;
+  close(): void;
+}
+
+export function createSocketLink(token: string, user: SocketUser): LiveSocket {
+  const socket = io({ auth: { token }, transports: ['websocket', 'polling'] });
+  let registered: Promise<string>;
+  let settle: { resolve(id: string): void; reject(error: Error): void } | null = null;
+
+  const expectRegistration = () => {
+    registered = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
+    registered.catch(() => {});
+  };
+  expectRegistration();
+  socket.on('connect', () => socket.emit('REGISTER', user));
+  socket.on('connect_success', (payload: { socketId?: string }) => settle?.resolve(payload?.socketId ?? socket.id ?? ''));
+  socket.on('disconnect', () => expectRegistration());
+  socket.on('connect_error', (error) => settle?.reject(error));
+
+  const withinWait = (pending: Promise<string>) =>
+    Promise.race([pending, new Promise<string>((_, reject) => setTimeout(() => reject(new Error('The live connection did not answer')), REGISTER_WAIT_MS))]);
+
+  return {
+    socket,
+    ready() {
+      if (!socket.connected && !socket.active) {
+        expectRegistration();
+        socket.connect();
+      }
+      return withinWait(registered);
+    },
+    reconnect() {
+      socket.disconnect();
+      expectRegistration();
+      socket.connect();
+      return withinWait(registered);
+    },
+    onChunk(handler: (payload: ChunkPayload) => void) {
+      socket.on('RECEIVE_STREAM', handler);
+      return () => void socket.off('RECEIVE_STREAM', handler);
+    },
+    cancel() {
+      socket.emit('cancel_request', user);
+    },
+    close() {
+      socket.emit('UNSUBSCRIBE', user);
+      socket.disconnect();
+    },
+  };
+}
+
+async function postQanda(body: { inputs: string[]; requestArgs: Record<string, unknown> }): Promise<QandaJson> {
+  const response = await rawFetch('/api/ai/personal/qanda', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return (await response.json()) as QandaJson;
+}
+
+async function streamSse(body: { inputs: string[]; requestArgs: Record<string, unknown> }, signal: AbortSignal, emit: (event: AskEvent) => void): Promise<void> {
+  const response = await fetch('/api/ai/personal-stream/qanda-stream', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${tokenStore.get() ?? ''}` },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!response.ok || !response.body) throw new ApiError(response.status, (await response.json().catch(() => ({}))) as FailureBody);
+  for await (const frame of readSseFrames(response.body)) {
+    switch (frame.type) {
+      case 'stream':
+        emit({ kind: 'sse-chunk', delta: String(frame.delta ?? frame.prompt ?? '') });
+        break;
+      case 'tool':
+        emit({ kind: 'tool', name: String(frame.name), status: String(frame.status) });
+        break;
+      case 'approval':
+        emit({ kind: 'approval', card: frame as unknown as ApprovalCard });
+        break;
+      case 'complete': {
+        const outputs = Array.isArray(frame.outputs) ? frame.outputs : [];
+        emit({
+          kind: 'complete',
+          answer: String(outputs[0] ?? ''),
+          historyId: frame.historyId as string | undefined,
+          conversationId: frame.conversationId as string | undefined,
+          credits: frame.credits as number | undefined,
+        });
+        break;
+      }
+      case 'error': {
+        const error = (frame.error ?? {}) as FailureBody;
+        throw new ApiError(502, { success: false, message: error.message, code: error.code });
+      }
+    }
+  }
+}
+
+export function askDeps(link: SocketLink | null): AskDeps {
+  return { link, postQanda, streamSse };
+}

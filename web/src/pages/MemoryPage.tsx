@@ -1,0 +1,7 @@
+export default function MemoryPage() {
+  return (
+    <main id="main" className="page">
+      <h1>Memory</h1>
+    </main>
+  );
+}

@@ -1,0 +1,7 @@
+export default function SettingsPage() {
+  return (
+    <main id="main" className="page">
+      <h1>Settings</h1>
+    </main>
+  );
+}

@@ -1,0 +1,138 @@
+// Sign in: email and password, then the second factor when the account has one (authenticator code,
+// emailed code, or a backup code; "email me a code" switches this sign-in to an emailed code).
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { api, unwrap } from '../api/client';
+import type { MfaChallenge } from '../api/types';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { useSession } from '../session';
+
+type Method = 'totp' | 'email' | 'backup';
+
+const METHOD_LABEL: Record<Method, string> = {
+  totp: 'Code from your authenticator app',
+  email: 'Code from the email we sent you',
+  backup: 'One of your backup codes',
+};
+
+export function SignInPage() {
+  const session = useSession();
+  const navigate = useNavigate();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [challenge, setChallenge] = useState<MfaChallenge | null>(null);
+  const [method, setMethod] = useState<Method>('totp');
+  const [code, setCode] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [info, setInfo] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const finish = (token: string, profile: Parameters<typeof session.signedIn>[1]) => {
+    session.signedIn(token, profile);
+    navigate(profile.mustChangePassword ? '/change-password' : '/', { replace: true });
+  };
+
+  const submitPassword = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const answer = await unwrap(api.POST('/api/auth/signin', { body: { email, password } }));
+      if ('mfaRequired' in answer) {
+        setChallenge(answer);
+        setMethod(answer.mfaMethod);
+        setInfo(answer.mfaMethod === 'email' ? `We emailed a code to ${email}.` : null);
+      } else finish(answer.token, answer.profile);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const submitCode = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!challenge) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const answer = await unwrap(api.POST('/api/auth/mfa-verify', { body: { mfaToken: challenge.mfaToken, code: code.trim(), method } }));
+      if ('token' in answer) finish(answer.token, answer.profile);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const resend = async () => {
+    if (!challenge) return;
+    setError(null);
+    try {
+      const answer = await unwrap(api.POST('/api/auth/mfa-resend', { body: { mfaToken: challenge.mfaToken } }));
+      setMethod('email');
+      setCode('');
+      setInfo(answer.message ?? `We emailed a new code to ${email}.`);
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+
+  return (
+    <main className="auth-page" id="main">
+      <div className="auth-card">
+        <h1>Sign in</h1>
+        {!challenge ? (
+          <form onSubmit={submitPassword}>
+            <label>
+              Email
+              <input type="email" autoComplete="username" value={email} onChange={(event) => setEmail(event.target.value)} required autoFocus />
+            </label>
+            <label>
+              Password
+              <input type="password" autoComplete="current-password" value={password} onChange={(event) => setPassword(event.target.value)} required />
+            </label>
+            <button type="submit" disabled={busy}>
+              {busy ? 'Signing in…' : 'Sign in'}
+            </button>
+            <p className="auth-links">
+              <Link to="/forgot-password">Forgot your password?</Link>
+            </p>
+          </form>
+        ) : (
+          <form onSubmit={submitCode} aria-describedby="mfa-help">
+            <h2>Two-step verification</h2>
+            <p id="mfa-help">{info ?? 'Enter a code to finish signing in.'}</p>
+            <fieldset className="method-choice">
+              <legend>How do you want to confirm?</legend>
+              {challenge.methods.map((choice) => (
+                <label key={choice} className="radio">
+                  <input type="radio" name="method" value={choice} checked={method === choice} onChange={() => setMethod(choice)} />
+                  {choice === 'totp' ? 'Authenticator app' : choice === 'email' ? 'Emailed code' : 'Backup code'}
+                </label>
+              ))}
+            </fieldset>
+            <label>
+              {METHOD_LABEL[method]}
+              <input
+                value={code}
+                onChange={(event) => setCode(event.target.value)}
+                autoComplete="one-time-code"
+                inputMode={method === 'backup' ? 'text' : 'numeric'}
+                required
+                autoFocus
+              />
+            </label>
+            <button type="submit" disabled={busy}>
+              Verify
+            </button>
+            <button type="button" className="button-link" onClick={resend}>
+              Email me a code instead
+            </button>
+          </form>
+        )}
+        <ErrorNotice error={error} />
+      </div>
+    </main>
+  );
+}
