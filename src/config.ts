@@ -75,6 +75,11 @@ const envSchema = z.object({
   /** Interval of the SSE comment heartbeats that keep idle proxies from cutting a stream, in ms; 0 turns them off. */
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(0).default(15_000),
   /**
+   * How long a process may go unheard (it writes a heartbeat every third of this) before the jobs it
+   * was running and the answers it was streaming are taken back by another process, in seconds.
+   */
+  PROCESS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
+  /**
    * Bearer token the Prometheus scraper must send to /metrics (at least 16 characters). Unset: /metrics
    * is open to anyone who reaches the port, so expose it to the monitoring network only.
    */
@@ -124,6 +129,8 @@ export interface Config {
   /** Connectors (MCP servers): hosts exempt from the outbound guard, and the call timeout. */
   connectors: { allowedHosts: string[]; callTimeoutMs: number };
   sseHeartbeatMs: number;
+  /** A process unheard for this long is gone: its jobs and streaming answers are taken back. */
+  processTimeoutSeconds: number;
   /** Bearer token /metrics requires; unset: /metrics is open. */
   metricsToken?: string;
   trustProxy: boolean | string[];
@@ -199,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       callTimeoutMs: vars.CONNECTOR_CALL_TIMEOUT_MS,
     },
     sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,
+    processTimeoutSeconds: vars.PROCESS_TIMEOUT_SECONDS,
     metricsToken: vars.METRICS_TOKEN,
     trustProxy: parseTrustProxy(vars.TRUST_PROXY),
     oidcProviders: parseOidcProviders(vars.OIDC_PROVIDERS),

@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.logLevel }, destination);
   const grouped = role !== 'worker' && config.apiProcesses > 1;
   if (grouped && cluster.isPrimary) return runGroupPrimary(config, role, logger);
-  const platform = await openPlatform(config, logger);
+  const platform = await openPlatform(config, logger, role);
   // In a group the primary has done it, once.
   if (!grouped) await bootstrap(platform, config, logger);
 

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { createSecretBox, type SecretBox } from './crypto/secrets.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
+import { createProcessLiveness, type ProcessLiveness } from './processes/liveness.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
 import { createEventBus, type EventBus } from './realtime/bus.js';
 import { createLocalStorage, type FileStorage } from './storage/storage.js';
@@ -18,28 +19,35 @@ export interface Platform {
   storage: FileStorage;
   jobs: JobQueue;
   secrets: SecretBox;
+  /** This process's heartbeat: what a gone process held is taken back (jobs, streaming answers). */
+  liveness: ProcessLiveness;
 }
 
-export async function openPlatform(config: Config, logger: Pick<FastifyBaseLogger, 'info' | 'error'>): Promise<Platform> {
+export async function openPlatform(config: Config, logger: Pick<FastifyBaseLogger, 'info' | 'error'>, role = 'all'): Promise<Platform> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   logger.info(
     { database: database.kind, vector: database.vector },
     database.vector ? 'retrieval: hybrid (full text + pgvector)' : 'retrieval: full text only (pgvector is not installed)',
   );
   const bus = await createEventBus({ redisUrl: config.redisUrl });
+  // PGlite's data belongs to one process: at start, every other process row is of a dead one.
+  const liveness = createProcessLiveness(database, { role, timeoutSeconds: config.processTimeoutSeconds, exclusive: database.kind === 'pglite', logger });
+  await liveness.start();
   return {
     config,
     database,
     bus,
     mailer: createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, outboxDir: path.join(config.dataDir, 'outbox'), logger }),
     storage: createLocalStorage(path.join(config.dataDir, 'files')),
-    jobs: createJobQueue(database, { logger }),
+    jobs: createJobQueue(database, { logger, liveness }),
     secrets: createSecretBox(config.encryptionKey),
+    liveness,
   };
 }
 
 export async function closePlatform(platform: Platform): Promise<void> {
   await platform.jobs.stop({ graceful: true, timeoutMs: 5_000 }).catch(() => {});
+  await platform.liveness.stop().catch(() => {});
   await platform.bus.close().catch(() => {});
   await platform.mailer.close().catch(() => {});
   await platform.database.close();

@@ -9,6 +9,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createSecretBox } from '../../src/platform/crypto/secrets.js';
 import { createJobQueue } from '../../src/platform/jobs/queue.js';
 import { createMailer } from '../../src/platform/mail/mailer.js';
+import { createProcessLiveness } from '../../src/platform/processes/liveness.js';
 import type { App } from '../../src/platform/http/schemas.js';
 import type { Platform } from '../../src/platform/platform.js';
 import { createEventBus } from '../../src/platform/realtime/bus.js';
@@ -49,14 +50,18 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   });
   const database = await openTestDatabase();
   const bus = await createEventBus({ redisUrl: config.redisUrl });
+  // Not exclusive: test files share one PGlite database template, each its own copy, but a file may start several apps on it.
+  const liveness = createProcessLiveness(database, { role: 'test', timeoutSeconds: config.processTimeoutSeconds });
+  await liveness.start();
   const platform = {
     config,
     database,
     bus,
     mailer: createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, outboxDir: path.join(dataDir, 'outbox') }),
     storage: createLocalStorage(path.join(dataDir, 'files')),
-    jobs: createJobQueue(database, { pollingIntervalSeconds: 0.5 }),
+    jobs: createJobQueue(database, { pollingIntervalSeconds: 0.5, liveness }),
     secrets: createSecretBox(config.encryptionKey),
+    liveness,
   };
   const authLimits = { keyPrefix: `test:${randomBytes(6).toString('hex')}:`, requestsPerMinute: 10_000, ...options.authLimits };
   const app = await buildApp({ ...platform, logger: false, authLimits, socketRegisterTimeoutMs: options.socketRegisterTimeoutMs });
@@ -71,6 +76,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     async close() {
       await app.close();
       await platform.jobs.stop({ graceful: false, timeoutMs: 2_000 }).catch(() => {});
+      await liveness.stop();
       await bus.close();
       await platform.mailer.close();
       await database.close();

@@ -19,6 +19,7 @@ import { files, type IngestionStage } from './files.tables.js';
 export const INGEST_JOB = 'files.ingest';
 export const INGEST_RETRY_LIMIT = 3;
 const BATCH_SIZE = 64;
+export const ABANDONED_REASON = 'Processing failed: the process running it stopped, and no retry was left';
 
 export const ingestPayload = z.object({ fileId: z.string().length(24), generation: z.number().int().min(1) });
 export type IngestPayload = z.infer<typeof ingestPayload>;
@@ -47,6 +48,8 @@ export function defineIngestionJob(jobs: JobQueue, deps: IngestionDeps): void {
     expireInSeconds: 30 * 60,
     concurrency: 2,
     perform: (payload, context) => ingestFile(deps, payload, context),
+    // The process died in the last attempt: the file ends as an error, its unfinished chunks deleted.
+    abandoned: ({ fileId, generation }) => markFailed(deps.database, fileId, generation, ABANDONED_REASON),
   });
 }
 

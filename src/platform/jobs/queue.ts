@@ -1,10 +1,13 @@
 // The durable job queue: pg-boss 10 on the service's own database (PGlite or PostgreSQL), behind one
 // job shape (payload schema, perform, retries with backoff). It owns the pg-boss schema `pgboss`, the
-// workers of this process, and a clean shutdown that leaves no timer or query behind.
+// workers of this process, and a clean shutdown that leaves no timer or query behind. A working process
+// records which jobs it runs and takes back those of a process that is gone (recovery.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import PgBoss from 'pg-boss';
 import type { z } from 'zod';
 import type { DatabaseHandle } from '../db/client.js';
+import { createProcessLiveness, type ProcessLiveness } from '../processes/liveness.js';
+import { forgetAttempt, heldAttempts, recordAttempt, recoverAbandonedJobs, type RecoveredJob } from './recovery.js';
 
 export interface JobContext {
   jobId: string;
@@ -26,6 +29,12 @@ export interface JobDefinition<P> {
   schema: z.ZodType<P>;
   /** Must be idempotent: a job may run again after a crash, an expiry or a shutdown. */
   perform(payload: P, context: JobContext): Promise<void>;
+  /**
+   * Told when an attempt was abandoned by a process that died and no retry is left (the job is failed):
+   * undo or mark what the attempt left, as a perform's own final failure would. A job that is retried
+   * instead runs perform again, which cleans up after the earlier attempt itself.
+   */
+  abandoned?(payload: P, context: { jobId: string; attempt: number }): Promise<void>;
   retryLimit?: number;
   retryDelaySeconds?: number;
   retryBackoff?: boolean;
@@ -63,6 +72,11 @@ export interface JobQueueOptions {
   pollingIntervalSeconds?: number;
   /** How often a working process expires jobs abandoned by a dead worker and checks cron schedules (tests shorten it). */
   superviseIntervalSeconds?: number;
+  /**
+   * This process's liveness (the platform's, started and stopped by it). Without one the queue keeps its
+   * own, a shared-database one, from start to stop.
+   */
+  liveness?: ProcessLiveness;
 }
 
 interface Registered {
@@ -89,6 +103,13 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 2;
   const registry = new Map<string, Registered>();
   const running = new Set<AbortController>();
+  /** The running performs by job id, to abort one whose attempt was taken back from this process. */
+  const runningJobs = new Map<string, { controller: AbortController; recorded: boolean }>();
+  let liveness: ProcessLiveness | null = null;
+  let ownsLiveness = false;
+  let stopRecovery: (() => void) | null = null;
+  /** Every third beat also looks for active jobs without an attempt row (a scan of the active jobs). */
+  let beats = 0;
   const pendingSql = new Set<Promise<unknown>>();
   /** The pg-boss instance from start() until stop() has finished. */
   let boss: PgBoss | null = null;
@@ -152,9 +173,14 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
     const begun = Date.now();
     performsStarted += 1;
     running.add(controller);
+    const tracked = { controller, recorded: false };
+    runningJobs.set(job.id, tracked);
+    const processId = liveness?.id;
     try {
       if (aborting) throw new Error('job queue is stopping');
       const payload = parse(definition, job.data);
+      if (processId) await recordAttempt(database, job.id, definition.name, processId);
+      tracked.recorded = true;
       const work = Promise.resolve().then(() => definition.perform(payload, { jobId: job.id, attempt, signal: controller.signal }));
       // An abandoned perform may still reject later; that must not become an unhandled rejection.
       work.catch(() => {});
@@ -166,6 +192,42 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
     } finally {
       clearTimeout(expiry);
       running.delete(controller);
+      runningJobs.delete(job.id);
+      // pg-boss completes or fails the job right after; a crash in between leaves an active job without a
+      // row, which recovery takes back after the timeout.
+      if (processId) await forgetAttempt(database, job.id, processId).catch((err: unknown) => logger.error({ err, jobId: job.id }, 'job attempt row not removed'));
+    }
+  }
+
+  /** After each beat of a working process: give up performs taken back from it, take back those of gone processes. */
+  async function recover(instance: PgBoss, self: ProcessLiveness, atStart = false): Promise<void> {
+    // Only performs whose row was written before the look count: one starting now may not show yet.
+    const recorded = [...runningJobs].filter(([, tracked]) => tracked.recorded);
+    if (recorded.length > 0) {
+      const held = await heldAttempts(database, self.id);
+      for (const [jobId, { controller }] of recorded) {
+        if (!held.has(jobId)) controller.abort(new Error('job taken back: this process was not heard from in time'));
+      }
+    }
+    beats += 1;
+    const rowlessAfterSeconds = atStart ? (self.exclusive ? 0 : self.timeoutSeconds) : beats % 3 === 0 ? self.timeoutSeconds : undefined;
+    const recovered = await recoverAbandonedJobs(database, instance, { processId: self.id, timeoutSeconds: self.timeoutSeconds, rowlessAfterSeconds });
+    for (const job of recovered) await afterRecovery(instance, job);
+  }
+
+  async function afterRecovery(instance: PgBoss, job: RecoveredJob): Promise<void> {
+    logger.error({ job: job.name, jobId: job.id, attempt: job.attempt, next: job.state }, 'job abandoned by a gone process taken back');
+    const entry = registry.get(job.name);
+    if (job.state === 'retry') {
+      for (const workerId of entry?.workerIds ?? []) instance.notifyWorker(workerId);
+      return;
+    }
+    const abandoned = entry?.definition.abandoned;
+    if (!entry || !abandoned) return;
+    try {
+      await abandoned(parse(entry.definition, job.data), { jobId: job.id, attempt: job.attempt });
+    } catch (err) {
+      logger.error({ err, job: job.name, jobId: job.id }, 'job abandoned: clean-up failed');
     }
   }
 
@@ -185,6 +247,28 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
   function abortRunning(): void {
     aborting = true;
     for (const controller of running) controller.abort(new Error('job queue is stopping'));
+  }
+
+  /** A working process takes back, before its workers fetch anything, what gone processes left, then after each beat. */
+  async function startRecovery(instance: PgBoss): Promise<void> {
+    let self = options.liveness;
+    if (!self) {
+      self = createProcessLiveness(database, { role: 'worker', logger });
+      await self.start();
+      ownsLiveness = true;
+    }
+    liveness = self;
+    const current = self;
+    await recover(instance, current, true);
+    stopRecovery = current.onBeat(() => recover(instance, current));
+  }
+
+  async function stopLiveness(): Promise<void> {
+    stopRecovery?.();
+    stopRecovery = null;
+    if (ownsLiveness) await liveness?.stop();
+    ownsLiveness = false;
+    liveness = null;
   }
 
   return {
@@ -247,10 +331,12 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
       const run = async (): Promise<void> => {
         try {
           await instance.start();
+          if (work) await startRecovery(instance);
           live = instance;
           await Promise.all([...registry.values()].map((entry) => enqueuePrepare(instance, entry)));
         } catch (err) {
           live = null;
+          await stopLiveness().catch(() => {});
           await instance.stop({ graceful: false, close: false }).catch(() => {});
           await Promise.allSettled([...pendingSql]);
           boss = null;
@@ -275,6 +361,8 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
       if (!instance) return;
       live = null;
       stopping = (async () => {
+        stopRecovery?.();
+        stopRecovery = null;
         await Promise.allSettled([...registry.values()].map((entry) => entry.ready));
         // Our abort comes before pg-boss's own deadline, so pg-boss never fails a job whose perform still runs.
         const timer = graceful ? setTimeout(abortRunning, timeoutMs) : undefined;
@@ -289,6 +377,7 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
           clearTimeout(timer);
           // pg-boss fails an aborted job without awaiting it; the database must outlive that query.
           await Promise.allSettled([...pendingSql]);
+          await stopLiveness().catch((err: unknown) => logger.error({ err }, 'job queue liveness not stopped'));
           // pg-boss looks once a second whether a worker that was busy at stop has ended; let that last
           // look pass, so no timer of the queue outlives stop().
           if (busy || performsStarted !== performsBefore) await sleep(REAPER_TICK_MS - ((Date.now() - stopBegan) % REAPER_TICK_MS) + 25);
