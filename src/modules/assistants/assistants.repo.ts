@@ -6,7 +6,8 @@ import { assistants, type AssistantRow, type AssistantStatus, type NewAssistant 
 import { pickableWhere, STANDARD_ASSISTANT_KEY, type PickContext } from './scope.js';
 
 export async function findAssistantById(db: Executor, id: string): Promise<AssistantRow | undefined> {
-  const [row] = await db.select().from(assistants).where(eq(assistants.id, id)).limit(1);
+  // A personal assistant its owner deleted with their data (deleted_at) is gone for everyone, admins included.
+  const [row] = await db.select().from(assistants).where(and(eq(assistants.id, id), isNull(assistants.deletedAt))).limit(1);
   return row;
 }
 
@@ -66,7 +67,7 @@ export interface AdminAssistantFilter {
 }
 
 function adminWhere(filter: AdminAssistantFilter): SQL | undefined {
-  const parts: (SQL | undefined)[] = [];
+  const parts: (SQL | undefined)[] = [isNull(assistants.deletedAt)];
   if (filter.institutionIds !== 'all') {
     parts.push(filter.institutionIds.length ? inArray(assistants.institutionId, filter.institutionIds) : sql`false`);
   }

@@ -1,7 +1,7 @@
 // Assistants: system ones (no owner, no twin), personal ones (owner, no twin) and twin ones (owner and
 // twin). Deleting sets status 'deleted'; rows stay so history records keep pointing at them.
 import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
-import { createdAt, idColumn, refColumn, stringList, updatedAt } from '../../platform/db/columns.js';
+import { createdAt, idColumn, refColumn, stringList, timestampColumn, updatedAt } from '../../platform/db/columns.js';
 import { REASONING_EFFORTS } from '../../ai/registry.js';
 
 export const ASSISTANT_STATUSES = ['active', 'unpublished', 'deleted'] as const;
@@ -50,6 +50,8 @@ export const assistants = pgTable(
     likedCount: integer('liked_count').notNull().default(0),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    /** Set with status 'deleted' by the owner's personal-data delete: the row is purged after the grace period. */
+    deletedAt: timestampColumn('deleted_at'),
   },
   (t) => [
     index('assistants_institution_status_idx').on(t.institutionId, t.status),

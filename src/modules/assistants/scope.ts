@@ -57,6 +57,7 @@ export async function pickContextForUser(db: Executor, user: UserRow): Promise<P
 
 export function pickableWhere(ctx: PickContext): SQL {
   const own = eq(assistants.userId, ctx.userId);
+  // Status 'deleted' (never pickable) also covers rows deleted with their owner's data (deleted_at).
   const status = or(eq(assistants.status, 'active'), and(eq(assistants.status, 'unpublished'), own))!;
   const places: SQL[] = [
     and(isNull(assistants.userId), isNull(assistants.institutionId))!,

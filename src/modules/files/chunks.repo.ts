@@ -25,7 +25,7 @@ export interface ChunkHit {
   score: number;
 }
 
-/** Who may see which files in a search: own files of the twin, plus shared ones with files.access. */
+/** Who may see which files in a search: own files of the twin, plus shared ones with files.access; never a deleted file. */
 export interface SearchScope {
   institutionId: string;
   userId: string;
@@ -97,8 +97,8 @@ const RANK_CANDIDATES = 500;
 
 const scopeSql = (scope: SearchScope) =>
   scope.includeShared
-    ? sql`f.institution_id = ${scope.institutionId} and (f.user_id = ${scope.userId} or f.shared)`
-    : sql`f.institution_id = ${scope.institutionId} and f.user_id = ${scope.userId}`;
+    ? sql`f.institution_id = ${scope.institutionId} and f.deleted_at is null and (f.user_id = ${scope.userId} or f.shared)`
+    : sql`f.institution_id = ${scope.institutionId} and f.deleted_at is null and f.user_id = ${scope.userId}`;
 
 /**
  * Full-text search in two steps. Passages holding every word come first (AND); when they are fewer

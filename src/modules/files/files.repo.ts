@@ -1,5 +1,6 @@
-// Data access for files and collections. Every function takes the executor it runs on.
-import { and, count, desc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
+// Data access for files and collections. Every function takes the executor it runs on. Rows their owner
+// deleted (deleted_at set, personal-data delete) are read by none of them: they wait for the purge.
+import { and, count, desc, eq, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { fileCollections, files, type CollectionRow, type FileRow, type NewFile } from './files.tables.js';
 
@@ -9,7 +10,7 @@ export async function insertFile(db: Executor, values: NewFile): Promise<FileRow
 }
 
 export async function findFileById(db: Executor, id: string): Promise<FileRow | undefined> {
-  const [row] = await db.select().from(files).where(eq(files.id, id)).limit(1);
+  const [row] = await db.select().from(files).where(and(eq(files.id, id), isNull(files.deletedAt))).limit(1);
   return row;
 }
 
@@ -32,14 +33,14 @@ export async function countFilesOf(db: Executor, institutionId: string, userId: 
   const [row] = await db
     .select({ n: count() })
     .from(files)
-    .where(and(eq(files.institutionId, institutionId), eq(files.userId, userId)));
+    .where(and(eq(files.institutionId, institutionId), eq(files.userId, userId), isNull(files.deletedAt)));
   return row.n;
 }
 
 /** The files a person sees in a twin: their own, plus the twin's shared files when they hold files.access. */
 export function visibleFilesWhere(institutionId: string, userId: string, includeShared: boolean): SQL {
   const own = eq(files.userId, userId);
-  return and(eq(files.institutionId, institutionId), includeShared ? or(own, eq(files.shared, true)) : own)!;
+  return and(eq(files.institutionId, institutionId), isNull(files.deletedAt), includeShared ? or(own, eq(files.shared, true)) : own)!;
 }
 
 export async function listFiles(
@@ -61,7 +62,7 @@ export async function listTwinFiles(
   institutionId: string,
   page: { offset: number; limit: number },
 ): Promise<{ rows: FileRow[]; total: number }> {
-  const where = eq(files.institutionId, institutionId);
+  const where = and(eq(files.institutionId, institutionId), isNull(files.deletedAt));
   const [rows, [{ n }]] = await Promise.all([
     db.select().from(files).where(where).orderBy(desc(files.createdAt), desc(files.id)).offset(page.offset).limit(page.limit),
     db.select({ n: count() }).from(files).where(where),
@@ -71,14 +72,14 @@ export async function listTwinFiles(
 
 export async function findFilesByIds(db: Executor, ids: string[]): Promise<FileRow[]> {
   if (ids.length === 0) return [];
-  return db.select().from(files).where(inArray(files.id, ids));
+  return db.select().from(files).where(and(inArray(files.id, ids), isNull(files.deletedAt)));
 }
 
 export async function filesOfCollection(db: Executor, institutionId: string, collectionId: string): Promise<FileRow[]> {
   return db
     .select()
     .from(files)
-    .where(and(eq(files.institutionId, institutionId), eq(files.collectionId, collectionId)))
+    .where(and(eq(files.institutionId, institutionId), eq(files.collectionId, collectionId), isNull(files.deletedAt)))
     .orderBy(files.createdAt, files.id);
 }
 
@@ -88,15 +89,15 @@ export async function insertCollection(db: Executor, values: typeof fileCollecti
 }
 
 export async function findCollectionById(db: Executor, id: string): Promise<CollectionRow | undefined> {
-  const [row] = await db.select().from(fileCollections).where(eq(fileCollections.id, id)).limit(1);
+  const [row] = await db.select().from(fileCollections).where(and(eq(fileCollections.id, id), isNull(fileCollections.deletedAt))).limit(1);
   return row;
 }
 
 /** A person's collections in a twin; with files.access, every collection of the twin. */
 export async function listCollections(db: Executor, institutionId: string, userId: string, all: boolean): Promise<Array<CollectionRow & { fileCount: number }>> {
   const where = all
-    ? eq(fileCollections.institutionId, institutionId)
-    : and(eq(fileCollections.institutionId, institutionId), eq(fileCollections.userId, userId));
+    ? and(eq(fileCollections.institutionId, institutionId), isNull(fileCollections.deletedAt))
+    : and(eq(fileCollections.institutionId, institutionId), eq(fileCollections.userId, userId), isNull(fileCollections.deletedAt));
   return db
     .select({
       id: fileCollections.id,
@@ -104,7 +105,8 @@ export async function listCollections(db: Executor, institutionId: string, userI
       userId: fileCollections.userId,
       name: fileCollections.name,
       createdAt: fileCollections.createdAt,
-      fileCount: sql<number>`(select count(*)::int from files where files.collection_id = file_collections.id)`,
+      deletedAt: fileCollections.deletedAt,
+      fileCount: sql<number>`(select count(*)::int from files where files.collection_id = file_collections.id and files.deleted_at is null)`,
     })
     .from(fileCollections)
     .where(where)

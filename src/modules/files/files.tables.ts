@@ -3,7 +3,7 @@
 // half-written re-ingestion is never visible. The pgvector column is added at start where it exists.
 import { sql } from 'drizzle-orm';
 import { boolean, customType, index, integer, pgTable, smallint, text } from 'drizzle-orm/pg-core';
-import { createdAt, idColumn, refColumn, updatedAt } from '../../platform/db/columns.js';
+import { createdAt, idColumn, refColumn, timestampColumn, updatedAt } from '../../platform/db/columns.js';
 
 export const FILE_STATUSES = ['processing', 'ready', 'error'] as const;
 export type FileStatus = (typeof FILE_STATUSES)[number];
@@ -20,6 +20,8 @@ export const fileCollections = pgTable(
     userId: refColumn('user_id').notNull(),
     name: text('name').notNull(),
     createdAt: createdAt(),
+    /** Deleted by its owner (personal-data delete): hidden at once, purged after the grace period. */
+    deletedAt: timestampColumn('deleted_at'),
   },
   (t) => [index('file_collections_institution_user_idx').on(t.institutionId, t.userId)],
 );
@@ -54,6 +56,8 @@ export const files = pgTable(
     pendingGeneration: integer('pending_generation').notNull().default(1),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    /** Deleted by its owner (personal-data delete): hidden from every list and search at once, purged after the grace period. */
+    deletedAt: timestampColumn('deleted_at'),
   },
   (t) => [
     index('files_institution_user_idx').on(t.institutionId, t.userId, t.createdAt),

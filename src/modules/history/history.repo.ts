@@ -157,10 +157,19 @@ export async function deleteHistory(db: Executor, ids: readonly string[], scope:
   const conditions: (SQL | undefined)[] = [inArray(history.id, [...ids]), isNull(history.deletedAt)];
   if ('ids' in scope) conditions.push(inArray(history.institutionId, [...scope.ids]));
   if (ownerId) conditions.push(eq(history.userId, ownerId));
+  return eraseRecords(db, and(...conditions)!);
+}
+
+/** Deletes every live record of one person, in every twin (their personal-data delete), as deleteHistory does. */
+export async function deleteHistoryOf(db: Executor, userId: string, at = new Date()): Promise<number> {
+  return eraseRecords(db, and(eq(history.userId, userId), isNull(history.deletedAt))!, at);
+}
+
+async function eraseRecords(db: Executor, where: SQL, at = new Date()): Promise<number> {
   const deleted = await db
     .update(history)
     .set({
-      deletedAt: new Date(),
+      deletedAt: at,
       question: '',
       answer: '',
       error: null,
@@ -170,7 +179,7 @@ export async function deleteHistory(db: Executor, ids: readonly string[], scope:
       reasoning: null,
       memories: [],
     })
-    .where(and(...conditions))
+    .where(where)
     .returning({ id: history.id });
   if (deleted.length > 0) {
     await db.delete(historyFeedback).where(inArray(historyFeedback.historyId, deleted.map((row) => row.id)));

@@ -136,7 +136,7 @@ describe('parseFacts', () => {
 describe('recall', () => {
   const row = (key: string, value: string, shared = false): MemoryRow => ({
     id: key, institutionId: twin.id, userId: person.id, keyName: key, keyValue: value, keyDescription: '', keyNamespace: 'default',
-    shared, createdAt: new Date(), updatedAt: new Date(),
+    shared, createdAt: new Date(), updatedAt: new Date(), deletedAt: null,
   });
 
   it('keeps every memory when they fit, else the most relevant within the budget (ties: newest first)', () => {

@@ -1,6 +1,7 @@
 // Data access for memory parameters. Every read names the twin (institution_id first, as the
-// indexes do); list reads join the twin's summary the wire shape carries.
-import { and, desc, eq, or, sql, type SQL } from 'drizzle-orm';
+// indexes do); list reads join the twin's summary the wire shape carries. No read returns a row its
+// author deleted (deleted_at, personal-data delete): it waits for the purge.
+import { and, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { executeShaped } from '../../platform/db/prepared.js';
 import { institutions } from '../institutions/institutions.tables.js';
@@ -23,7 +24,7 @@ export type MemoryUpdate = Partial<Pick<NewMemory, 'keyValue' | 'keyDescription'
 /** Rows a person sees in a twin: their personal rows (when `personal`) and the twin's shared rows. */
 export function visibleWhere(institutionId: string, userId: string, personal = true): SQL {
   const mine = and(eq(memoryParameters.userId, userId), eq(memoryParameters.shared, false));
-  return and(eq(memoryParameters.institutionId, institutionId), personal ? or(eq(memoryParameters.shared, true), mine) : eq(memoryParameters.shared, true))!;
+  return and(eq(memoryParameters.institutionId, institutionId), isNull(memoryParameters.deletedAt), personal ? or(eq(memoryParameters.shared, true), mine) : eq(memoryParameters.shared, true))!;
 }
 
 function selectWithTwin(db: Executor) {
@@ -47,7 +48,7 @@ export async function listVisibleMemories(db: Executor, institutionId: string, u
 /** One row of the twin, whoever wrote it; the service decides whether the caller may see it. */
 export async function findMemory(db: Executor, institutionId: string, id: string): Promise<MemoryWithTwin | undefined> {
   const [found] = await selectWithTwin(db)
-    .where(and(eq(memoryParameters.institutionId, institutionId), eq(memoryParameters.id, id)))
+    .where(and(eq(memoryParameters.institutionId, institutionId), eq(memoryParameters.id, id), isNull(memoryParameters.deletedAt)))
     .limit(1);
   return found ? { ...found.row, institution: found.institution } : undefined;
 }
@@ -86,7 +87,7 @@ function recallableQuery(db: Executor, personal: boolean | 'as-set', param: (nam
   return db
     .select()
     .from(memoryParameters)
-    .where(and(eq(memoryParameters.institutionId, param('institutionId') as string), which))
+    .where(and(eq(memoryParameters.institutionId, param('institutionId') as string), isNull(memoryParameters.deletedAt), which))
     .orderBy(desc(memoryParameters.updatedAt), desc(memoryParameters.id))
     .limit(param('limit') as number);
 }
@@ -102,6 +103,7 @@ export async function listPersonalInNamespace(db: Executor, institutionId: strin
         eq(memoryParameters.userId, userId),
         eq(memoryParameters.shared, false),
         eq(memoryParameters.keyNamespace, namespace),
+        isNull(memoryParameters.deletedAt),
       ),
     )
     .orderBy(desc(memoryParameters.updatedAt));

@@ -3,7 +3,7 @@
 // and every index leads with institution_id. Long-term memory writes personal rows here too.
 import { sql } from 'drizzle-orm';
 import { boolean, index, pgTable, text } from 'drizzle-orm/pg-core';
-import { createdAt, idColumn, refColumn, updatedAt } from '../../platform/db/columns.js';
+import { createdAt, idColumn, refColumn, timestampColumn, updatedAt } from '../../platform/db/columns.js';
 import { institutions } from '../institutions/institutions.tables.js';
 
 /** The namespace of rows written by long-term memory extraction. */
@@ -26,6 +26,8 @@ export const memoryParameters = pgTable(
     shared: boolean('shared').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    /** Deleted by its author (personal-data delete): never listed or recalled again, purged after the grace period. */
+    deletedAt: timestampColumn('deleted_at'),
   },
   (t) => [
     index('memory_parameters_institution_user_idx').on(t.institutionId, t.userId, t.createdAt),
