@@ -26,6 +26,7 @@ import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
 import { registerAssistants } from './modules/assistants/assistants.module.js';
 import { registerCustomModels } from './modules/custom-models/custom-models.module.js';
+import { registerConnectors } from './modules/connectors/connectors.module.js';
 import { attachStreamSockets, type StreamRouter } from './modules/conversations/socket-events.js';
 import { registerFiles } from './modules/files/files.module.js';
 import { createContextProviders } from './modules/conversations/context-providers.js';
@@ -122,6 +123,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerHistory(app, { db });
   await registerAssistants(app, { db, profiles });
   registerCustomModels(app, { db, secrets: deps.secrets });
+  // Connectors (MCP servers): the catalog a turn takes is returned, and on the app as app.connectors.
+  registerConnectors(app, { db, secrets: deps.secrets, changes, settings: config.connectors });
   registerAdminUsers(app, { db, cache, startingCredits: config.billing.startingCredits });
   registerCredits(app, { db });
   registerInstitutions(app, { db });

@@ -1,0 +1,148 @@
+// Connectors (MCP servers) as admin records. Administrators holding mcp.edit manage their twins'
+// servers; servers of every twin (no twin) are read by any such administrator and written by super
+// admins only. Every save checks the URL with the outbound guard and lists the server's tools; a server
+// that cannot be reached is saved all the same, with why on the record. The credential is sealed at once
+// and never shown (behaviour 9): an empty or missing credential on save keeps the stored one.
+import type { McpPool } from '../../ai/mcp/mcp-pool.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import type { Database } from '../../platform/db/client.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
+import { isSuper, type Actor } from '../../platform/http/actor.js';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { OutboundRefusedError, type OutboundPolicy } from '../../platform/net/outbound-guard.js';
+import { inTwins, requireSomeTwin, twinsWhere } from '../institutions/admin-twins.js';
+import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { endpointOf, scrubbed } from './connector-endpoint.js';
+import { presentMcpServer } from './connectors.presenter.js';
+import { deleteMcpServers, findMcpServerById, insertMcpServer, listMcpServersForAdmin, updateMcpServer } from './connectors.repo.js';
+import type { McpServerCreateInput, McpServerUpdateInput, McpServersQuery, McpServerWire } from './connectors.schemas.js';
+import type { ListedTool, McpServerRow, NewMcpServer } from './connectors.tables.js';
+
+export const MCP_SERVER_NOT_FOUND = 'MCP server not found';
+const MAX_TOOLS = 500;
+
+export interface ConnectorServiceDeps {
+  db: Database;
+  secrets: SecretBox;
+  policy: OutboundPolicy;
+  pool: Pick<McpPool, 'listTools' | 'close'>;
+}
+
+export function createConnectorService({ db, secrets, policy, pool }: ConnectorServiceDeps) {
+  function columns(body: McpServerUpdateInput): Partial<NewMcpServer> {
+    const values: Partial<NewMcpServer> = {
+      name: body.name,
+      url: body.url,
+      transport: body.transport,
+      requireApproval: body.requireApproval,
+      status: body.status,
+      allowedTools: body.allowedTools ? [...new Set(body.allowedTools)] : undefined,
+      credentialHeader: body.credentialHeader === undefined ? undefined : body.credentialHeader || null,
+    };
+    // Behaviour 9: an empty or missing credential keeps the stored one; null removes it.
+    if (body.credential) values.credentialSealed = secrets.encrypt(body.credential);
+    else if (body.credential === null) values.credentialSealed = null;
+    return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<NewMcpServer>;
+  }
+
+  /** Refuses a URL the outbound guard refuses; a host that does not resolve is left to the listing. */
+  async function guard(url: string): Promise<void> {
+    try {
+      await policy.check(new URL(url));
+    } catch (error) {
+      if (error instanceof OutboundRefusedError) throw error;
+    }
+  }
+
+  async function save<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ConflictError('An MCP server with this name already exists', 'MCP_SERVER_NAME_TAKEN');
+      throw error;
+    }
+  }
+
+  /** Lists the server's tools and records them, or why they could not be listed. */
+  async function listTools(row: McpServerRow): Promise<McpServerRow> {
+    const endpoint = endpointOf(row, secrets);
+    let values: Partial<NewMcpServer>;
+    try {
+      const tools: ListedTool[] = (await pool.listTools(endpoint)).slice(0, MAX_TOOLS);
+      values = { tools, toolsError: null, toolsListedAt: new Date() };
+    } catch (error) {
+      const credential = Object.values(endpoint.headers)[0]?.replace(/^Bearer /, '');
+      values = { toolsError: scrubbed(error instanceof Error ? error.message : String(error), credential) };
+    }
+    return (await updateMcpServer(db, row.id, values)) ?? row;
+  }
+
+  /** The server as an admin may reach it: 404 outside their twins; writes of servers of every twin need a super admin. */
+  async function reach(actor: Actor, id: string, intent: 'read' | 'write'): Promise<McpServerRow> {
+    const twins = await twinsWhere(db, actor, 'mcp.edit');
+    const row = await findMcpServerById(db, id);
+    const visible = row && (row.institutionId ? inTwins(twins, row.institutionId) : twins === 'all' || twins.length > 0);
+    if (!row || !visible) throw new NotFoundError(MCP_SERVER_NOT_FOUND, 'MCP_SERVER_NOT_FOUND');
+    if (intent === 'write' && !row.institutionId && !isSuper(actor)) {
+      throw new ForbiddenError('Only a super admin can change an MCP server of every twin', 'FORBIDDEN');
+    }
+    return row;
+  }
+
+  return {
+    async list(actor: Actor, query: McpServersQuery) {
+      const twins = await twinsWhere(db, actor, 'mcp.edit');
+      requireSomeTwin(twins);
+      const { rows, total } = await listMcpServersForAdmin(db, { twins, institutionId: query.institution, search: query.search, page: query.page, limit: query.limit });
+      return { data: rows.map(presentMcpServer), page: query.page, limit: query.limit, total };
+    },
+
+    async get(actor: Actor, id: string): Promise<McpServerWire> {
+      return presentMcpServer(await reach(actor, id, 'read'));
+    },
+
+    async create(actor: Actor, body: McpServerCreateInput): Promise<McpServerWire> {
+      const institutionId = body.institution === undefined ? actor.institutionId : body.institution;
+      if (institutionId === null) {
+        if (!isSuper(actor) || actor.launchScope) throw new ForbiddenError('Only a super admin can add an MCP server of every twin', 'FORBIDDEN');
+      } else {
+        const twins = await twinsWhere(db, actor, 'mcp.edit');
+        if (!inTwins(twins, institutionId)) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
+        if (!(await findInstitutionById(db, institutionId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
+      }
+      await guard(body.url);
+      const row = await save(() => insertMcpServer(db, { ...columns(body), name: body.name, url: body.url, institutionId }));
+      return presentMcpServer(await listTools(row));
+    },
+
+    async update(actor: Actor, id: string, body: McpServerUpdateInput): Promise<McpServerWire> {
+      await reach(actor, id, 'write');
+      if (body.url !== undefined) await guard(body.url);
+      const row = await save(() => updateMcpServer(db, id, columns(body)));
+      if (!row) throw new NotFoundError(MCP_SERVER_NOT_FOUND, 'MCP_SERVER_NOT_FOUND');
+      return presentMcpServer(await listTools(row));
+    },
+
+    async refresh(actor: Actor, id: string): Promise<McpServerWire> {
+      const row = await reach(actor, id, 'write');
+      await guard(row.url);
+      return presentMcpServer(await listTools(row));
+    },
+
+    async remove(actor: Actor, id: string): Promise<void> {
+      await reach(actor, id, 'write');
+      await deleteMcpServers(db, [id], 'all');
+      await pool.close(id);
+    },
+
+    async bulkDelete(actor: Actor, ids: string[]): Promise<number> {
+      const twins = await twinsWhere(db, actor, 'mcp.edit');
+      requireSomeTwin(twins);
+      const deleted = await deleteMcpServers(db, ids, twins);
+      await Promise.all(deleted.map((id) => pool.close(id)));
+      return deleted.length;
+    },
+  };
+}
+
+export type ConnectorService = ReturnType<typeof createConnectorService>;
