@@ -2,7 +2,8 @@
 // plain text reads the provider's stream directly: from an OpenAI-compatible endpoint through the lean
 // client (src/ai/chat-stream.ts), from the built-in model through LanguageModelV3.doStream. streamText's
 // multi-step machinery cost more CPU per answer than the rest of the turn (measured 2.5 ms against
-// 0.9 ms for a 20-piece answer). Turns with tools go through streamText, which runs the tool loop.
+// 0.9 ms for a 20-piece answer). Turns with tools go through streamText, which runs the tool loop; the
+// tools report their own statuses (src/ai/tools/turn-tools.ts), since a call may wait for an approval.
 import { setTimeout as delay } from 'node:timers/promises';
 import { APICallError, RetryError, stepCountIs, streamText, type ModelMessage, type TextStreamPart, type ToolSet } from 'ai';
 import type { LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
@@ -12,7 +13,8 @@ import { reasoningEffortOnWire, type ClampedReasoningEffort, type ResolvedModel 
 /** Prefix of every provider failure message. */
 export const PROVIDER_FAILED_PREFIX = 'The model provider failed';
 
-export type ToolStatus = 'started' | 'completed' | 'failed';
+/** A tool call's progress, as the `tool` frame and TOOL_STATUS carry it. */
+export type ToolStatus = 'started' | 'completed' | 'failed' | 'awaiting_approval' | 'declined';
 
 /** One model call of a turn (with tools: a tool loop of up to maxSteps calls). */
 export interface ModelStreamInput {
@@ -27,6 +29,8 @@ export interface ModelStreamInput {
   /** Tools offered to the model; with tools the turn may take up to maxSteps model calls. */
   tools?: ToolSet;
   maxSteps?: number;
+  /** 'required': the model must call a tool in its first step (an assistant's assistantToolMode). */
+  toolChoice?: 'auto' | 'required';
   /** Retries of the initial call on 408/409/429/5xx (never mid-stream). Default 1. */
   maxRetries?: number;
   /** Aborting it cancels the turn gracefully (cancel_request, closed SSE request). */
@@ -35,7 +39,6 @@ export interface ModelStreamInput {
 
 export type TurnPart =
   | { type: 'text'; text: string }
-  | { type: 'tool'; name: string; status: ToolStatus }
   | { type: 'step-start' }
   | { type: 'step-finish'; usage: { inputTokens: number | undefined; outputTokens: number | undefined } }
   | { type: 'finish'; finishReason: string }
@@ -175,6 +178,8 @@ async function sdkParts(input: ModelStreamInput, onPart: (part: TurnPart) => voi
     messages: input.messages,
     tools: input.tools,
     stopWhen: stepCountIs(input.maxSteps ?? 5),
+    // Required only for the first step: after its tool calls the model must be free to answer.
+    prepareStep: input.toolChoice === 'required' ? ({ stepNumber }) => (stepNumber === 0 ? { toolChoice: 'required' } : undefined) : undefined,
     maxOutputTokens: input.maxOutputTokens,
     maxRetries: input.maxRetries ?? 1,
     abortSignal: input.signal,
@@ -188,16 +193,10 @@ async function sdkParts(input: ModelStreamInput, onPart: (part: TurnPart) => voi
   }
 }
 
-const TOOL_STATUS = { 'tool-call': 'started', 'tool-result': 'completed', 'tool-error': 'failed' } as const;
-
 function fromSdkPart(part: TextStreamPart<ToolSet>): TurnPart | undefined {
   switch (part.type) {
     case 'text-delta':
       return { type: 'text', text: part.text };
-    case 'tool-call':
-    case 'tool-result':
-    case 'tool-error':
-      return { type: 'tool', name: part.toolName, status: TOOL_STATUS[part.type] };
     case 'start-step':
       return { type: 'step-start' };
     case 'finish-step':

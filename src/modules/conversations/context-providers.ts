@@ -8,6 +8,9 @@ import { enqueueExtraction } from '../memory/extraction.js';
 import { recallForTurn } from '../memory/recall.js';
 import { findTurnPerson } from '../users/users.repo.js';
 import type { TurnContextProviders } from './turn-context.js';
+import type { BuiltinToolRunners } from './turn-tools.js';
+import { AppError } from '../../platform/http/errors.js';
+import { createMemoryService } from '../memory/memory.service.js';
 
 export const PASSAGES_PER_TURN = 5;
 
@@ -35,6 +38,24 @@ export function createContextProviders(deps: { database: DatabaseHandle; jobs: P
       } catch (err) {
         deps.log?.error({ err }, 'memory extraction could not be queued');
         return null;
+      }
+    },
+  };
+}
+
+/** The built-in tools' runners: a search of the caller's vault, and a personal memory saved on request. */
+export function createBuiltinToolRunners(deps: { database: DatabaseHandle }): BuiltinToolRunners {
+  const memory = createMemoryService(deps.database.db);
+  return {
+    fileSearch: (actor, query, signal) => searchForTurn(deps.database, actor, query, { limit: PASSAGES_PER_TURN, signal }),
+    async remember(actor, key, value) {
+      try {
+        await memory.create(actor, { key_name: key.slice(0, 200) || 'note', key_value: value.slice(0, 4_000) });
+        return true;
+      } catch (error) {
+        // Behaviour 7: with Enable User Memory off nothing is saved.
+        if (error instanceof AppError && error.code === 'USER_MEMORY_DISABLED') return false;
+        throw error;
       }
     },
   };

@@ -12,6 +12,8 @@ import type { StreamRouter } from './socket-events.js';
 import type { TurnDeps } from './run-turn.js';
 import type { Price } from './turn-billing.js';
 import type { TurnHandoff } from './turn-handoff.js';
+import type { TurnToolDeps } from './turn-tools.js';
+import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import { emptyContextProviders, type TurnContextProviders } from './turn-context.js';
 import { cachedTurnReads, directTurnReads } from './turn-reads.js';
 
@@ -31,6 +33,12 @@ export interface ConversationModuleDeps {
   heartbeatMs?: number;
   /** A connected twin's chat subscription as its model source (modules/subscription); absent: never. */
   subscriptionModel?: TurnDeps['subscriptionModel'];
+  /** Connectors, approvals and built-in tools of turns (none when absent). */
+  tools?: TurnToolDeps;
+  /** APPROVAL_TIMEOUT_MS. */
+  approvalTimeoutMs?: number;
+  /** The person's tabs: a turn's SSE stream is one while open. */
+  tabs?: Pick<PersonTabs, 'attachSse'>;
 }
 
 export function registerConversations(app: App, deps: ConversationModuleDeps): void {

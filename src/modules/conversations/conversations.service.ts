@@ -7,6 +7,7 @@ import type { ChangeFeed } from '../../platform/db/change-feed.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { AppError } from '../../platform/http/errors.js';
 import { openSse, type SseStream } from '../../platform/realtime/sse.js';
+import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import type { QandaAnswer, QandaBody, QandaStreamBody } from './conversations.schemas.js';
 import { runTurn, type TurnDeps } from './run-turn.js';
 import type { StreamRouter } from './socket-events.js';
@@ -21,7 +22,12 @@ export interface ConversationDeps extends TurnDeps {
   handoff: Pick<TurnHandoff, 'delegate'>;
   /** SSE heartbeat interval (default 15 s). */
   heartbeatMs?: number;
+  /** A turn's SSE stream is one of the person's tabs while open (approval cards reach it). */
+  tabs?: Pick<PersonTabs, 'attachSse'>;
 }
+
+/** Socket.IO event of a tool call's progress (the SSE `tool` frame's twin). */
+export const TOOL_STATUS_EVENT = 'TOOL_STATUS';
 
 /** 502 MODEL_FAILED: the provider failed; nothing was charged and the record is marked failed. */
 export class ModelFailedError extends AppError {
@@ -51,7 +57,9 @@ export function createConversationService(deps: ConversationDeps) {
           onDelta: (delta, prompt) => {
             if (socketId) streams.emitChunk(socketId, { prompt, delta, type: 'STREAM' });
           },
-          onTool: () => {},
+          onTool: (name, status) => {
+            if (socketId) streams.emitEvent(socketId, TOOL_STATUS_EVENT, { name, status });
+          },
         },
       );
       if (result.failed) throw new ModelFailedError(result.failed.message, result.historyId);
@@ -98,6 +106,7 @@ export function createConversationService(deps: ConversationDeps) {
       const args = body.requestArgs ?? { ragOnly: false };
       const controller = new AbortController();
       let sse: SseStream | undefined;
+      let detach = () => {};
       // The client leaving (before or during the stream) cancels the turn.
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) controller.abort();
@@ -112,12 +121,14 @@ export function createConversationService(deps: ConversationDeps) {
             signal: controller.signal,
             onStart: () => {
               sse = openSse(request, reply, { heartbeatMs: deps.heartbeatMs, first: sseFrames.connected() });
+              detach = deps.tabs?.attachSse(actor.userId, sse) ?? detach;
             },
             onDelta: (delta) => sse?.send(sseFrames.stream(delta)),
             onTool: (name, status) => sse?.send(sseFrames.tool(name, status)),
           },
         );
       } catch (error) {
+        detach();
         // Before the stream opened, the error handler answers with the status; after, only a frame can: a
         // refusal (a 4xx, such as a turn whose context its balance cannot hold) says why, anything else not.
         if (!sse) throw error;
@@ -130,6 +141,7 @@ export function createConversationService(deps: ConversationDeps) {
         sse.close();
         return;
       }
+      detach();
       if (!sse) return;
       if (result.failed) sse.send(sseFrames.error(result.failed.message, 'MODEL_FAILED'));
       else if (!result.cancelled) {

@@ -18,6 +18,9 @@ import { promptTokenBound } from '../../ai/prompt.js';
 import { CONTEXT_ALLOWANCE_TOKENS, costOf, extendHold, FREE, holdOf, isPriced, settleTurn, type Price } from './turn-billing.js';
 import { buildSystemText, emptyContextProviders, type TurnContextProviders } from './turn-context.js';
 import { admitTurn } from './turn-limits.js';
+import { delegateRunner, newTally, type SubagentModel } from './subagents.js';
+import { toolsForTurn, type TurnToolDeps } from './turn-tools.js';
+import { toToolSet } from '../../ai/tools/turn-tools.js';
 import { directTurnReads, type TurnReads } from './turn-reads.js';
 import type { TurnCaller, TurnInput, TurnResult, TurnSink } from './turn-types.js';
 
@@ -37,7 +40,13 @@ export interface TurnDeps {
   reads?: TurnReads;
   /** A connected twin's chat subscription (modules/subscription), read per turn; null: the deployment's endpoint. */
   subscriptionModel?: (institutionId: string) => Promise<{ baseUrl: string; apiKey: string; model: string } | null>;
+  /** Connectors, the approval gate and the built-in tools' runners (turn-tools.ts); no tools when absent. */
+  tools?: TurnToolDeps;
+  /** APPROVAL_TIMEOUT_MS: how long a chat turn waits for a decision (default 3 minutes). */
+  approvalTimeoutMs?: number;
 }
+
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 180_000;
 
 /** The name of the retrieval step in `tool` frames. */
 export const RETRIEVAL_TOOL = 'retrieval';
@@ -130,6 +139,56 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       }
     }
 
+    // The turn's tools: connectors (with their approvals), delegated subagents, opted-in built-ins.
+    const tally = newTally();
+    let reserving: Promise<void> = Promise.resolve();
+    /** Holds more for a subagent, one extension at a time (each starts from the record's latest version). */
+    const reserve = (extra: number): Promise<void> => {
+      const next = reserving.then(async () => {
+        const extended = await extendHold(db, record, extra);
+        record = { ...record, ...extended };
+      });
+      reserving = next.catch(() => {});
+      return next;
+    };
+    const guardrails = twin.guardrailsEnabled ? twin.guardrailsText : '';
+    const delegate =
+      assistant.delegates.length > 0 && deps.tools
+        ? await delegateRunner(
+            {
+              db,
+              tools: deps.tools,
+              actor,
+              twin: { id: twin.id, toolsDisabled: twin.toolsDisabled, guardrails },
+              parentId: assistant.assistant.id,
+              delegates: assistant.delegates,
+              historyId: record.id,
+              conversationId: record.conversationId,
+              modelFor: async (sub): Promise<SubagentModel> => {
+                const subChoice = await chooseModel(deps, twin.id, sub);
+                return { resolved: subChoice.resolved, price: subChoice.price, outputLimit: subChoice.custom?.maxTokens ?? twin.maxCompletionTokens };
+              },
+              reserve,
+              signal: sink.signal,
+            },
+            tally,
+          )
+        : undefined;
+    const turnTools = deps.tools
+      ? await toolsForTurn(deps.tools, {
+          actor,
+          twin,
+          assistant,
+          historyId: record.id,
+          conversationId: record.conversationId,
+          modelKind: choice.resolved.kind,
+          origin: 'chat',
+          approvalTimeoutMs: deps.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+          signal: sink.signal,
+          delegate,
+        })
+      : undefined;
+
     const result = await streamAnswer({
       model: choice.resolved,
       system: system || undefined,
@@ -139,8 +198,12 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       maxOutputTokens: priced ? outputLimit : choice.custom?.maxTokens,
       signal: sink.signal,
       onDelta: (delta, soFar) => sink.onDelta(delta, soFar),
-      onTool: (name, status) => sink.onTool(name, status),
+      ...(turnTools && turnTools.specs.length > 0
+        ? { tools: toToolSet(turnTools.specs, (name, status) => sink.onTool(name, status)), toolChoice: turnTools.toolChoice }
+        : {}),
     });
+    // What the subagents used is the turn's too: on its record and in its charge.
+    const usage = { inputTokens: result.usage.inputTokens + tally.usage.inputTokens, outputTokens: result.usage.outputTokens + tally.usage.outputTokens };
 
     const status = result.failed ? 'failed' : result.cancelled ? 'cancelled' : 'complete';
     const { credits } = await settleTurn(db, {
@@ -149,15 +212,17 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       opened: record,
       changes: deps.changes,
       // A failed turn is not charged; a cancelled one pays for the partial answer.
-      cost: result.failed ? 0 : costOf(result.usage, choice.price),
+      cost: result.failed ? 0 : costOf(result.usage, choice.price) + tally.cost,
       record: {
         answer: result.text,
         status,
         error: result.failed?.message ?? null,
-        usage: result.usage,
-        models: [result.modelId],
+        usage,
+        models: [result.modelId, ...tally.entries.map((entry) => entry.model ?? '').filter((model) => model && model !== result.modelId)],
         memories,
         ragSearch: passages,
+        ...(turnTools && turnTools.calls.length + tally.calls.length > 0 ? { toolCalls: [...turnTools.calls, ...tally.calls] } : {}),
+        ...(tally.entries.length > 0 ? { subagents: tally.entries } : {}),
       },
     });
     if (status === 'complete' && !result.emptyReply && deps.providers?.afterTurn) {
@@ -166,7 +231,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
     }
     return {
       answer: result.text,
-      usage: { ...result.usage, totalTokens: result.usage.inputTokens + result.usage.outputTokens },
+      usage: { ...usage, totalTokens: usage.inputTokens + usage.outputTokens },
       credits,
       historyId: record.id,
       conversationId: record.conversationId,

@@ -68,6 +68,8 @@ export interface StreamRouter {
    * this answer; returns whether the answer is still being sent.
    */
   emitChunk(socketId: string, payload: StreamPayload): boolean;
+  /** Sends an event to one socket of this process, if it still holds it (a turn's TOOL_STATUS). */
+  emitEvent(socketId: string, event: string, payload: unknown): void;
   /** Ends the answer on this socket (forgets its cancel_streaming state). */
   endAnswer(socketId: string): void;
   /** Sends an event to every registered socket (tab) of a user, on any process. */
@@ -197,6 +199,9 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
       // Gone since the turn started (closed tab): the turn goes on, its pieces have nowhere to go.
       localSocket(socketId)?.emit(SOCKET_EVENTS.receiveStream, payload);
       return true;
+    },
+    emitEvent(socketId, event, payload) {
+      localSocket(socketId)?.emit(event, payload);
     },
     endAnswer(socketId) {
       answers.delete(socketId);

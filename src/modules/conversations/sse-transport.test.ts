@@ -31,7 +31,6 @@ beforeAll(async () => {
           signal: sse.signal,
           maxRetries: 0,
           onDelta: (delta) => sse.send(sseFrames.stream(delta)),
-          onTool: (name, status) => sse.send(sseFrames.tool(name, status)),
         });
         results.push(result);
         if (result.failed) sse.send(sseFrames.error(result.failed.message));

@@ -10,6 +10,7 @@ import { estimateTokens, formatContextSections } from '../../ai/prompt.js';
 import { createModelRegistry, type ResolvedModel } from '../../ai/registry.js';
 import { plainPrompt, type ToolStatus } from '../../ai/model-stream.js';
 import { EMPTY_ANSWER_NOTICE, streamAnswer, type StreamAnswerInput } from './stream-turn.js';
+import { toToolSet, type TurnToolSpec } from '../../ai/tools/turn-tools.js';
 import { until } from '../../../test/support/until.js';
 
 let server: FakeModelServer;
@@ -27,15 +28,13 @@ const question = [{ role: 'user' as const, content: 'What is new?' }];
 
 function run(overrides: Partial<StreamAnswerInput> = {}) {
   const deltas: Array<[string, string]> = [];
-  const tools: Array<[string, ToolStatus]> = [];
   const done = streamAnswer({
     model,
     messages: question,
     onDelta: (delta, soFar) => deltas.push([delta, soFar]),
-    onTool: (name, status) => tools.push([name, status]),
     ...overrides,
   });
-  return { done, deltas, tools };
+  return { done, deltas };
 }
 
 describe('streamAnswer with an OpenAI-compatible endpoint', () => {
@@ -206,19 +205,23 @@ describe('streamAnswer with an OpenAI-compatible endpoint', () => {
     }
   });
 
-  it('reports tool calls through onTool and sums the usage of every step', async () => {
+  it('reports each tool call through the tool set and sums the usage of every step', async () => {
     server.enqueue({
       toolCalls: [{ id: 'call_1', name: 'lookup', arguments: { topic: 'bees' } }],
       usage: { prompt_tokens: 10, completion_tokens: 3 },
     });
     server.enqueue({ chunks: ['Bees ', 'are busy.'], usage: { prompt_tokens: 20, completion_tokens: 4 } });
-    const lookup = tool({
+    const tools: Array<[string, ToolStatus]> = [];
+    const lookup: TurnToolSpec = {
+      key: 'lookup',
       description: 'Looks a topic up',
-      inputSchema: z.object({ topic: z.string() }),
-      execute: async ({ topic }) => `Notes on ${topic}`,
-    });
-    const { done, tools } = run({ tools: { lookup } });
-    const result = await done;
+      inputSchema: { type: 'object', properties: { topic: { type: 'string' } }, required: ['topic'] },
+      run: async (args, context) => {
+        context.status('started');
+        return { text: `Notes on ${(args as { topic: string }).topic}` };
+      },
+    };
+    const result = await run({ tools: toToolSet([lookup], (name, status) => tools.push([name, status])) }).done;
 
     expect(tools).toEqual([
       ['lookup', 'started'],
@@ -229,21 +232,41 @@ describe('streamAnswer with an OpenAI-compatible endpoint', () => {
     expect(JSON.stringify(toolMessage)).toContain('Notes on bees');
   });
 
-  it('reports a failing tool as failed and lets the model answer anyway', async () => {
+  it('reports a failing tool as failed, tells the model why and lets it answer anyway', async () => {
     server.enqueue({ toolCalls: [{ id: 'call_2', name: 'broken', arguments: {} }] });
     server.enqueue({ chunks: ['Sorry, no luck.'] });
-    const broken = tool({
-      inputSchema: z.object({}),
-      execute: async (): Promise<string> => {
+    const tools: Array<[string, ToolStatus]> = [];
+    const broken: TurnToolSpec = {
+      key: 'broken',
+      description: 'Always fails',
+      inputSchema: { type: 'object', properties: {} },
+      run: async (_args, context) => {
+        context.status('started');
         throw new Error('tool exploded');
       },
-    });
-    const { done, tools } = run({ tools: { broken } });
+    };
+    const { done } = run({ tools: toToolSet([broken], (name, status) => tools.push([name, status])) });
     expect((await done).text).toBe('Sorry, no luck.');
     expect(tools).toEqual([
       ['broken', 'started'],
       ['broken', 'failed'],
     ]);
+    const toolMessage = server.requests[1].messages.find((m) => m.role === 'tool');
+    expect(JSON.stringify(toolMessage)).toContain('The tool failed: tool exploded');
+  });
+
+  it("makes the model call a tool in its first step when the assistant's mode is required, and only then", async () => {
+    server.enqueue({ toolCalls: [{ id: 'call_3', name: 'lookup', arguments: { topic: 'ants' } }] });
+    server.enqueue({ chunks: ['Ants.'] });
+    const lookup: TurnToolSpec = {
+      key: 'lookup',
+      description: 'Looks a topic up',
+      inputSchema: { type: 'object', properties: { topic: { type: 'string' } } },
+      run: async () => ({ text: 'notes' }),
+    };
+    await run({ tools: toToolSet([lookup], () => {}), toolChoice: 'required' }).done;
+    expect(server.requests[0].body.tool_choice).toBe('required');
+    expect(server.requests[1].body.tool_choice).not.toBe('required');
   });
 });
 

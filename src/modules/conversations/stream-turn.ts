@@ -3,7 +3,7 @@
 // caller, and always comes back with what was produced: complete, cancelled (partial text, usage
 // estimated if needed), failed (clear message) or empty (behaviour 11's notice). It never throws for
 // a provider failure or a cancel.
-import { describeFailure, streamModelParts, type ModelStreamInput, type ToolStatus, type TurnPart } from '../../ai/model-stream.js';
+import { describeFailure, streamModelParts, type ModelStreamInput, type TurnPart } from '../../ai/model-stream.js';
 import { estimateTokens, promptText } from '../../ai/prompt.js';
 
 /** Behaviour 11: what the person sees instead of an empty reply. */
@@ -12,8 +12,6 @@ export const EMPTY_ANSWER_NOTICE = 'The model returned an empty answer. Please t
 export type StreamAnswerInput = ModelStreamInput & {
   /** Every text piece, with the whole answer so far. Must not throw. Never called after a cancel. */
   onDelta?: (delta: string, textSoFar: string) => void;
-  /** A tool the model called: 'started', then 'completed' or 'failed'. Must not throw. */
-  onTool?: (name: string, status: ToolStatus) => void;
 };
 
 export interface AnswerUsage {
@@ -63,9 +61,6 @@ export async function streamAnswer(input: StreamAnswerInput): Promise<StreamAnsw
         text += part.text;
         stepText += part.text;
         input.onDelta?.(part.text, text);
-        break;
-      case 'tool':
-        input.onTool?.(part.name, part.status);
         break;
       case 'step-start':
         stepOpen = true;

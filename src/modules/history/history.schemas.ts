@@ -24,20 +24,27 @@ const toolCallSchema = z.object({
   arguments: z.unknown(),
   result: z.unknown().optional(),
   status: z.enum(['pending', 'ok', 'error', 'declined']),
-  approval: z.object({ decision: z.enum(APPROVAL_DECISIONS), decidedAt: z.string() }).optional(),
+  approval: z
+    .object({ approvalId: z.string().nullable().optional(), decision: z.enum(APPROVAL_DECISIONS), decidedAt: z.string(), decidedBy: z.string().nullable().optional() })
+    .optional()
+    .describe('the approval card of a connector that requires one: the decision, when, and who made it (null: its expiry or the turn\'s cancel; approvalId null: an earlier approve_conversation covered the call)'),
   startedAt: z.string().optional(),
   durationMs: z.number().optional(),
 });
 
 const subagentSchema = z.object({
   id: z.string(),
+  assistantId: z.string().optional(),
   name: z.string(),
   model: z.string().optional(),
   task: z.string(),
   transcript: z.array(z.object({ role: z.string(), content: z.string() })),
   status: z.enum(['complete', 'failed', 'cancelled']),
-  steps: z.number().int(),
-  failedSteps: z.number().int(),
+  steps: z.number().int().describe("the subagent's tool calls plus its answer"),
+  failedSteps: z.number().int().describe('tool calls declined, expired, cancelled or failed, plus the answer when the model failed'),
+  durationMs: z.number().optional(),
+  tokens: z.number().int().optional(),
+  credits: z.number().optional(),
 });
 
 const memorySchema = z.object({ id: z.string().optional(), key: z.string(), value: z.string(), shared: z.boolean() });

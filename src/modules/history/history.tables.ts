@@ -25,7 +25,7 @@ export interface ToolCallEntry {
   result?: unknown;
   /** 'pending' while an approval card waits for a decision. */
   status: 'pending' | 'ok' | 'error' | 'declined';
-  approval?: { decision: ApprovalDecision; decidedAt: string };
+  approval?: { approvalId?: string | null; decision: ApprovalDecision; decidedAt: string; decidedBy?: string | null };
   startedAt?: string;
   durationMs?: number;
 }
@@ -38,6 +38,7 @@ export interface SubagentMessage {
 /** A delegated agent's run: its task and transcript are working detail; steps and outcome are kept. */
 export interface SubagentEntry {
   id: string;
+  assistantId?: string;
   name: string;
   model?: string;
   task: string;
@@ -45,6 +46,9 @@ export interface SubagentEntry {
   status: 'complete' | 'failed' | 'cancelled';
   steps: number;
   failedSteps: number;
+  durationMs?: number;
+  tokens?: number;
+  credits?: number;
 }
 
 /** The spec's retrieval entry (history `ragSearch` item). */
