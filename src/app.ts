@@ -43,6 +43,7 @@ import { registerInstitutions } from './modules/institutions/institutions.module
 import { registerMemberships } from './modules/memberships/memberships.module.js';
 import { registerMemory } from './modules/memory/memory.module.js';
 import { registerSettings } from './modules/settings/settings.module.js';
+import { registerSubscription } from './modules/subscription/subscription.module.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { registerUsers } from './modules/users/users.module.js';
 
@@ -132,8 +133,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerSettings(app, { db });
   registerMemory(app, { db });
   registerEntitlements(app, { db });
+  const subscription = registerSubscription(app, { db, secrets: deps.secrets, config: config.subscription });
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log });
-  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes });
+  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor ?? undefined });
   registerBranding(app, { db, idpConfigured: (institutionId) => hasIdentityProvider(db, config, institutionId) });
   registerFiles(app, deps);
 

@@ -55,6 +55,19 @@ const envSchema = z.object({
    * {id, name, issuer, clientId, clientSecret}. Unset: none.
    */
   OIDC_PROVIDERS: optionalString,
+  /**
+   * The chat subscription a twin's administrator may connect (device authorization grant, RFC 8628):
+   * the provider's issuer (discovered), this deployment's client there, and the OpenAI-compatible API
+   * the subscription's access token opens. Unset issuer or client: the connection routes answer 503.
+   */
+  SUBSCRIPTION_ISSUER: optionalString.pipe(z.url().optional()),
+  SUBSCRIPTION_CLIENT_ID: optionalString,
+  SUBSCRIPTION_CLIENT_SECRET: optionalString,
+  SUBSCRIPTION_API_BASE: optionalString.pipe(z.url().optional()),
+  /** The model a connected twin's assistants use unless they name one; default DEFAULT_MODEL. */
+  SUBSCRIPTION_MODEL: optionalString,
+  /** Scopes asked for; offline_access brings the refresh token that keeps the connection alive. */
+  SUBSCRIPTION_SCOPE: z.string().trim().min(1).default('openid offline_access'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Largest JSON body accepted, in bytes. */
   BODY_LIMIT: z.coerce.number().int().min(1024).default(1_048_576),
@@ -135,6 +148,18 @@ export interface Config {
   metricsToken?: string;
   trustProxy: boolean | string[];
   oidcProviders: OidcProviderConfig[];
+  /** Unset unless SUBSCRIPTION_ISSUER, SUBSCRIPTION_CLIENT_ID and SUBSCRIPTION_API_BASE are all set. */
+  subscription?: SubscriptionConfig;
+}
+
+/** The chat subscription twins may connect as their model source (modules/subscription). */
+export interface SubscriptionConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  apiBase: string;
+  model?: string;
+  scope: string;
 }
 
 /** What turns on the deployment endpoint cost, and what new accounts start with. */
@@ -210,6 +235,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: vars.METRICS_TOKEN,
     trustProxy: parseTrustProxy(vars.TRUST_PROXY),
     oidcProviders: parseOidcProviders(vars.OIDC_PROVIDERS),
+    subscription:
+      vars.SUBSCRIPTION_ISSUER && vars.SUBSCRIPTION_CLIENT_ID && vars.SUBSCRIPTION_API_BASE
+        ? {
+            issuer: vars.SUBSCRIPTION_ISSUER,
+            clientId: vars.SUBSCRIPTION_CLIENT_ID,
+            clientSecret: vars.SUBSCRIPTION_CLIENT_SECRET,
+            apiBase: vars.SUBSCRIPTION_API_BASE,
+            model: vars.SUBSCRIPTION_MODEL ?? vars.DEFAULT_MODEL,
+            scope: vars.SUBSCRIPTION_SCOPE,
+          }
+        : undefined,
   };
 }
 

@@ -74,6 +74,8 @@ export interface FakeModelServer {
 export interface FakeModelServerOptions {
   /** Embedding size when the request does not ask for `dimensions`; 64 by default. */
   embeddingDimensions?: number;
+  /** Accepts a request only when this says yes to its Authorization header (else 401, not recorded); default: any. */
+  authorize?: (authorization: string | undefined) => boolean | Promise<boolean>;
 }
 
 export async function startFakeModelServer(options: FakeModelServerOptions = {}): Promise<FakeModelServer> {
@@ -98,6 +100,10 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
       return;
     }
     const raw = await readBody(req);
+    if (options.authorize && !(await options.authorize(req.headers.authorization))) {
+      sendJson(res, 401, errorBody('Incorrect API key provided', 'invalid_request_error'));
+      return;
+    }
     let body: Record<string, unknown>;
     try {
       body = asObject(JSON.parse(raw));

@@ -1,0 +1,191 @@
+// The subscription connection of the caller's current twin: start a device sign-in, poll it (one
+// provider request per interval, whoever polls), read the status, disconnect. Administrators of the
+// twin only. Each failure is an error with its contract code and a reason in words; the provider's or
+// the database's detail goes to the log only, never a token.
+import type { SubscriptionConfig } from '../../config.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import type { Executor } from '../../platform/db/client.js';
+import { sqlStateOf } from '../../platform/db/errors.js';
+import { isSuper, type Actor } from '../../platform/http/actor.js';
+import { AppError, NotFoundError } from '../../platform/http/errors.js';
+import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { ProviderError, type SubscriptionProvider } from './subscription.provider.js';
+import { claimPoll, completeSignIn, deleteConnection, dropPending, findConnection, savePending, slowDown } from './subscription.repo.js';
+import { sealTokens, type SubscriptionLog, type TokenKeeper } from './subscription.tokens.js';
+
+export const SUBSCRIPTION_MESSAGES = {
+  noTwin: 'Institution not found',
+  notAdmin: "Only an administrator of this Digital Twin may manage its subscription",
+  notConfigured: 'Connecting a subscription is not available on this deployment',
+  refused: 'The subscription provider does not allow signing in from a device for this service',
+  startFailed: 'The subscription provider could not start a sign-in; try again later',
+  noPending: 'No subscription sign-in is in progress; start one first',
+  expired: 'The sign-in code expired; start a new sign-in',
+  declined: 'The sign-in was declined at the subscription provider',
+  pollFailed: 'The sign-in could not be checked with the subscription provider; try again',
+  statusFailed: 'The subscription connection could not be read; try again',
+  disconnectFailed: 'The subscription could not be disconnected; try again',
+} as const;
+
+export class SubscriptionError extends AppError {
+  constructor(status: number, code: string, message: string) {
+    super(status, message, code);
+  }
+}
+
+export interface StartAnswer {
+  userCode: string;
+  verificationUri: string;
+  verificationUriComplete?: string;
+  expiresAt: string;
+  interval: number;
+}
+
+export interface SubscriptionServiceDeps {
+  db: Executor;
+  secrets: SecretBox;
+  /** Unset: the deployment has no subscription configured (start answers 503). */
+  config?: SubscriptionConfig;
+  provider?: SubscriptionProvider;
+  keeper?: TokenKeeper;
+  log: SubscriptionLog;
+  now?: () => number;
+}
+
+export function createSubscriptionService(deps: SubscriptionServiceDeps) {
+  const { db, secrets, provider, keeper, log } = deps;
+  const now = deps.now ?? Date.now;
+
+  /** The caller's current twin, which the caller must administer: 404 without one, 403 otherwise. */
+  async function adminTwin(actor: Actor): Promise<string> {
+    const twin = actor.institutionId ? await findInstitutionById(db, actor.institutionId) : undefined;
+    if (!twin) throw new NotFoundError(SUBSCRIPTION_MESSAGES.noTwin);
+    const administers = !actor.launchScope && (isSuper(actor) || actor.role === 'admin');
+    if (!administers) throw new SubscriptionError(403, 'NOT_TWIN_ADMIN', SUBSCRIPTION_MESSAGES.notAdmin);
+    return twin.id;
+  }
+
+  /** Runs a database step; a failure becomes the route's coded 500 (or 502), its cause logged without values. */
+  async function guarded<T>(step: () => Promise<T>, failure: SubscriptionError, institutionId: string, what: string): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      log.warn({ institutionId, database: databaseDetail(error) }, what);
+      throw failure;
+    }
+  }
+
+  async function connected(institutionId: string): Promise<boolean> {
+    const row = await findConnection(db, institutionId);
+    if (!row || !keeper) return Boolean(row?.accessTokenSealed && !row.refreshFailedAt);
+    return (await keeper.accessTokenOf(row)) !== null;
+  }
+
+  return {
+    async start(actor: Actor): Promise<StartAnswer> {
+      const institutionId = await adminTwin(actor);
+      if (!provider) throw new SubscriptionError(503, 'DEVICE_AUTH_DISABLED', SUBSCRIPTION_MESSAGES.notConfigured);
+      let authorization;
+      try {
+        authorization = await provider.startDeviceAuthorization();
+      } catch (error) {
+        const detail = error instanceof ProviderError ? error.detail : { message: String(error) };
+        log.warn({ institutionId, provider: detail }, 'subscription device authorization failed');
+        if (error instanceof ProviderError && error.kind !== 'unreachable') {
+          throw new SubscriptionError(503, 'DEVICE_AUTH_DISABLED', SUBSCRIPTION_MESSAGES.refused);
+        }
+        throw new SubscriptionError(502, 'START_FAILED', SUBSCRIPTION_MESSAGES.startFailed);
+      }
+      const started = now();
+      const expiresAt = new Date(started + authorization.expiresInSeconds * 1000);
+      await savePending(db, {
+        institutionId,
+        deviceCodeSealed: secrets.encrypt(authorization.deviceCode),
+        expiresAt,
+        intervalSeconds: authorization.intervalSeconds,
+        startedBy: actor.userId,
+        now: new Date(started),
+      });
+      return {
+        userCode: authorization.userCode,
+        verificationUri: authorization.verificationUri,
+        ...(authorization.verificationUriComplete ? { verificationUriComplete: authorization.verificationUriComplete } : {}),
+        expiresAt: expiresAt.toISOString(),
+        interval: authorization.intervalSeconds,
+      };
+    },
+
+    async poll(actor: Actor): Promise<{ connected: boolean; pending: boolean }> {
+      const institutionId = await adminTwin(actor);
+      const pollFailed = new SubscriptionError(502, 'POLL_FAILED', SUBSCRIPTION_MESSAGES.pollFailed);
+      const stored = <T>(step: () => Promise<T>) => guarded(step, pollFailed, institutionId, 'subscription poll: the database failed');
+      const stillPending = async () => ({ connected: await stored(() => connected(institutionId)), pending: true });
+      const at = new Date(now());
+      const claimed = await stored(() => claimPoll(db, institutionId, at));
+      if (!claimed) {
+        // Nothing to ask the provider now: none pending, expired, or its interval not over yet.
+        const row = await stored(() => findConnection(db, institutionId));
+        if (!row?.pendingDeviceCodeSealed) throw new SubscriptionError(400, 'NO_PENDING', SUBSCRIPTION_MESSAGES.noPending);
+        if (row.pendingExpiresAt && row.pendingExpiresAt.getTime() <= at.getTime()) {
+          await stored(() => dropPending(db, institutionId, row.pendingDeviceCodeSealed!));
+          throw new SubscriptionError(410, 'EXPIRED', SUBSCRIPTION_MESSAGES.expired);
+        }
+        return stillPending();
+      }
+      const deviceCodeSealed = claimed.pendingDeviceCodeSealed!;
+      if (!provider) throw pollFailed;
+      let tokens;
+      try {
+        tokens = await provider.exchangeDeviceCode(secrets.decrypt(deviceCodeSealed));
+      } catch (error) {
+        const detail = error instanceof ProviderError ? error.detail : { message: String(error) };
+        switch (error instanceof ProviderError ? error.oauthError : undefined) {
+          case 'authorization_pending':
+            return stillPending();
+          case 'slow_down':
+            await stored(() => slowDown(db, institutionId, deviceCodeSealed, new Date(now())));
+            return stillPending();
+          case 'access_denied':
+            log.warn({ institutionId, provider: detail }, 'subscription sign-in declined');
+            await stored(() => dropPending(db, institutionId, deviceCodeSealed));
+            throw new SubscriptionError(400, 'DEVICE_AUTH_FAILED', SUBSCRIPTION_MESSAGES.declined);
+          case 'expired_token':
+            await stored(() => dropPending(db, institutionId, deviceCodeSealed));
+            throw new SubscriptionError(410, 'EXPIRED', SUBSCRIPTION_MESSAGES.expired);
+          default:
+            log.warn({ institutionId, provider: detail }, 'subscription poll failed');
+            throw pollFailed;
+        }
+      }
+      const sealed = sealTokens(secrets, tokens, now());
+      const done = await stored(() => completeSignIn(db, institutionId, deviceCodeSealed, { ...sealed, connectedBy: claimed.pendingStartedBy, now: new Date(now()) }));
+      if (done) return { connected: true, pending: false };
+      // Replaced by a newer start, or disconnected, while the provider answered: the row says what counts now.
+      const row = await stored(() => findConnection(db, institutionId));
+      return { connected: await stored(() => connected(institutionId)), pending: Boolean(row?.pendingDeviceCodeSealed) };
+    },
+
+    async status(actor: Actor): Promise<{ connected: boolean }> {
+      const institutionId = await adminTwin(actor);
+      const failed = new SubscriptionError(500, 'STATUS_FAILED', SUBSCRIPTION_MESSAGES.statusFailed);
+      return { connected: await guarded(() => connected(institutionId), failed, institutionId, 'subscription status could not be read') };
+    },
+
+    async disconnect(actor: Actor): Promise<{ connected: false }> {
+      const institutionId = await adminTwin(actor);
+      const failed = new SubscriptionError(500, 'DISCONNECT_FAILED', SUBSCRIPTION_MESSAGES.disconnectFailed);
+      await guarded(() => deleteConnection(db, institutionId), failed, institutionId, 'subscription could not be disconnected');
+      return { connected: false };
+    },
+  };
+}
+
+export type SubscriptionService = ReturnType<typeof createSubscriptionService>;
+
+/** What the log may say of a database failure: its SQLSTATE and the server's message, never the statement's values. */
+function databaseDetail(error: unknown): Record<string, unknown> {
+  const cause = (error as { cause?: unknown })?.cause;
+  const source = cause instanceof Error ? cause : error;
+  return { code: sqlStateOf(error), message: source instanceof Error ? source.message : String(source) };
+}
