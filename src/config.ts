@@ -87,6 +87,8 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** Interval of the SSE comment heartbeats that keep idle proxies from cutting a stream, in ms; 0 turns them off. */
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(0).default(15_000),
+  /** How long a chat turn waits for a decision on an approval card (expiry counts as deny). */
+  APPROVAL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(180_000),
   /**
    * How long a process may go unheard (it writes a heartbeat every third of this) before the jobs it
    * was running and the answers it was streaming are taken back by another process, in seconds.
@@ -142,6 +144,8 @@ export interface Config {
   /** Connectors (MCP servers): hosts exempt from the outbound guard, and the call timeout. */
   connectors: { allowedHosts: string[]; callTimeoutMs: number };
   sseHeartbeatMs: number;
+  /** APPROVAL_TIMEOUT_MS: a chat turn's wait for an approval decision. */
+  approvalTimeoutMs: number;
   /** A process unheard for this long is gone: its jobs and streaming answers are taken back. */
   processTimeoutSeconds: number;
   /** Bearer token /metrics requires; unset: /metrics is open. */
@@ -231,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       callTimeoutMs: vars.CONNECTOR_CALL_TIMEOUT_MS,
     },
     sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,
+    approvalTimeoutMs: vars.APPROVAL_TIMEOUT_MS,
     processTimeoutSeconds: vars.PROCESS_TIMEOUT_SECONDS,
     metricsToken: vars.METRICS_TOKEN,
     trustProxy: parseTrustProxy(vars.TRUST_PROXY),
