@@ -10,6 +10,7 @@ export function slugOf(name: string): string {
   const slug = name
     .toLowerCase()
     .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
     .replace(/[^a-z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '')
     .slice(0, 24)
