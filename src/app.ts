@@ -16,6 +16,7 @@ import { registerOpenApi } from './platform/http/openapi.js';
 import type { App } from './platform/http/schemas.js';
 import { registerMetrics } from './platform/metrics/metrics.js';
 import { createSocketServer } from './platform/realtime/socket.js';
+import { createPersonTabs } from './platform/realtime/person-tabs.js';
 import type { Platform } from './platform/platform.js';
 import { defineJobs } from './jobs.js';
 import { identityRoutes } from './identity.js';
@@ -25,11 +26,13 @@ import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
 import { registerAssistants } from './modules/assistants/assistants.module.js';
+import { createApprovalGate } from './modules/approvals/approval-gate.js';
+import { registerApprovals } from './modules/approvals/approvals.module.js';
 import { registerCustomModels } from './modules/custom-models/custom-models.module.js';
 import { registerConnectors } from './modules/connectors/connectors.module.js';
 import { attachStreamSockets, type StreamRouter } from './modules/conversations/socket-events.js';
 import { registerFiles } from './modules/files/files.module.js';
-import { createContextProviders } from './modules/conversations/context-providers.js';
+import { createBuiltinToolRunners, createContextProviders } from './modules/conversations/context-providers.js';
 import { registerConversations } from './modules/conversations/conversations.module.js';
 import { createTurnHandoff } from './modules/conversations/turn-handoff.js';
 import { registerHealth } from './modules/health/health.module.js';
@@ -115,6 +118,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const handoff = await createTurnHandoff({ bus: deps.bus, holds: streams.holds, log: app.log });
   app.addHook('preClose', () => handoff.stopServing());
   app.addHook('onClose', () => handoff.close());
+  // Every tab of a person (sockets and SSE streams, any process), and the approval cards sent to them.
+  const tabs = await createPersonTabs({ bus: deps.bus, emitToSockets: streams.emitToUser, onError: (err) => app.log.warn({ err }, 'tab event not sent') });
+  app.addHook('onClose', () => tabs.close());
+  const approvals = await createApprovalGate({ db: database.db, bus: deps.bus, tabs, log: app.log });
+  app.addHook('onClose', () => approvals.close());
 
   // Route families.
   const db = database.db;
@@ -125,7 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerAssistants(app, { db, profiles });
   registerCustomModels(app, { db, secrets: deps.secrets });
   // Connectors (MCP servers): the catalog a turn takes is returned, and on the app as app.connectors.
-  registerConnectors(app, { db, secrets: deps.secrets, changes, settings: config.connectors });
+  const connectors = registerConnectors(app, { db, secrets: deps.secrets, changes, settings: config.connectors });
   registerAdminUsers(app, { db, cache, startingCredits: config.billing.startingCredits });
   registerCredits(app, { db });
   registerInstitutions(app, { db });
@@ -133,9 +141,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerSettings(app, { db });
   registerMemory(app, { db });
   registerEntitlements(app, { db });
+  registerApprovals(app, { gate: approvals });
   const subscription = registerSubscription(app, { db, secrets: deps.secrets, config: config.subscription });
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log });
-  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor ?? undefined });
+  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor ?? undefined, tools: { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database }) }, approvalTimeoutMs: config.approvalTimeoutMs, tabs });
   registerBranding(app, { db, idpConfigured: (institutionId) => hasIdentityProvider(db, config, institutionId) });
   registerFiles(app, deps);
 
