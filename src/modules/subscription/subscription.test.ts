@@ -255,6 +255,25 @@ describe('the whole journey on one process', () => {
   });
 });
 
+describe("the profile's twin", () => {
+  it('shows whether a subscription is connected, as a boolean only, also from a cached profile', async () => {
+    const profile = async () => {
+      const response = await t.app.inject({ method: 'POST', url: '/api/user/refresh/profile', headers: { 'x-access-token': tok.member } });
+      bodies.push(response.body);
+      expect(response.statusCode).toBe(200);
+      return response.json().profile.institution;
+    };
+    expect((await profile()).subscriptionConnected).toBe(false);
+    expect((await profile()).subscriptionConnected).toBe(false); // cached now
+    await connect();
+    expect((await profile()).subscriptionConnected).toBe(true);
+    await call(tok.admin, 'POST', 'disconnect');
+    expect((await profile()).subscriptionConnected).toBe(false);
+    const twinFields = Object.keys(await profile()).filter((key) => /subscription/i.test(key));
+    expect(twinFields).toEqual(['subscriptionConnected']);
+  });
+});
+
 describe('who may', () => {
   it("refuses a plain member (even with grants) and another twin's administrator working here as a member: 403 NOT_TWIN_ADMIN, nothing changes", async () => {
     await connect();

@@ -24,7 +24,12 @@ export interface ProfileCache {
 export function createProfileCache(feed: Pick<ChangeFeed, 'subscribe' | 'caughtUp'>, now: () => number = Date.now): ProfileCache {
   const cache = createRowCache<CachedProfile>(feed, {
     keyTables: ['users', 'memberships'],
-    dependsOn: { institutions: (profile) => [profile.institutionId], assistants: (profile) => profile.favoriteIds },
+    dependsOn: {
+      institutions: (profile) => [profile.institutionId],
+      assistants: (profile) => profile.favoriteIds,
+      // Whether the twin's subscription is connected (notices keyed by the twin).
+      subscription_connections: (profile) => [profile.institutionId],
+    },
     // A notice of any other table forgets everything: safer than guessing what it touched.
     forgetOnOtherTables: true,
     ttlMs: ENTRY_TTL_MS,

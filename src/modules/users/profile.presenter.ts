@@ -12,9 +12,11 @@ export interface ProfileParts {
   permissions: readonly string[];
   /** Favorite assistants as records when populated, else their ids. */
   favoriteAssistants?: unknown[];
+  /** The twin has a usable chat subscription connected. */
+  subscriptionConnected?: boolean;
 }
 
-export function presentProfile({ user, institution, permissions, favoriteAssistants }: ProfileParts): ProfileWire {
+export function presentProfile({ user, institution, permissions, favoriteAssistants, subscriptionConnected = false }: ProfileParts): ProfileWire {
   const external = user.external;
   return {
     _id: user.id,
@@ -57,6 +59,6 @@ export function presentProfile({ user, institution, permissions, favoriteAssista
     mustChangePassword: user.mustChangePassword,
     userMemoryEnabled: user.userMemoryEnabled,
     favoriteAssistants: favoriteAssistants ?? user.favoriteAssistants,
-    institution: institution ? presentInstitution(institution) : null,
+    institution: institution ? { ...presentInstitution(institution), subscriptionConnected } : null,
   };
 }

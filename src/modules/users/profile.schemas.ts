@@ -47,7 +47,14 @@ export const profileSchema = z
     mustChangePassword: z.boolean(),
     userMemoryEnabled: z.boolean(),
     favoriteAssistants: z.array(z.unknown()).describe('favorite assistants, populated on profile refresh'),
-    institution: institutionObjectSchema.nullable().describe('the current twin, null when the person has none'),
+    institution: institutionObjectSchema
+      .extend({
+        subscriptionConnected: z
+          .boolean()
+          .describe("the twin has a usable chat subscription connected (its assistants answer through it); only this boolean, never the account or a token"),
+      })
+      .nullable()
+      .describe('the current twin, null when the person has none'),
   })
   .describe('Sign-in profile');
 

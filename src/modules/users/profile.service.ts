@@ -35,13 +35,14 @@ export function createProfileService(db: Database): ProfileService {
     async loadWithDependencies(userId, options = {}) {
       const found = await findProfileRows(db, userId, options.institutionId);
       if (!found) throw new NotFoundError('User not found');
-      const { user, institution, membership } = found;
+      const { user, institution, membership, subscriptionConnected } = found;
       const favoriteAssistants = options.populateFavorites && favoritesLoader ? await favoritesLoader(user) : undefined;
       const profile = presentProfile({
         user,
         institution: institution ?? null,
         permissions: permissionsFor(user.accountType, membership?.role, membership?.permissions ?? []),
         favoriteAssistants,
+        subscriptionConnected,
       });
       return { profile, institutionId: institution?.id ?? null, favoriteIds: user.favoriteAssistants };
     },

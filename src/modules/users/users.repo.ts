@@ -3,6 +3,7 @@ import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Database, Executor } from '../../platform/db/client.js';
 import { preparedOn } from '../../platform/db/prepared.js';
 import { institutions, memberships, type InstitutionRow, type MembershipRow } from '../institutions/institutions.tables.js';
+import { usableConnectionSql } from '../subscription/subscription.repo.js';
 import { users, type UserRow } from './users.tables.js';
 
 export type NewUser = typeof users.$inferInsert;
@@ -84,13 +85,15 @@ export interface ProfileRows {
   user: UserRow;
   institution: InstitutionRow | null;
   membership: MembershipRow | null;
+  /** The twin has a usable chat subscription connected (modules/subscription). */
+  subscriptionConnected: boolean;
 }
 
 const liveUser = (userId: unknown) => and(eq(users.id, userId as string), isNull(users.deletedAt));
 
 function profileQuery(db: Database, twin: SQL | typeof users.currentInstitutionId) {
   return db
-    .select({ user: users, institution: institutions, membership: memberships })
+    .select({ user: users, institution: institutions, membership: memberships, subscriptionConnected: usableConnectionSql(institutions.id) })
     .from(users)
     .leftJoin(institutions, and(eq(institutions.id, twin), isNull(institutions.deletedAt)))
     .leftJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.institutionId, twin)))
