@@ -282,6 +282,26 @@ describe('listing and deleting', () => {
   });
 });
 
+describe('the OpenAPI document', () => {
+  it('shows every connectors and tools route with its failure codes', async () => {
+    const { paths } = (await t.app.inject({ method: 'GET', url: '/api/docs/json' })).json();
+    const codes = (path: string, method: string) => Object.keys(paths[path][method].responses).sort();
+    expect(codes('/api/admin/mcp-servers', 'get')).toEqual(['200', '400', '401', '403']);
+    expect(codes('/api/admin/mcp-server', 'post')).toEqual(['201', '400', '401', '403', '404', '409']);
+    expect(codes('/api/admin/mcp-server/{id}', 'get')).toEqual(['200', '400', '401', '404']);
+    expect(codes('/api/admin/mcp-server/{id}', 'put')).toEqual(['200', '400', '401', '403', '404', '409']);
+    expect(codes('/api/admin/mcp-server/{id}', 'delete')).toEqual(['200', '400', '401', '403', '404']);
+    expect(codes('/api/admin/mcp-servers/bulk-delete', 'post')).toEqual(['200', '400', '401', '403']);
+    expect(codes('/api/admin/mcp-server/{id}/refresh', 'post')).toEqual(['200', '400', '401', '403', '404']);
+    expect(codes('/api/admin/tools', 'get')).toEqual(['200', '401', '403', '404']);
+    expect(codes('/api/admin/tool/{name}', 'put')).toEqual(['200', '400', '401', '403', '404']);
+    expect(paths['/api/admin/mcp-server'].post.description).toContain('CONNECTOR_URL_NOT_ALLOWED');
+    const record = paths['/api/admin/mcp-server/{id}'].get.responses['200'].content['application/json'].schema.properties.data.properties;
+    expect(record).toHaveProperty('hasCredential');
+    expect(record).not.toHaveProperty('credential');
+  });
+});
+
 describe('the credential in responses', () => {
   it('appears in no admin response body of this file', () => {
     expect(bodies.length).toBeGreaterThan(60);
