@@ -49,6 +49,8 @@ export interface MarkdownRenderer {
 export function createMarkdownRenderer(window: Window & typeof globalThis): MarkdownRenderer {
   const purify: DOMPurify = createDOMPurify(window);
   purify.addHook('afterSanitizeAttributes', (node) => {
+    // An image of an answer gets a text alternative when the model gave none.
+    if (node.tagName === 'IMG' && !node.getAttribute('alt')) node.setAttribute('alt', 'Image from the answer');
     if (node.tagName === 'A') {
       node.setAttribute('target', '_blank');
       node.setAttribute('rel', 'noopener noreferrer nofollow');
