@@ -7,6 +7,10 @@ import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-se
 import { until } from '../../../test/support/until.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { createMcpPool } from '../../ai/mcp/mcp-pool.js';
+import { createGuardedFetch } from '../../platform/net/guarded-fetch.js';
+import { createOutboundPolicy } from '../../platform/net/outbound-guard.js';
+import { createConnectorCatalog } from './connector-catalog.js';
 import { slugOf, toolKey } from './tool-keys.js';
 
 let t: TestApp;
@@ -133,6 +137,37 @@ describe('the catalog a turn uses', () => {
     await expect(t.app.connectors.call(server._id, 'echo', { text: 'x' })).rejects.toMatchObject({ code: 'CONNECTOR_UNAVAILABLE' });
     expect(rotating.calls('echo')).toBe(1);
     await rotating.close();
+  });
+});
+
+describe('another process', () => {
+  it("closes its client when a server is edited or deleted elsewhere (the row change notice), and reconnects with the new credential", async () => {
+    const guarded = createGuardedFetch(createOutboundPolicy({ allowedHosts: ['127.0.0.1'] }));
+    const pool = createMcpPool({ fetch: guarded, timeoutMs: 1_500 });
+    const elsewhere = createConnectorCatalog({ db: t.platform.database.db, secrets: t.platform.secrets, pool, changes: t.app.changes });
+    const target = await startMcpServer({ transport: 'streamable-http', credential: 'one' });
+    const server = await addServer(tok.admin1, { name: 'Shared Across', url: target.url, credential: 'one' });
+    expect((await elsewhere.call(server._id, 'echo', { text: 'a' })).text).toBe('a');
+    const opened = pool.versionOf(server._id);
+    expect(opened).toBeDefined();
+
+    // A save that changes nothing about the connection keeps the client.
+    await as(tok.admin1, 'PUT', `/api/admin/mcp-server/${server._id}`, { requireApproval: false });
+    expect((await elsewhere.call(server._id, 'echo', { text: 'b' })).text).toBe('b');
+    expect(pool.versionOf(server._id)).toBe(opened);
+
+    await as(tok.admin1, 'PUT', `/api/admin/mcp-server/${server._id}`, { credential: 'two' });
+    await until(() => pool.versionOf(server._id) === undefined);
+    expect(await elsewhere.call(server._id, 'echo', { text: 'c' }).catch((e: unknown) => e)).toMatchObject({ kind: 'refused' });
+
+    await as(tok.admin1, 'PUT', `/api/admin/mcp-server/${server._id}`, { credential: 'one' });
+    expect((await elsewhere.call(server._id, 'echo', { text: 'd' })).text).toBe('d');
+    await as(tok.admin1, 'DELETE', `/api/admin/mcp-server/${server._id}`);
+    await until(() => pool.versionOf(server._id) === undefined);
+    expect(target.calls('echo')).toBe(3);
+    await elsewhere.close();
+    guarded.close();
+    await target.close();
   });
 });
 
