@@ -2,7 +2,7 @@
 // answer as the JSON of /api/ai/personal/qanda), over SSE otherwise. An answer of
 // {streamingFailed: true} means the service lost this tab's socket: connect again, REGISTER again and
 // send the same question again (the turn did not run), twice at most, then fall back to SSE.
-import type { ApprovalCard, StreamEvent } from './stream-assembly';
+import type { ApprovalCard, StreamEvent } from './stream-assembly.js';
 
 export interface QuestionArgs {
   question: string;
