@@ -32,6 +32,8 @@ const tok = {} as Record<'admin' | 'member' | 'adminElsewhere' | 'otherAdmin' | 
 /** Every line the app logged, and every response body the tests received. */
 const logged: string[] = [];
 const bodies: string[] = [];
+/** Every token the tests saw the service hold or send (refresh tokens read from its row, access tokens as the model API got them). */
+const knownTokens = new Set<string>();
 
 const logStream = new Writable({
   write(chunk, _encoding, done) {
@@ -118,7 +120,9 @@ async function connect(subject = 'subscriber-1'): Promise<void> {
 /** The tokens the service holds for the twin, decrypted (to prove they never show anywhere). */
 async function storedTokens(): Promise<string[]> {
   const current = await row();
-  return [current?.accessTokenSealed, current?.refreshTokenSealed].filter((value): value is string => Boolean(value)).map((sealed) => t.platform.secrets.decrypt(sealed));
+  const tokens = [current?.accessTokenSealed, current?.refreshTokenSealed].filter((value): value is string => Boolean(value)).map((sealed) => t.platform.secrets.decrypt(sealed));
+  for (const token of tokens) knownTokens.add(token);
+  return tokens;
 }
 
 describe('the whole journey on one process', () => {
@@ -422,15 +426,37 @@ describe('each coded failure, provoked for real', () => {
   });
 });
 
+describe('the OpenAPI document', () => {
+  it('lists the four routes with every status and code', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/docs/json' })).json();
+    const expected: Record<string, [string, Record<string, string[]>]> = {
+      start: ['post', { 403: ['NOT_TWIN_ADMIN'], 404: [], 502: ['START_FAILED'], 503: ['DEVICE_AUTH_DISABLED'] }],
+      poll: ['post', { 400: ['NO_PENDING', 'DEVICE_AUTH_FAILED'], 403: ['NOT_TWIN_ADMIN'], 404: [], 410: ['EXPIRED'], 502: ['POLL_FAILED'] }],
+      status: ['get', { 403: ['NOT_TWIN_ADMIN'], 404: [], 500: ['STATUS_FAILED'] }],
+      disconnect: ['post', { 403: ['NOT_TWIN_ADMIN'], 404: [], 500: ['DISCONNECT_FAILED'] }],
+    };
+    for (const [action, [method, statuses]] of Object.entries(expected)) {
+      const operation = doc.paths[`${BASE}/${action}`]?.[method];
+      expect(operation, action).toBeDefined();
+      expect(Object.keys(operation.responses).sort()).toEqual(['200', '401', ...Object.keys(statuses)].sort());
+      for (const [status, codes] of Object.entries(statuses)) {
+        for (const code of codes) expect(operation.responses[status].description, `${action} ${status}`).toContain(code);
+      }
+    }
+  });
+});
+
 describe('secrecy', () => {
   it('no token appears in any response or log line', async () => {
     await connect();
     await ask('One more');
-    const tokens = await storedTokens();
-    expect(tokens).toHaveLength(2);
+    expect(await storedTokens()).toHaveLength(2);
+    for (const request of subscriptionApi.requests) knownTokens.add(String(request.headers.authorization).slice('Bearer '.length));
+    // Tokens of every earlier test too: several connections, refreshed and refused ones.
+    expect(knownTokens.size).toBeGreaterThan(6);
     const everything = [...bodies, ...logged].join('\n');
     expect(logged.length).toBeGreaterThan(10);
-    for (const token of tokens) expect(everything).not.toContain(token);
+    for (const token of knownTokens) expect(everything).not.toContain(token);
     // Nor the device codes or sealed values.
     const pending = await call(tok.admin, 'POST', 'start');
     const sealed = (await row())!.pendingDeviceCodeSealed!;
