@@ -14,6 +14,7 @@ import type { AdminFeedbackWire, AdminHistoryWire, RetrievalEntryWire } from './
 import { HISTORY_NOT_FOUND, type Page } from './history.service.js';
 import type { FeedbackRating, FeedbackStatus } from './history.tables.js';
 import { isEmptyScope, twinsWhere } from './twin-scope.js';
+import { subagentEfficiency, type SubagentChart } from './subagent-chart.js';
 
 export interface AdminHistoryQuery {
   page: number;
@@ -47,6 +48,8 @@ export interface HistoryAdminService {
   getFeedback(actor: Actor, id: string): Promise<AdminFeedbackWire>;
   reviewFeedback(actor: Actor, id: string, review: FeedbackReview): Promise<AdminFeedbackWire>;
   removeFeedback(actor: Actor, id: string): Promise<void>;
+  /** The subagent efficiency chart of the caller's scope (subagent-chart.ts). */
+  subagentEfficiency(actor: Actor, body: { institution?: string }): Promise<SubagentChart>;
 }
 
 export function createHistoryAdminService(db: Database): HistoryAdminService {
@@ -114,6 +117,8 @@ export function createHistoryAdminService(db: Database): HistoryAdminService {
       if (!row) throw new NotFoundError(FEEDBACK_NOT_FOUND);
       return presentAdminFeedback(row);
     },
+
+    subagentEfficiency: (actor, body) => subagentEfficiency(db, actor, body),
 
     async removeFeedback(actor, id) {
       const row = await feedbackInScope(actor, id, 'feedback.delete');
