@@ -12,15 +12,15 @@ type Decision = 'approve' | 'approve_conversation' | 'deny';
 
 async function pendingApprovals(): Promise<ApprovalCard[]> {
   try {
-    const answer = (await (await rawFetch('/api/user/approvals')).json()) as { data?: ApprovalCard[] };
-    return answer.data ?? [];
+    const answer = (await (await rawFetch('/api/user/approvals')).json()) as { approvals?: ApprovalCard[] };
+    return answer.approvals ?? [];
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return [];
     throw error;
   }
 }
 
-export function ApprovalCards({ extra }: { extra: ApprovalCard[] }) {
+export function ApprovalCards({ extra, decided }: { extra: ApprovalCard[]; decided: string[] }) {
   const link = useLiveSocket();
   const [cards, setCards] = useState<ApprovalCard[]>([]);
   const [error, setError] = useState<unknown>(null);
@@ -32,6 +32,7 @@ export function ApprovalCards({ extra }: { extra: ApprovalCard[] }) {
     pendingApprovals().then((list) => list.forEach(add), () => undefined);
   }, []);
   useEffect(() => extra.forEach(add), [extra]);
+  useEffect(() => decided.forEach(close), [decided]);
   useEffect(() => {
     if (!link) return;
     const onCard = (card: ApprovalCard) => add(card);

@@ -36,7 +36,11 @@ export interface SocketLink {
   cancel(): void;
 }
 
-export type AskEvent = StreamEvent | { kind: 'approval'; card: ApprovalCard } | { kind: 'transport'; transport: 'socket' | 'sse' };
+export type AskEvent =
+  | StreamEvent
+  | { kind: 'approval'; card: ApprovalCard }
+  | { kind: 'approval-decided'; approvalId: string }
+  | { kind: 'transport'; transport: 'socket' | 'sse' };
 
 export interface AskDeps {
   link: SocketLink | null;

@@ -92,6 +92,9 @@ async function streamSse(body: { inputs: string[]; requestArgs: Record<string, u
       case 'approval':
         emit({ kind: 'approval', card: frame as unknown as ApprovalCard });
         break;
+      case 'approval_decided':
+        emit({ kind: 'approval-decided', approvalId: String(frame.approvalId) });
+        break;
       case 'complete': {
         const outputs = Array.isArray(frame.outputs) ? frame.outputs : [];
         emit({

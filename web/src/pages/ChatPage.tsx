@@ -33,6 +33,7 @@ export function ChatPage() {
   const [draft, setDraft] = useState('');
   const [turns, setTurns] = useState<Turn[]>([]);
   const [cards, setCards] = useState<ApprovalCard[]>([]);
+  const [decided, setDecided] = useState<string[]>([]);
   const active = useRef<AskHandle | null>(null);
   const adopted = useRef<string | undefined>(undefined);
   const nextKey = useRef(1);
@@ -64,6 +65,7 @@ export function ChatPage() {
       setTurns((current) => current.map((turn) => (turn.key === key ? { ...turn, answer: change(turn.answer) } : turn)));
     const handle = ask(askDeps(link), { question: text, assistantId: assistantId || undefined, conversationId }, (event) => {
       if (event.kind === 'approval') setCards((current) => [...current, event.card]);
+      else if (event.kind === 'approval-decided') setDecided((current) => [...current, event.approvalId]);
       else if (event.kind === 'transport') return;
       else if (event.kind === 'complete') update((answer) => settleCancelled(answer, event));
       else update((answer) => applyStreamEvent(answer, event));
@@ -110,7 +112,7 @@ export function ChatPage() {
         <div className="chat-toolbar">
           <AssistantPicker value={assistantId} onChange={setAssistantId} />
         </div>
-        <ApprovalCards extra={cards} />
+        <ApprovalCards extra={cards} decided={decided} />
         <section className="messages" aria-label="Conversation">
           <ErrorNotice error={records.error} />
           {shownSaved.length === 0 && liveTurns.length === 0 && !records.isLoading && (
