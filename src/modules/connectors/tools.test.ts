@@ -94,6 +94,12 @@ describe('the catalog a turn uses', () => {
     expect(await t.app.connectors.call(files._id, 'echo', { text: 'over sse' })).toMatchObject({ text: 'over sse', isError: false });
     expect(legacy.calls('echo')).toBe(1);
     expect(await t.app.connectors.call(crm._id, 'fail', { message: 'quota exceeded' })).toMatchObject({ text: 'quota exceeded', isError: true });
+    const unknown = await t.app.connectors.call(crm._id, 'no_such_tool', {});
+    expect(unknown.isError).toBe(true);
+    expect(unknown.text).toContain('no_such_tool');
+    const badArgs = await t.app.connectors.call(crm._id, 'add', { a: 'one' });
+    expect(badArgs.isError).toBe(true);
+    expect(main.calls('add')).toBe(before + 1);
     expect(main.refused() + legacy.refused()).toBe(0);
   });
 
