@@ -14,6 +14,7 @@ import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-se
 import { collect, connectSocket, register } from '../../../test/support/socket-client.js';
 import { readSse, type SseReader } from '../../../test/support/sse-client.js';
 import { until } from '../../../test/support/until.js';
+import { changesHeard } from '../../../test/support/changes.js';
 import { history } from '../history/history.tables.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
 import { updateInstitution } from '../institutions/institutions.repo.js';
@@ -85,7 +86,8 @@ describe('the tools a turn offers', () => {
     await (await askSse(ada.token, 'Hi')).rest();
     expect(offered()).toEqual([keys.add, keys.echo, keys.fail, keys.slow].sort());
 
-    await updateInstitution(db(), twin.id, { toolsDisabled: [keys.slow, keys.fail] });
+    for (const key of [keys.slow, keys.fail]) expect((await api('PUT', `/api/admin/tool/${key}`, adminToken, { enabled: false })).status).toBe(200);
+    await changesHeard(t.app);
     try {
       model.enqueue({ chunks: ['ok'] });
       await (await askSse(ada.token, 'Hi again')).rest();
@@ -97,6 +99,7 @@ describe('the tools a turn offers', () => {
       expect(offered()).toEqual(['file_search', keys.echo].sort());
     } finally {
       await updateInstitution(db(), twin.id, { toolsDisabled: [] });
+      await changesHeard(t.app);
     }
   });
 
