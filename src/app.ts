@@ -45,6 +45,7 @@ import { registerEntitlements } from './modules/entitlements/entitlements.module
 import { registerInstitutions } from './modules/institutions/institutions.module.js';
 import { registerMemberships } from './modules/memberships/memberships.module.js';
 import { registerMemory } from './modules/memory/memory.module.js';
+import { registerPersonalData } from './modules/personal-data/personal-data.module.js';
 import { registerSettings } from './modules/settings/settings.module.js';
 import { registerSubscription } from './modules/subscription/subscription.module.js';
 import { createProfileService } from './modules/users/profile.service.js';
@@ -59,6 +60,8 @@ export interface AppDeps extends Platform {
   authLimits?: Partial<AuthLimits>;
   /** How long a socket may take to REGISTER (REGISTER_TIMEOUT_MS unless set: tests set small numbers). */
   socketRegisterTimeoutMs?: number;
+  /** The clock of time-bound rules (an export's link expiry, the personal-data purge); tests move it. */
+  now?: () => Date;
 }
 
 declare module 'fastify' {
@@ -127,7 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Route families.
   const db = database.db;
   registerHealth(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
-  await identityRoutes(app, { ...deps, auth, cache, profiles });
+  const { throttle } = await identityRoutes(app, { ...deps, auth, cache, profiles });
   registerUsers(app, { profiles, changes });
   registerHistory(app, { db });
   await registerAssistants(app, { db, profiles });
@@ -147,6 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor ?? undefined, tools: { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database }) }, approvalTimeoutMs: config.approvalTimeoutMs, tabs });
   registerBranding(app, { db, idpConfigured: (institutionId) => hasIdentityProvider(db, config, institutionId) });
   registerFiles(app, deps);
+  registerPersonalData(app, { db, jobs: deps.jobs, storage: deps.storage, secrets: deps.secrets, throttle, now: deps.now });
 
   // The web client for people at `/` (web/dist, built by the start command), when it is built.
   registerWebClient(app);

@@ -12,7 +12,7 @@ import type { AuthService } from './modules/auth/auth.service.js';
 import { registerOauth } from './modules/oauth/oauth.module.js';
 import type { SessionCache } from './modules/auth/session-cache.js';
 import { createSignInService } from './modules/auth/signin.service.js';
-import { createThrottle, DEFAULT_AUTH_LIMITS, type AuthLimits } from './modules/auth/throttle.js';
+import { createThrottle, DEFAULT_AUTH_LIMITS, type AuthLimits, type Throttle } from './modules/auth/throttle.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
 
 export interface IdentityDeps extends Platform {
@@ -23,7 +23,8 @@ export interface IdentityDeps extends Platform {
   profiles: ProfileService;
 }
 
-export async function identityRoutes(app: App, deps: IdentityDeps): Promise<void> {
+/** Returns the sign-in throttle, which other confirmations of a password or code count against too. */
+export async function identityRoutes(app: App, deps: IdentityDeps): Promise<{ throttle: Throttle }> {
   const { config, database, auth, cache, mailer, secrets } = deps;
   const db = database.db;
   const limits = { ...DEFAULT_AUTH_LIMITS, ...deps.authLimits };
@@ -56,4 +57,5 @@ export async function identityRoutes(app: App, deps: IdentityDeps): Promise<void
   registerAuth(app, { db, config, mailer, secrets, auth, signin, cache, throttle, requestsPerMinute: limits.requestsPerMinute });
   registerOauth(app, { db, config, secrets, auth, signin, requestsPerMinute: limits.requestsPerMinute });
   registerAdminSessions(app, { db, cache });
+  return { throttle };
 }

@@ -9,13 +9,19 @@ import { defineHistoryJobs, scheduleHistoryJobs } from './modules/history/histor
 import { defineMemoryJobs } from './modules/memory/extraction.js';
 import { defineFilesJobs, type FilesDeps } from './modules/files/files.module.js';
 import { defineTurnJobs, scheduleTurnJobs } from './modules/conversations/turn-holds.js';
+import { definePersonalDataJobs } from './modules/personal-data/personal-data.module.js';
+import { schedulePersonalDataJobs } from './modules/personal-data/personal-data.retention.js';
+import type { Platform } from './platform/platform.js';
 
-export async function defineJobs(deps: FilesDeps & { log: JobLogger & Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'> }): Promise<void> {
+export async function defineJobs(
+  deps: FilesDeps & Pick<Platform, 'mailer'> & { log: JobLogger & Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>; now?: () => Date },
+): Promise<void> {
   defineMaintenanceJobs(deps.jobs, deps.database, deps.log);
   await defineFilesJobs(deps, deps.log);
   defineHistoryJobs(deps.jobs, deps.database.db);
   defineMemoryJobs(deps.jobs, deps.database.db, deps.config.model, deps.log);
   defineTurnJobs(deps.jobs, deps.database.db);
+  definePersonalDataJobs({ db: deps.database.db, jobs: deps.jobs, storage: deps.storage, mailer: deps.mailer, publicUrl: deps.config.publicUrl, now: deps.now });
 }
 
 /** Schedules live in the database keyed by job name, so every process may write them. */
@@ -23,4 +29,5 @@ export async function scheduleJobs(jobs: JobQueue, database: Pick<DatabaseHandle
   await scheduleMaintenanceJobs(jobs, database);
   await scheduleHistoryJobs(jobs);
   await scheduleTurnJobs(jobs);
+  await schedulePersonalDataJobs(jobs);
 }

@@ -36,6 +36,8 @@ export interface TestAppOptions {
   /** Sign-in throttling; each app gets its own counter keys, and a roomy request rate unless set. */
   authLimits?: AppDeps['authLimits'];
   socketRegisterTimeoutMs?: number;
+  /** The app's clock for time-bound rules (export links, purges): a test moves it instead of sleeping. */
+  now?: () => Date;
   /** The app's logger (silent unless given: a test that reads the log passes a stream). */
   logger?: AppDeps['logger'];
 }
@@ -66,7 +68,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     liveness,
   };
   const authLimits = { keyPrefix: `test:${randomBytes(6).toString('hex')}:`, requestsPerMinute: 10_000, ...options.authLimits };
-  const app = await buildApp({ ...platform, logger: options.logger ?? false, authLimits, socketRegisterTimeoutMs: options.socketRegisterTimeoutMs });
+  const app = await buildApp({ ...platform, logger: options.logger ?? false, authLimits, socketRegisterTimeoutMs: options.socketRegisterTimeoutMs, now: options.now });
   await options.beforeReady?.(app);
   await app.ready();
   if (options.workers) await platform.jobs.start({ work: true });
