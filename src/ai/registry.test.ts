@@ -144,3 +144,11 @@ describe('reasoning effort', () => {
     expect('reasoning_effort' in server.requests[2].body).toBe(false);
   });
 });
+
+describe('provider cache', () => {
+  it('keeps the provider cache bounded when keys keep changing (a subscription token refreshed again and again)', () => {
+    const registry = createModelRegistry({});
+    for (let refresh = 0; refresh < 2_500; refresh++) registry.resolveModel({ kind: 'endpoint', baseUrl: 'http://127.0.0.1:9/v1', apiKey: `token-${refresh}`, model: 'x' });
+    expect(registry.providerCount).toBeLessThanOrEqual(1_000);
+  });
+});

@@ -80,8 +80,12 @@ export function createModelRegistry(config: DeploymentModelConfig): ModelRegistr
     const modelKey = `${endpointKey}\n${modelId}`;
     const cached = models.get(modelKey);
     if (cached) return cached;
-    // Model ids come from configuration and custom models, a bounded set; the cap only guards against surprises.
-    if (models.size >= MAX_CACHED_MODELS) models.clear();
+    // Model ids come from configuration and custom models, a bounded set; keys are not (a chat subscription's
+    // access token changes at each refresh), so past the cap both caches start again.
+    if (models.size >= MAX_CACHED_MODELS) {
+      models.clear();
+      providers.clear();
+    }
     const resolved = newEndpointModel(provider(endpointKey, baseUrl, apiKey), modelId, chatEndpoint(baseUrl, apiKey, modelId));
     models.set(modelKey, resolved);
     return resolved;
