@@ -20,22 +20,31 @@ export interface Embedder {
 
 export const DEFAULT_EMBEDDING_DIMENSIONS = 256;
 
-export function createLocalEmbedder(dimensions = DEFAULT_EMBEDDING_DIMENSIONS): Embedder {
+/** Below this many characters a batch is embedded in place (a search's query): a thread's round trip would cost more. */
+const IN_PLACE_CHARS = 4_000;
+
+/**
+ * The built-in embedder. With `offLoop` (a CPU pool's task `embed`), batches of any size run on a
+ * worker thread, so ingesting a large file never holds the event loop.
+ */
+export function createLocalEmbedder(dimensions = DEFAULT_EMBEDDING_DIMENSIONS, offLoop?: (texts: string[], dimensions: number) => Promise<number[][]>): Embedder {
   return {
     id: LOCAL_EMBEDDER_ID,
     dimensions,
     // Unrelated texts score about 0 ± 0.1 with hashed features; a shared word or close spelling scores well above.
     minSimilarity: 0.2,
     async embed(texts) {
+      const chars = texts.reduce((sum, text) => sum + text.length, 0);
+      if (offLoop && chars > IN_PLACE_CHARS) return offLoop(texts, dimensions);
       return texts.map((text) => localEmbedding(text, dimensions));
     },
   };
 }
 
-export function createEmbedder(config: Config): Embedder {
+export function createEmbedder(config: Config, offLoop?: (texts: string[], dimensions: number) => Promise<number[][]>): Embedder {
   const { baseUrl, apiKey, embeddingModel } = config.model;
   const dimensions = config.model.embeddingDimensions ?? DEFAULT_EMBEDDING_DIMENSIONS;
-  if (!baseUrl || !embeddingModel) return createLocalEmbedder(dimensions);
+  if (!baseUrl || !embeddingModel) return createLocalEmbedder(dimensions, offLoop);
   const provider = createOpenAICompatible({ name: 'embeddings', baseURL: baseUrl, apiKey });
   const model = provider.embeddingModel(embeddingModel);
   return {

@@ -14,6 +14,7 @@ import { createFilesService } from './files.service.js';
 import { defineIngestionJob } from './ingestion.js';
 import { registerRetrieval } from './retrieval.js';
 import { uploadsAdminRoutes } from './uploads-admin.routes.js';
+import { createCpuPool, siblingModule } from '../../platform/workers/pool.js';
 import { createUploadsAdminService } from './uploads-admin.service.js';
 
 export interface FilesDeps {
@@ -30,12 +31,14 @@ type Logger = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
  * job on its queue: what every process needs, whatever its role. src/jobs.ts calls it once.
  */
 export async function defineFilesJobs(deps: FilesDeps, logger: Logger): Promise<void> {
-  const embedder = createEmbedder(deps.config);
+  // The process's threads for the vault's CPU-heavy steps (built-in embedder, extraction, chunking).
+  const cpu = createCpuPool(siblingModule(import.meta.url, 'cpu-tasks'));
+  const embedder = createEmbedder(deps.config, (texts, dimensions) => cpu.run('embed', { texts, dimensions }));
   const vector = await ensureVectorSchema(deps.database, embedder.dimensions);
   if (deps.database.vector && !vector.ready) logger.warn({ reason: vector.reason }, 'retrieval: full text only');
   logger.info({ embedder: embedder.id, dimensions: embedder.dimensions, hybrid: vector.ready }, vector.ready ? 'retrieval: hybrid (full text + pgvector, RRF)' : 'retrieval: full text only');
   registerRetrieval(deps.database, { embedder, hybrid: vector.ready });
-  defineIngestionJob(deps.jobs, { database: deps.database, storage: deps.storage, embedder, hybrid: vector.ready, logger });
+  defineIngestionJob(deps.jobs, { database: deps.database, storage: deps.storage, embedder, hybrid: vector.ready, logger, cpu });
 }
 
 /** The files family's services and routes. app.ts calls this once, after the jobs are defined. */

@@ -9,6 +9,7 @@ import { withTransaction, type DatabaseHandle } from '../../platform/db/client.j
 import { analyzeStaleTables } from '../../platform/db/maintenance.js';
 import type { JobContext, JobQueue } from '../../platform/jobs/queue.js';
 import type { FileStorage } from '../../platform/storage/storage.js';
+import type { CpuPool } from '../../platform/workers/pool.js';
 import { chunkText, sanitizeChunk } from './chunking.js';
 import { countChunks, deleteChunksExcept, insertChunks } from './chunks.repo.js';
 import type { FileKind } from './detect.js';
@@ -30,6 +31,8 @@ export interface IngestionDeps {
   embedder: Embedder;
   /** Whether chunks get embeddings (the vector column exists). */
   hybrid: boolean;
+  /** Threads for extraction, chunking and sanitizing (tasks of cpu-tasks.ts); without, they run in place. */
+  cpu?: CpuPool;
   logger?: { error(o: object, m?: string): void };
   /**
    * Told of each stage and each written batch, after the file row shows it; awaited, and given the
@@ -77,11 +80,11 @@ export async function ingestFile(deps: IngestionDeps, { fileId, generation }: In
     await deleteChunksExcept(db, fileId, file.generation);
     await stage('extract', 5);
     const content = await deps.storage.read(file.storageKey);
-    const text = await extractText(file.kind as FileKind, content);
+    const text = await extract(deps.cpu, file.kind as FileKind, content);
     await stage('chunk', 20);
-    const pieces = chunkText(text);
+    const pieces = deps.cpu ? await deps.cpu.run<string[]>('chunk', { text }) : chunkText(text);
     await stage('sanitize', 30);
-    const chunks = pieces.map(sanitizeChunk).filter((piece) => piece.length > 0);
+    const chunks = deps.cpu ? await deps.cpu.run<string[]>('sanitize', { pieces }) : pieces.map(sanitizeChunk).filter((piece) => piece.length > 0);
     if (chunks.length === 0 && file.kind !== 'image') throw new ExtractionError('No text could be found in the file');
     await stage('embed', 40);
     for (let start = 0; start < chunks.length; start += BATCH_SIZE) {
@@ -128,6 +131,17 @@ export async function ingestFile(deps: IngestionDeps, { fileId, generation }: In
     if (!(error instanceof ExtractionError)) deps.logger?.error({ err: error, fileId }, 'ingestion failed for good');
     const reason = error instanceof ExtractionError ? error.message : `Processing failed: ${(error as Error).message ?? String(error)}`.slice(0, 300);
     await markFailed(deps.database, fileId, generation, reason);
+  }
+}
+
+/** The file's text, on the CPU pool when there is one (an ExtractionError stays one across the thread). */
+async function extract(cpu: CpuPool | undefined, kind: FileKind, content: Buffer): Promise<string> {
+  if (!cpu) return extractText(kind, content);
+  try {
+    return await cpu.run<string>('extract', { kind, content: new Uint8Array(content) });
+  } catch (err) {
+    if (err instanceof Error && err.name === 'ExtractionError') throw new ExtractionError(err.message);
+    throw err;
   }
 }
 
