@@ -109,4 +109,20 @@ describe('loadConfig', () => {
     // One process needs neither.
     expect(loadConfig({ DATA_DIR: tempDir(), API_PROCESSES: '1' }).apiProcesses).toBe(1);
   });
+
+  it('reads the chat subscription only when its issuer, client and API are all set', () => {
+    const subscription = { SUBSCRIPTION_ISSUER: 'https://id.example.com', SUBSCRIPTION_CLIENT_ID: 'twin-service', SUBSCRIPTION_API_BASE: 'https://api.example.com/v1' };
+    expect(loadConfig({ DATA_DIR: tempDir() }).subscription).toBeUndefined();
+    expect(loadConfig({ DATA_DIR: tempDir(), ...subscription, DEFAULT_MODEL: 'house-model' }).subscription).toEqual({
+      issuer: 'https://id.example.com',
+      clientId: 'twin-service',
+      clientSecret: undefined,
+      apiBase: 'https://api.example.com/v1',
+      model: 'house-model',
+      scope: 'openid offline_access',
+    });
+    expect(loadConfig({ DATA_DIR: tempDir(), ...subscription, SUBSCRIPTION_MODEL: 'sub-model', SUBSCRIPTION_CLIENT_SECRET: 's' }).subscription).toMatchObject({ model: 'sub-model', clientSecret: 's' });
+    expect(reason({ DATA_DIR: tempDir(), ...subscription, SUBSCRIPTION_CLIENT_ID: '' })).toBe('Invalid configuration: SUBSCRIPTION_CLIENT_ID is required when the other subscription variables are set');
+    expect(reason({ DATA_DIR: tempDir(), ...subscription, SUBSCRIPTION_API_BASE: 'not a url' })).toMatch(/^Invalid configuration: SUBSCRIPTION_API_BASE /);
+  });
 });

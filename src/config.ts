@@ -58,7 +58,7 @@ const envSchema = z.object({
   /**
    * The chat subscription a twin's administrator may connect (device authorization grant, RFC 8628):
    * the provider's issuer (discovered), this deployment's client there, and the OpenAI-compatible API
-   * the subscription's access token opens. Unset issuer or client: the connection routes answer 503.
+   * the subscription's access token opens. All three or none; none: the connection's start answers 503.
    */
   SUBSCRIPTION_ISSUER: optionalString.pipe(z.url().optional()),
   SUBSCRIPTION_CLIENT_ID: optionalString,
@@ -152,7 +152,7 @@ export interface Config {
   metricsToken?: string;
   trustProxy: boolean | string[];
   oidcProviders: OidcProviderConfig[];
-  /** Unset unless SUBSCRIPTION_ISSUER, SUBSCRIPTION_CLIENT_ID and SUBSCRIPTION_API_BASE are all set. */
+  /** Set when SUBSCRIPTION_ISSUER, SUBSCRIPTION_CLIENT_ID and SUBSCRIPTION_API_BASE are (all three or none). */
   subscription?: SubscriptionConfig;
 }
 
@@ -197,6 +197,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (Boolean(vars.ADMIN_EMAIL) !== Boolean(vars.ADMIN_PASSWORD)) {
     const missing = vars.ADMIN_EMAIL ? 'ADMIN_PASSWORD' : 'ADMIN_EMAIL';
     throw new ConfigError(`Invalid configuration: ${missing} is required when the other admin variable is set`);
+  }
+  const subscriptionVars = ['SUBSCRIPTION_ISSUER', 'SUBSCRIPTION_CLIENT_ID', 'SUBSCRIPTION_API_BASE'] as const;
+  const subscriptionMissing = subscriptionVars.filter((name) => !vars[name]);
+  if (subscriptionMissing.length > 0 && subscriptionMissing.length < subscriptionVars.length) {
+    throw new ConfigError(`Invalid configuration: ${subscriptionMissing[0]} is required when the other subscription variables are set`);
   }
 
   const generated = vars.JWT_SECRET && vars.ENCRYPTION_KEY ? undefined : embeddedSecrets(dataDir);

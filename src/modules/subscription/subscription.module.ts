@@ -18,6 +18,6 @@ export function registerSubscription(app: App, deps: { db: Database; secrets: Se
   const log = app.log.child({ module: 'subscription' });
   const provider = deps.config ? createSubscriptionProvider(deps.config) : undefined;
   const keeper = provider ? createTokenKeeper({ db: deps.db, secrets: deps.secrets, provider, log }) : undefined;
-  subscriptionRoutes(app, createSubscriptionService({ db: deps.db, secrets: deps.secrets, config: deps.config, provider, keeper, log }));
+  subscriptionRoutes(app, createSubscriptionService({ db: deps.db, secrets: deps.secrets, provider, keeper, log }));
   return { subscriptionModelFor: keeper && deps.config ? subscriptionModelLookup(keeper, deps.config) : null };
 }

@@ -2,7 +2,6 @@
 // provider request per interval, whoever polls), read the status, disconnect. Administrators of the
 // twin only. Each failure is an error with its contract code and a reason in words; the provider's or
 // the database's detail goes to the log only, never a token.
-import type { SubscriptionConfig } from '../../config.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Executor } from '../../platform/db/client.js';
 import { sqlStateOf } from '../../platform/db/errors.js';
@@ -45,7 +44,6 @@ export interface SubscriptionServiceDeps {
   db: Executor;
   secrets: SecretBox;
   /** Unset: the deployment has no subscription configured (start answers 503). */
-  config?: SubscriptionConfig;
   provider?: SubscriptionProvider;
   keeper?: TokenKeeper;
   log: SubscriptionLog;

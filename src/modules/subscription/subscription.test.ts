@@ -339,7 +339,7 @@ describe('each coded failure, provoked for real', () => {
     const provider = config ? createSubscriptionProvider(config) : undefined;
     const log = { warn: (details: object, message: string) => void logged.push(JSON.stringify({ ...details, msg: message })) };
     const keeper = provider ? createTokenKeeper({ db, secrets: t.platform.secrets, provider, log }) : undefined;
-    const service = createSubscriptionService({ db, secrets: t.platform.secrets, config, provider, keeper, log });
+    const service = createSubscriptionService({ db, secrets: t.platform.secrets, provider, keeper, log });
     const failure = (promise: Promise<unknown>) =>
       promise.then(
         () => ({ status: 200 }),
