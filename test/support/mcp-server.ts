@@ -23,6 +23,8 @@ export interface McpServerOptions {
   credentialHeader?: string;
   /** Listen on this port (to come back on the same URL after close()); default any free port. */
   port?: number;
+  /** Told the moment a tool starts running (the approvals bench times decisions to it). */
+  onCall?: (tool: string) => void;
 }
 
 export interface TestMcpServer {
@@ -66,7 +68,10 @@ function buildServer(count: (tool: string) => void): McpServer {
 
 export async function startMcpServer(options: McpServerOptions): Promise<TestMcpServer> {
   const counts = new Map<string, number>(TOOL_NAMES.map((name) => [name, 0]));
-  const count = (tool: string) => counts.set(tool, (counts.get(tool) ?? 0) + 1);
+  const count = (tool: string) => {
+    options.onCall?.(tool);
+    counts.set(tool, (counts.get(tool) ?? 0) + 1);
+  };
   let refusals = 0;
   const header = (options.credentialHeader ?? 'authorization').toLowerCase();
   const expected = options.credentialHeader ? options.credential : `Bearer ${options.credential}`;

@@ -102,13 +102,25 @@ export function createConnectorCatalog(deps: ConnectorCatalogDeps): ConnectorCat
     return servers;
   }
 
+  /** An active server of a cached twin list, while the lists are current. */
+  function cachedServer(id: string): McpServerRow | undefined {
+    if (!changes?.caughtUp) return undefined;
+    for (const entry of twins.values()) {
+      if (Date.now() - entry.at >= CACHE_TTL_MS) continue;
+      const found = entry.servers.find((server) => server.id === id);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
   return {
     async toolsFor(institutionId) {
       return toolsOfServers(await activeServers(institutionId));
     },
 
     async call(serverId, tool, args, options = {}) {
-      const server = await findMcpServerById(db, serverId);
+      // The server as a twin's turn was just offered it (kept until a notice), else read now.
+      const server = cachedServer(serverId) ?? (await findMcpServerById(db, serverId));
       if (!server || server.status !== 'active') throw new ConnectorUnavailableError();
       if (server.allowedTools.length && !server.allowedTools.includes(tool)) throw new ConnectorUnavailableError();
       const input = args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
