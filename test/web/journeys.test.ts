@@ -112,6 +112,7 @@ const lastAnswer = (page: Page) => page.locator('.message-answer').last();
 
 /** A journey's time: the browser, axe in two modes and the service share two busy cores. */
 const JOURNEY_MS = 120_000;
+const POLL = { timeout: 15_000 };
 
 describe('the web client in a browser', () => {
   it('signs in with an authenticator code', async () => {
@@ -124,7 +125,7 @@ describe('the web client in a browser', () => {
     await page.waitForURL('**/signin');
     await checkScreen(page, 'sign-in');
     await signInUi(page, 'ada@example.test');
-    await expect.poll(() => page.getByRole('heading', { name: 'Two-step verification' }).isVisible()).toBe(true);
+    await expect.poll(() => page.getByRole('heading', { name: 'Two-step verification' }).isVisible(), POLL).toBe(true);
     await checkScreen(page, 'sign-in-second-factor');
     await page.getByLabel('Code from your authenticator app').fill(totpOf(setup.secret).generate());
     await page.getByRole('button', { name: 'Verify' }).click();
@@ -143,21 +144,21 @@ describe('the web client in a browser', () => {
     await page.getByLabel('Your question').waitFor();
     await ask(page, 'Tell me a long story');
     const answer = lastAnswer(page);
-    await expect.poll(() => answer.innerText(), { timeout: 10_000 }).toContain('The answer starts here');
+    await expect.poll(() => answer.innerText(), POLL).toContain('The answer starts here');
     expect(await answer.getAttribute('aria-busy')).toBe('true');
     expect(await answer.getAttribute('aria-live')).toBe('polite');
     await page.getByRole('button', { name: 'Stop', exact: true }).click();
-    await expect.poll(() => answer.innerText(), { timeout: 10_000 }).toContain('Stopped.');
+    await expect.poll(() => answer.innerText(), POLL).toContain('Stopped.');
     const text = await answer.innerText();
     expect(text).not.toContain('goes on');
     // The stopped turn is a conversation of the list, and its record says so.
-    await page.waitForURL(/\/c\/[0-9a-f]+/, { timeout: 10_000 });
+    await page.waitForURL(/\/c\/[0-9a-f]+/, POLL);
     expect(await page.getByRole('complementary', { name: 'Conversations' }).getByRole('link', { name: 'Tell me a long story' }).isVisible()).toBe(true);
 
     model.setDefault({ chunks: ['Here is code:\n\n```js\nconst x = 1;\n```\n\n<img src=x onerror="window.__pwned=1"> **bold**'] });
     await ask(page, 'Show me code');
-    await expect.poll(() => lastAnswer(page).locator('code.hljs').count(), { timeout: 10_000 }).toBe(1);
-    await expect.poll(() => lastAnswer(page).getAttribute('data-status')).toBe('complete');
+    await expect.poll(() => lastAnswer(page).locator('code.hljs').count(), POLL).toBe(1);
+    await expect.poll(() => lastAnswer(page).getAttribute('data-status'), POLL).toBe('complete');
     expect(await lastAnswer(page).locator('strong').innerText()).toBe('bold');
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await lastAnswer(page).getByRole('button', { name: 'Copy code' }).isVisible()).toBe(true);
@@ -176,10 +177,10 @@ describe('the web client in a browser', () => {
     await signInUi(page, 'carol@example.test');
     const picker = page.getByLabel('Assistant');
     const options = () => picker.locator('option').allInnerTexts();
-    await expect.poll(options).toContain('Twin A Guide');
+    await expect.poll(options, POLL).toContain('Twin A Guide');
     expect(await options()).not.toContain('Twin B Helper');
     await page.getByLabel('Twin', { exact: true }).selectOption({ label: 'Twin B' });
-    await expect.poll(options).toContain('Twin B Helper');
+    await expect.poll(options, POLL).toContain('Twin B Helper');
     expect(await options()).not.toContain('Twin A Guide');
     expect(await page.getByLabel('Twin', { exact: true }).locator('option:checked').innerText()).toBe('Twin B');
     await page.context().close();
@@ -209,7 +210,7 @@ describe('the web client in a browser', () => {
     await expect.poll(() => lastAnswer(page).getAttribute('data-status'), { timeout: 15_000 }).toBe('complete');
     const sources = lastAnswer(page).locator('details.sources');
     await sources.locator('summary').click();
-    await expect.poll(() => sources.innerText()).toContain('nightjar.txt');
+    await expect.poll(() => sources.innerText(), POLL).toContain('nightjar.txt');
     expect(await sources.innerText()).toContain('PLUM-42');
     expect(model.requests.at(-1)!.system + JSON.stringify(model.requests.at(-1)!.messages)).toContain('PLUM-42');
     await page.context().close();
@@ -224,7 +225,7 @@ describe('the web client in a browser', () => {
     await page.getByRole('button', { name: 'Edit favourite_colour' }).click();
     await page.getByLabel('Value of favourite_colour').fill('teal');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await expect.poll(() => page.getByRole('region', { name: 'Your memories' }).innerText()).toContain('teal');
+    await expect.poll(() => page.getByRole('region', { name: 'Your memories' }).innerText(), POLL).toContain('teal');
     expect(await page.getByRole('switch', { name: 'Enable User Memory' }).isChecked()).toBe(true);
     await checkScreen(page, 'memory');
 
@@ -250,7 +251,7 @@ describe('the web client in a browser', () => {
     await page.getByLabel('Code shown by the app').fill(totpOf(secret).generate());
     await page.getByRole('button', { name: 'Turn on' }).click();
     const codes = page.getByRole('list', { name: 'Backup codes' }).locator('li');
-    await expect.poll(() => codes.count()).toBe(10);
+    await expect.poll(() => codes.count(), POLL).toBe(10);
     const backup = (await codes.first().innerText()).trim();
     await checkScreen(page, 'settings-backup-codes');
 

@@ -19,6 +19,9 @@ export function orderAssistants(assistants: Assistant[], favorites: Set<string>)
   };
 }
 
+/** The system assistant every turn falls back to (behaviour 1). */
+export const isStandard = (assistant: Assistant) => assistant.user === null && assistant.institution === null && assistant.name === 'New Conversation';
+
 export function AssistantPicker({ value, onChange }: { value: string; onChange(id: string): void }) {
   const profile = useProfile();
   const session = useSession();
@@ -26,7 +29,9 @@ export function AssistantPicker({ value, onChange }: { value: string; onChange(i
   const [error, setError] = useState<unknown>(null);
   const assistants = useQuery({ queryKey: ['assistants', profile.institution?._id], queryFn: () => unwrap(api.GET('/api/user/assistants')) });
   const favorites = useMemo(() => favoriteIds(profile.favoriteAssistants as unknown[]), [profile.favoriteAssistants]);
-  const ordered = orderAssistants(assistants.data?.data ?? [], favorites);
+  // The standard assistant is the first option (no assistantId); the list names it too.
+  const pickable = (assistants.data?.data ?? []).filter((assistant) => !isStandard(assistant));
+  const ordered = orderAssistants(pickable, favorites);
   const isFavorite = value !== '' && favorites.has(value);
 
   const toggleFavorite = async () => {
@@ -43,9 +48,8 @@ export function AssistantPicker({ value, onChange }: { value: string; onChange(i
 
   return (
     <div className="assistant-picker">
-      <label>
-        Assistant
-        <select value={value} onChange={(event) => onChange(event.target.value)}>
+      <label htmlFor="assistant-picker">Assistant</label>
+      <select id="assistant-picker" value={value} onChange={(event) => onChange(event.target.value)}>
           <option value="">New Conversation (standard)</option>
           {ordered.favorites.length > 0 && (
             <optgroup label="Favorites">
@@ -63,8 +67,7 @@ export function AssistantPicker({ value, onChange }: { value: string; onChange(i
               </option>
             ))}
           </optgroup>
-        </select>
-      </label>
+      </select>
       {value && (
         <button type="button" className="icon-button" aria-pressed={isFavorite} onClick={() => void toggleFavorite()} aria-label={isFavorite ? 'Remove from favorites' : 'Add to favorites'}>
           {isFavorite ? '★' : '☆'}

@@ -34,16 +34,16 @@ function TwinSwitcher() {
   if (twins.length <= 1) return <span className="twin-name">{profile.institution?.name ?? 'No twin'}</span>;
   return (
     <>
-      <label className="twin-switcher">
-        <span className="visually-hidden">Twin</span>
-        <select value={current} onChange={(event) => switchTwin.mutate(event.target.value)} disabled={switchTwin.isPending}>
-          {twins.map((membership) => (
-            <option key={membership._id} value={membership.institution._id}>
-              {membership.institution.name}
-            </option>
-          ))}
-        </select>
+      <label className="visually-hidden" htmlFor="twin-switcher">
+        Twin
       </label>
+      <select id="twin-switcher" className="twin-switcher" value={current} onChange={(event) => switchTwin.mutate(event.target.value)} disabled={switchTwin.isPending}>
+        {twins.map((membership) => (
+          <option key={membership._id} value={membership.institution._id}>
+            {membership.institution.name}
+          </option>
+        ))}
+      </select>
       <ErrorNotice error={error} />
     </>
   );

@@ -16,6 +16,7 @@ import { applyStreamEvent, EMPTY_ANSWER_NOTICE, initialAnswer, settleCancelled, 
 import { askDeps } from '../chat/transports';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useCompactMode } from '../layout/AppShell';
+import { useProfile } from '../session';
 
 interface Turn {
   key: number;
@@ -30,6 +31,9 @@ export function ChatPage() {
   const link = useLiveSocket();
   const compact = useCompactMode();
   const [assistantId, setAssistantId] = useState('');
+  const twinId = useProfile().institution?._id;
+  // Another twin has other assistants: start again from the standard one.
+  useEffect(() => setAssistantId(''), [twinId]);
   const [draft, setDraft] = useState('');
   const [turns, setTurns] = useState<Turn[]>([]);
   const [cards, setCards] = useState<ApprovalCard[]>([]);
