@@ -141,6 +141,32 @@ describe('the export job', () => {
     expect(outbox()).toHaveLength(mailsBefore + 1);
   });
 
+  it('shows its progress while it runs', async () => {
+    const { user } = await personWithData(3, 10, 64 * 1024);
+    const row = (await insertExport(db(), user.id))!;
+    const real = t.platform.storage;
+    const seen: Array<{ status: string; progress: number }> = [];
+    // Looks at the export's row each time a piece of the archive reaches storage.
+    const watching: FileStorage = {
+      ...real,
+      put: (key: string, body: StorageBody) =>
+        real.put(key, (async function* () {
+          for await (const chunk of body as AsyncIterable<Uint8Array>) {
+            const current = (await findExport(db(), row.id))!;
+            seen.push({ status: current.status, progress: current.progress });
+            yield chunk;
+          }
+        })()),
+    };
+    await performExport(deps(watching), row.id, { attempt: 1, signal: new AbortController().signal });
+    expect(seen.every((entry) => entry.status === 'running' && entry.progress < 100)).toBe(true);
+    const progress = seen.map((entry) => entry.progress);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    expect(progress.some((value) => value > 0 && value < 100)).toBe(true);
+    expect(new Set(progress).size).toBeGreaterThan(3);
+    expect(await findExport(db(), row.id)).toMatchObject({ status: 'ready', progress: 100 });
+  });
+
   it('marks the export failed when the last attempt fails', async () => {
     const { user } = await personWithData(2, 0, 0);
     const row = (await insertExport(db(), user.id))!;
