@@ -14,6 +14,8 @@ const MODEL_API_CLIENT = { client_id: 'model-api', client_secret: 'model-api-sec
 export interface DeviceProviderOptions {
   /** false: a provider without the device grant (no device endpoint). */
   deviceFlow?: boolean;
+  /** false: the provider has the device grant, but the service's client may not use it (unauthorized_client). */
+  deviceGrantForClient?: boolean;
   /** Lifetime of device codes (default 600 s). */
   deviceCodeTtlSeconds?: number;
   /** Lifetime of access tokens (default 3600 s). */
@@ -50,14 +52,15 @@ export async function startDeviceProvider(options: DeviceProviderOptions = {}): 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const deviceFlow = options.deviceFlow ?? true;
+  const clientDevice = deviceFlow && options.deviceGrantForClient !== false;
 
   const provider = new Provider(issuer, {
     clients: [
       {
         client_id: DEVICE_CLIENT_ID,
-        grant_types: deviceFlow ? ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'] : ['authorization_code', 'refresh_token'],
-        response_types: deviceFlow ? [] : ['code'],
-        redirect_uris: deviceFlow ? [] : [`${issuer}/nowhere`],
+        grant_types: clientDevice ? ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'] : ['authorization_code', 'refresh_token'],
+        response_types: clientDevice ? [] : ['code'],
+        redirect_uris: clientDevice ? [] : [`${issuer}/nowhere`],
         token_endpoint_auth_method: 'none',
       },
       { ...MODEL_API_CLIENT, grant_types: [], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_post' },

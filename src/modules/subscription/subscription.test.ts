@@ -368,7 +368,7 @@ describe('each coded failure, provoked for real', () => {
     }
   });
 
-  it('DEVICE_AUTH_DISABLED: a deployment without a subscription configured, and a provider without the device grant', async () => {
+  it('DEVICE_AUTH_DISABLED: a deployment without a subscription configured, a provider without the device grant, one refusing it to this client', async () => {
     const unconfigured = await serviceAt(undefined);
     expect(await unconfigured.failure(unconfigured.service.start(unconfigured.actor))).toEqual({ status: 503, code: 'DEVICE_AUTH_DISABLED', message: SUBSCRIPTION_MESSAGES.notConfigured });
     const without = await startDeviceProvider({ deviceFlow: false });
@@ -378,6 +378,15 @@ describe('each coded failure, provoked for real', () => {
       expect(without.deviceRequests).toBe(0);
     } finally {
       await without.close();
+    }
+    const refusing = await startDeviceProvider({ deviceGrantForClient: false });
+    try {
+      const { service, actor, failure } = await serviceAt(refusing.issuer);
+      expect(await failure(service.start(actor))).toEqual({ status: 503, code: 'DEVICE_AUTH_DISABLED', message: SUBSCRIPTION_MESSAGES.refused });
+      expect(refusing.deviceRequests).toBe(1);
+      expect(logged.some((line) => line.includes('subscription device authorization failed') && line.includes('device_code is not allowed for this client'))).toBe(true);
+    } finally {
+      await refusing.close();
     }
   });
 
