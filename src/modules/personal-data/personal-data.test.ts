@@ -85,6 +85,11 @@ beforeAll(async () => {
   const assistant = await req(token.me, 'POST', '/api/user/assistant', { name: 'My tutor', instructions: 'Teach me.', institution: '' });
   expect(assistant.status).toBe(201);
   ids.assistant = assistant.body.data._id;
+  // An assistant I made in the twin belongs to the twin.
+  const twinAssistant = await req(token.me, 'POST', '/api/user/assistant', { name: 'Twin tutor', instructions: 'Teach us.' });
+  expect(twinAssistant.status).toBe(201);
+  expect(twinAssistant.body.data.institution).toBe(twin.id);
+  ids.twinAssistant = twinAssistant.body.data._id;
   expect((await req(token.me, 'POST', `/api/user/favoriteAssistants/${ids.assistant}`)).status).toBe(200);
   await updateUser(db(), ids.other, { favoriteAssistants: [ids.assistant] });
   // Someone else's rows, and the twin's: shared memory, a shared file, a twin assistant.
@@ -257,6 +262,7 @@ describe('POST /api/user/data/delete', () => {
     expect(await counts('me')).toEqual({ ...before, assistants: 0, favorites: 0 });
     expect((await findUserById(db(), ids.other))?.favoriteAssistants).toEqual([]);
     expect((await req(token.me, 'GET', `/api/user/assistant/${ids.assistant}`)).status).toBe(404);
+    expect((await req(token.me, 'GET', `/api/user/assistant/${ids.twinAssistant}`)).body.data).toMatchObject({ status: 'active', institution: twin.id });
     // A backup code works once.
     expect((await req(token.me, 'POST', '/api/user/data/delete', { scope: 'assistants', code: ids.backupCode })).body.code).toBe('INVALID_CODE');
   });
