@@ -345,7 +345,7 @@ describe('each coded failure, provoked for real', () => {
         () => ({ status: 200 }),
         (error: { status: number; code: string; message: string }) => ({ status: error.status, code: error.code, message: error.message }),
       );
-    return { service, actor, failure, institutionId: admin.institution!.id };
+    return { service, keeper, actor, failure, institutionId: admin.institution!.id };
   }
 
   it('EXPIRED: the code expired before the person acted (found by the service, and said by the provider)', async () => {
@@ -405,6 +405,29 @@ describe('each coded failure, provoked for real', () => {
     expect((await row(institutionId))!.pendingDeviceCodeSealed).not.toBeNull();
     expect(await failure(service.start(actor))).toMatchObject({ status: 502, code: 'START_FAILED' });
     expect(logged.some((line) => line.includes('subscription poll failed') && line.includes('fetch failed'))).toBe(true);
+  });
+
+  it('a refresh that cannot reach the provider keeps the valid token (tried again after a pause), never marks the connection', async () => {
+    const flaky = await startDeviceProvider();
+    const { service, keeper, actor, institutionId } = await serviceAt(flaky.issuer);
+    const started = await service.start(actor);
+    await flaky.approve(started.verificationUriComplete!, 'subscriber-9');
+    await t.platform.database.db.update(subscriptionConnections).set({ pendingNextPollAt: sql`now() - interval '1 second'` }).where(eq(subscriptionConnections.institutionId, institutionId));
+    expect(await service.poll(actor)).toEqual({ connected: true, pending: false });
+    const access = t.platform.secrets.decrypt((await row(institutionId))!.accessTokenSealed!);
+    await flaky.close();
+    await t.platform.database.db.update(subscriptionConnections).set({ tokenExpiresAt: new Date(Date.now() + 30_000) }).where(eq(subscriptionConnections.institutionId, institutionId));
+    const failures = () => logged.filter((line) => line.includes(institutionId) && line.includes('subscription refresh failed')).length;
+    expect(await keeper!.accessToken(institutionId)).toBe(access);
+    expect(failures()).toBe(1);
+    expect(await keeper!.accessToken(institutionId)).toBe(access); // within the pause: not tried again
+    expect(failures()).toBe(1);
+    expect(await service.status(actor)).toEqual({ connected: true });
+    expect((await row(institutionId))!.refreshFailedAt).toBeNull();
+    // Expired while the provider is away: not usable now, but not marked (it may come back).
+    await t.platform.database.db.update(subscriptionConnections).set({ tokenExpiresAt: new Date(Date.now() - 1_000) }).where(eq(subscriptionConnections.institutionId, institutionId));
+    expect(await service.status(actor)).toEqual({ connected: false });
+    expect((await row(institutionId))!.refreshFailedAt).toBeNull();
   });
 
   // A database failure: the connection table is renamed away for the length of the request (DDL, on the

@@ -12,6 +12,8 @@ import type { SubscriptionConnectionRow } from './subscription.tables.js';
 
 /** An access token expiring sooner than this is refreshed before it is used. */
 export const REFRESH_MARGIN_MS = 60_000;
+/** After a refresh that could not reach the provider, turns use the still-valid token this long before trying again. */
+export const UNREACHABLE_BACKOFF_MS = 15_000;
 
 export interface SubscriptionLog {
   warn(details: object, message: string): void;
@@ -54,12 +56,15 @@ export function createTokenKeeper(deps: TokenKeeperDeps): TokenKeeper {
   const now = deps.now ?? Date.now;
   /** One refresh per twin and token version at a time in this process. */
   const refreshing = new Map<string, Promise<string | null>>();
+  /** When a twin's last refresh could not reach the provider (so turns do not each wait for it again). */
+  const unreachableAt = new Map<string, number>();
 
   async function accessTokenOf(row: SubscriptionConnectionRow, mayRefresh = true): Promise<string | null> {
     if (!row.accessTokenSealed || row.refreshFailedAt) return null;
     const expiresAt = row.tokenExpiresAt?.getTime();
     if (expiresAt === undefined || expiresAt - now() > REFRESH_MARGIN_MS) return secrets.decrypt(row.accessTokenSealed);
-    if (!row.refreshTokenSealed || !mayRefresh) return expiresAt > now() ? secrets.decrypt(row.accessTokenSealed) : null;
+    const backingOff = now() - (unreachableAt.get(row.institutionId) ?? -Infinity) < UNREACHABLE_BACKOFF_MS;
+    if (!row.refreshTokenSealed || !mayRefresh || (backingOff && expiresAt > now())) return expiresAt > now() ? secrets.decrypt(row.accessTokenSealed) : null;
     const key = `${row.institutionId}:${row.tokenVersion}`;
     let flight = refreshing.get(key);
     if (!flight) {
@@ -91,9 +96,11 @@ export function createTokenKeeper(deps: TokenKeeperDeps): TokenKeeper {
         log.warn({ institutionId: row.institutionId, provider: detail }, 'subscription refresh refused; the connection is not usable until connected again');
         return null;
       }
+      unreachableAt.set(row.institutionId, now());
       log.warn({ institutionId: row.institutionId, provider: detail }, 'subscription refresh failed; the current token is used while it lasts');
       return stillValid();
     }
+    unreachableAt.delete(row.institutionId);
     const sealed = sealTokens(secrets, tokens, now());
     const saved = await saveRefreshed(db, row.institutionId, row.tokenVersion, {
       accessTokenSealed: sealed.accessTokenSealed,
