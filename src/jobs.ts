@@ -8,19 +8,21 @@ import { defineMaintenanceJobs, scheduleMaintenanceJobs } from './platform/db/ma
 import { defineHistoryJobs, scheduleHistoryJobs } from './modules/history/history.jobs.js';
 import { defineMemoryJobs } from './modules/memory/extraction.js';
 import { defineFilesJobs, type FilesDeps } from './modules/files/files.module.js';
-import { defineTurnJobs, scheduleTurnJobs } from './modules/conversations/turn-holds.js';
+import { defineTurnJobs, scheduleTurnJobs, sweepInterruptedTurns } from './modules/conversations/turn-holds.js';
 import { definePersonalDataJobs } from './modules/personal-data/personal-data.module.js';
 import { schedulePersonalDataJobs } from './modules/personal-data/personal-data.retention.js';
 import type { Platform } from './platform/platform.js';
 
 export async function defineJobs(
-  deps: FilesDeps & Pick<Platform, 'mailer'> & { log: JobLogger & Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>; now?: () => Date },
+  deps: FilesDeps & Pick<Platform, 'mailer'> & Partial<Pick<Platform, 'liveness'>> & { log: JobLogger & Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>; now?: () => Date },
 ): Promise<void> {
   defineMaintenanceJobs(deps.jobs, deps.database, deps.log);
   await defineFilesJobs(deps, deps.log);
   defineHistoryJobs(deps.jobs, deps.database.db);
   defineMemoryJobs(deps.jobs, deps.database.db, deps.config.model, deps.log);
   defineTurnJobs(deps.jobs, deps.database.db);
+  // Every process settles the answers of gone processes: at start, then after each of its heartbeats.
+  if (deps.liveness) sweepInterruptedTurns(deps.database.db, deps.liveness, deps.log);
   definePersonalDataJobs({ db: deps.database.db, jobs: deps.jobs, storage: deps.storage, mailer: deps.mailer, publicUrl: deps.config.publicUrl, now: deps.now });
 }
 

@@ -16,6 +16,7 @@ import type { TurnToolDeps } from './turn-tools.js';
 import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import { emptyContextProviders, type TurnContextProviders } from './turn-context.js';
 import { cachedTurnReads, directTurnReads } from './turn-reads.js';
+import { createTurnJournal } from './turn-journal.js';
 
 export interface ConversationModuleDeps {
   db: Database;
@@ -39,12 +40,17 @@ export interface ConversationModuleDeps {
   approvalTimeoutMs?: number;
   /** The person's tabs: a turn's SSE stream is one while open. */
   tabs?: Pick<PersonTabs, 'attachSse'>;
+  /** This process (service_processes): written on the records it opens, so a crash's records are settled (turn-holds.ts). */
+  processId?: string;
 }
 
 export function registerConversations(app: App, deps: ConversationModuleDeps): void {
   const models = createModelRegistry(deps.deploymentModel);
   const reads = deps.changes ? cachedTurnReads(deps.db, deps.changes) : directTurnReads(deps.db);
-  const service = createConversationService({ ...deps, models, reads, providers: deps.providers ?? emptyContextProviders, log: app.log });
+  // Bounds what a crash mid-answer loses: the opening flushed within 0.2 s, the answer so far saved every second.
+  const journal = createTurnJournal(deps.db, { processId: deps.processId, log: app.log });
+  app.addHook('onClose', () => journal.close());
+  const service = createConversationService({ ...deps, models, reads, providers: deps.providers ?? emptyContextProviders, log: app.log, journal });
   deps.handoff.serve((turn, signal) => service.answerHere(turn.actor, turn.body, signal));
   conversationRoutes(app, service);
 }

@@ -11,6 +11,7 @@ import { resolveAssistant, type ResolvedAssistant } from '../assistants/resolver
 import { findModelForTurn, type ModelForTurn } from '../custom-models/model-lookup.js';
 import { finishRecord, recentExchanges } from '../history/history.records.js';
 import { startRecord } from './turn-record.repo.js';
+import type { TurnJournal } from './turn-journal.js';
 import type { MemoryEntry, RetrievalEntry } from '../history/history.tables.js';
 import { assertInstitutionUsable } from '../institutions/institutions.service.js';
 import { streamAnswer } from './stream-turn.js';
@@ -44,6 +45,8 @@ export interface TurnDeps {
   tools?: TurnToolDeps;
   /** APPROVAL_TIMEOUT_MS: how long a chat turn waits for a decision (default 3 minutes). */
   approvalTimeoutMs?: number;
+  /** Bounds what a crash mid-answer loses (turn-journal.ts): the opening flushed soon, the answer so far saved. */
+  journal?: TurnJournal;
 }
 
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 180_000;
@@ -106,8 +109,10 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       question,
       models: [choice.resolved.modelId],
       hold,
+      processId: deps.journal?.processId,
     }),
   );
+  deps.journal?.opened(record.id);
   try {
     sink.onStart?.({ historyId: record.id, conversationId: record.conversationId });
     const continued = record.conversationId === input.conversationId;
@@ -197,7 +202,10 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
       // A priced turn never answers past what it holds for.
       maxOutputTokens: priced ? outputLimit : choice.custom?.maxTokens,
       signal: sink.signal,
-      onDelta: (delta, soFar) => sink.onDelta(delta, soFar),
+      onDelta: (delta, soFar) => {
+        deps.journal?.progress(record.id, soFar);
+        sink.onDelta(delta, soFar);
+      },
       ...(turnTools && turnTools.specs.length > 0
         ? { tools: toToolSet(turnTools.specs, (name, status) => sink.onTool(name, status)), toolChoice: turnTools.toolChoice }
         : {}),
@@ -243,6 +251,8 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
     // Never leave a record streaming: an unexpected failure ends it as failed, uncharged, its hold given back.
     await finishRecord(db, record.id, { answer: '', status: 'failed', error: error instanceof Error ? error.message : String(error) }).catch(() => {});
     throw error;
+  } finally {
+    deps.journal?.finished(record.id);
   }
 }
 

@@ -1,10 +1,15 @@
-// The sweeper of turns whose process died: a record still streaming long after any turn could run ends
-// as failed and gives its hold back to the balance that pays (the same one statement as a turn's settle,
-// charging nothing), so a crash never keeps credits out of reach. Job `turns.release-stale`, every minute.
-import { and, asc, eq, lt } from 'drizzle-orm';
+// The sweeper of turns whose process died: a record still streaming whose process is gone (unheard for
+// PROCESS_TIMEOUT_SECONDS, or stopped; on PGlite every process before this one) ends as failed, marked
+// interrupted, with the part of the answer saved while it streamed (turn-journal.ts), and gives its hold
+// back to the balance that pays (the same one statement as a turn's settle, charging nothing), so a
+// crash never keeps credits out of reach. It runs at start and after each liveness beat of every
+// process; as a backstop, job `turns.release-stale` every minute also ends any record streaming for
+// longer than any turn runs.
+import { and, asc, eq, lt, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Database } from '../../platform/db/client.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
+import type { ProcessLiveness } from '../../platform/processes/liveness.js';
 import { finishValues } from '../history/history.records.js';
 import { history } from '../history/history.tables.js';
 import { finishAndCharge } from './turn-record.repo.js';
@@ -18,19 +23,34 @@ const EVERY_MINUTE = '* * * * *';
  */
 export const STALE_TURN_MS = 15 * 60 * 1000;
 export const STALE_TURN_ERROR = 'The turn stopped without an answer: the process running it ended';
+/** What a person reads on an answer cut short by a crash; the answer keeps the part that was sent (saved about every second). */
+export const INTERRUPTED_TURN_ERROR = 'Interrupted: the service stopped while answering. The part of the answer sent before is kept; nothing was charged.';
 const BATCH = 200;
 
-/** Ends the turns streaming since before `now - maxAgeMs`; answers how many it ended. */
-export async function releaseStaleTurns(db: Database, now = new Date(), maxAgeMs = STALE_TURN_MS): Promise<number> {
+export interface GoneProcesses {
+  /** This process: its own turns are never swept here. */
+  selfId?: string;
+  timeoutSeconds: number;
+}
+
+/**
+ * Ends the turns streaming since before `now - maxAgeMs`, and, given `gone`, those whose process is gone;
+ * answers how many it ended.
+ */
+export async function releaseStaleTurns(db: Database, now = new Date(), maxAgeMs = STALE_TURN_MS, gone?: GoneProcesses): Promise<number> {
+  const processGone = gone
+    ? sql<boolean>`(${history.processId} is not null and ${history.processId} <> ${gone.selfId ?? ''} and not exists (select 1 from service_processes p where p.id = ${history.processId} and p.seen_at > now() - ${gone.timeoutSeconds} * interval '1 second'))`
+    : sql<boolean>`false`;
   const stale = await db
-    .select()
+    .select({ record: history, interrupted: processGone })
     .from(history)
-    .where(and(eq(history.status, 'streaming'), lt(history.createdAt, new Date(now.getTime() - maxAgeMs))))
+    .where(and(eq(history.status, 'streaming'), or(lt(history.createdAt, new Date(now.getTime() - maxAgeMs)), processGone)))
     .orderBy(asc(history.createdAt))
     .limit(BATCH);
   let ended = 0;
-  for (const record of stale) {
-    const outcome = finishValues(record, { answer: record.answer, status: 'failed', error: STALE_TURN_ERROR, at: now });
+  for (const { record, interrupted } of stale) {
+    const error = interrupted ? INTERRUPTED_TURN_ERROR : STALE_TURN_ERROR;
+    const outcome = finishValues(record, { answer: record.answer, status: 'failed', error, at: now });
     const held = record.heldAccount ? record.heldCredits : 0;
     const account = record.heldAccount ?? 'user';
     // No version: whatever the record holds now (the statement checks it is still that hold, still streaming).
@@ -47,6 +67,15 @@ export async function releaseStaleTurns(db: Database, now = new Date(), maxAgeMs
     if (settled) ended++;
   }
   return ended;
+}
+
+/** Sweeps the turns of gone processes now and after each beat of this process's liveness. */
+export function sweepInterruptedTurns(db: Database, liveness: ProcessLiveness, log?: { error(o: object, m?: string): void }): () => void {
+  const sweep = async () => {
+    await releaseStaleTurns(db, new Date(), STALE_TURN_MS, { selfId: liveness.id, timeoutSeconds: liveness.timeoutSeconds });
+  };
+  sweep().catch((err: unknown) => log?.error({ err }, 'sweep of interrupted turns failed'));
+  return liveness.onBeat(sweep);
 }
 
 export function defineTurnJobs(jobs: JobQueue, db: Database): void {

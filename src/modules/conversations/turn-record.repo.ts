@@ -33,21 +33,30 @@ export interface StartRecordInput {
   at?: Date;
   /** Hold this much of the paying balance, or refuse (UnfundedOpeningError, nothing written): insertOpeningRecord. */
   hold?: TurnHold;
+  /** The process streaming the answer (service_processes): if it dies, turn-holds.ts settles the record. */
+  processId?: string;
 }
 
 /**
  * Opens the record of a turn (status 'streaming') in the caller's conversation, creating the
  * conversation when none is given or the given one is not the caller's in this twin. One statement,
  * committed without waiting for its WAL flush (see insertOpeningRecord): the record is written before
- * the answer starts, and waiting for the disk there adds to every answer's first chunk. A crash within
- * the flush interval can lose only the start of a turn still in progress, which has charged nothing;
- * the turn's end (record and charge) commits synchronously, which also makes its start durable.
+ * the answer starts, and waiting for the disk there adds to every answer's first chunk. The turn's
+ * journal (turn-journal.ts) flushes it within 0.2 s on both databases (PGlite has no WAL writer that
+ * would), so a crash can lose only a turn opened in the 0.2 s before it, which has charged nothing.
  */
 export async function startRecord(db: Executor, input: StartRecordInput): Promise<OpenedRecord> {
   return insertOpeningRecord(db, {
     conversation: { institutionId: input.institutionId, userId: input.userId, assistantId: input.assistantId ?? null, title: titleOf(input.question) },
     continueId: input.conversationId ?? undefined,
-    record: { assistantId: input.assistantId ?? null, assistantName: input.assistantName ?? '', question: input.question, models: input.models ?? [], status: 'streaming' },
+    record: {
+      assistantId: input.assistantId ?? null,
+      assistantName: input.assistantName ?? '',
+      question: input.question,
+      models: input.models ?? [],
+      status: 'streaming',
+      ...(input.processId ? { processId: input.processId } : {}),
+    },
     at: input.at ?? new Date(),
     hold: input.hold,
   });

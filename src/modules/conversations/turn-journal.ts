@@ -1,0 +1,101 @@
+// What a crash mid-answer may lose, bounded. A turn's opening commits without waiting for its WAL flush
+// (turn-record.repo.ts: waiting would add a disk flush to every answer's first chunk); PostgreSQL's WAL
+// writer flushes it within about 0.6 s, but PGlite has no WAL writer, so nothing would. The journal
+// flushes every opening within FLUSH_WITHIN_MS (one synchronous commit covers every commit before it, so
+// one statement serves all turns opened meanwhile), and saves the answer streamed so far of every turn of
+// the process every SAVE_EVERY_MS, in one statement. After a crash the record shows what was sent, up
+// to SAVE_EVERY_MS short of it; turn-holds.ts then ends it as interrupted.
+import { sql } from 'drizzle-orm';
+import type { Database } from '../../platform/db/client.js';
+
+export const FLUSH_WITHIN_MS = 200;
+export const SAVE_EVERY_MS = 1_000;
+
+export interface TurnJournal {
+  /** The process written on every record it opens (service_processes): the sweeper settles records of gone ones. */
+  readonly processId: string | undefined;
+  opened(recordId: string): void;
+  progress(recordId: string, answerSoFar: string): void;
+  /** The turn settled (or failed): nothing more to save for it. */
+  finished(recordId: string): void;
+  close(): Promise<void>;
+}
+
+export interface TurnJournalOptions {
+  processId?: string;
+  flushWithinMs?: number;
+  saveEveryMs?: number;
+  log?: { warn(details: object, message: string): void };
+}
+
+export function createTurnJournal(db: Database, options: TurnJournalOptions = {}): TurnJournal {
+  const flushWithinMs = options.flushWithinMs ?? FLUSH_WITHIN_MS;
+  const saveEveryMs = options.saveEveryMs ?? SAVE_EVERY_MS;
+  /** The latest answer of each turn not saved yet. */
+  const unsaved = new Map<string, string>();
+  let openingsToFlush = false;
+  let timer: NodeJS.Timeout | undefined;
+  let writing: Promise<void> = Promise.resolve();
+  let lastSave = 0;
+  let closed = false;
+
+  let dueAt = 0;
+
+  /** A write in `inMs` at the latest (an earlier one already planned stays). */
+  function schedule(inMs: number): void {
+    if (closed) return;
+    const at = Date.now() + Math.max(0, inMs);
+    if (timer && dueAt <= at) return;
+    clearTimeout(timer);
+    dueAt = at;
+    timer = setTimeout(() => {
+      timer = undefined;
+      writing = writing.then(write);
+    }, at - Date.now());
+    timer.unref();
+  }
+
+  async function write(): Promise<void> {
+    const dueSave = unsaved.size > 0 && Date.now() - lastSave >= saveEveryMs;
+    try {
+      if (dueSave) {
+        const entries = [...unsaved].map(([id, answer]) => ({ id, answer }));
+        unsaved.clear();
+        openingsToFlush = false; // this synchronous commit flushes every opening before it
+        lastSave = Date.now();
+        // updated_at stays: it is the version the turn's settle checks, and this is not a change of the record's state.
+        await db.execute(sql`update history as h set answer = v.answer
+          from jsonb_to_recordset(${JSON.stringify(entries)}::jsonb) as v(id text, answer text)
+          where h.id = v.id and h.status = 'streaming'`);
+      } else if (openingsToFlush) {
+        openingsToFlush = false;
+        // A transaction with an id commits synchronously (the default), which flushes the WAL to here.
+        await db.execute(sql`select txid_current()`);
+      }
+    } catch (err) {
+      options.log?.warn({ err }, 'turn journal write failed');
+    }
+    if (unsaved.size > 0) schedule(saveEveryMs - (Date.now() - lastSave));
+  }
+
+  return {
+    processId: options.processId,
+    opened() {
+      openingsToFlush = true;
+      schedule(flushWithinMs);
+    },
+    progress(recordId, answerSoFar) {
+      unsaved.set(recordId, answerSoFar);
+      schedule(saveEveryMs - (Date.now() - lastSave));
+    },
+    finished(recordId) {
+      unsaved.delete(recordId);
+    },
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      timer = undefined;
+      await writing;
+    },
+  };
+}
