@@ -5,8 +5,11 @@
 // worker holding the job is killed and another takes it over while it stays down. Starting a process
 // takes most of the time (tens of seconds on a loaded machine), hence the long test timeouts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INTERRUPTED_TURN_ERROR } from '../src/modules/conversations/turn-holds.js';
 import { chunkText, sanitizeChunk } from '../src/modules/files/chunking.js';
 import type { DatabaseHandle } from '../src/platform/db/client.js';
+import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
+import { readSse } from './support/sse-client.js';
 import { api, deployForCrashes, sampleText, signInAdmin, uploadText, waitForValue, type CrashDeployment } from './support/crash.js';
 
 /** Short for the test: a process unheard for 2 s is gone (the default is 15 s). */
@@ -17,13 +20,24 @@ const TEXT = sampleText(400_000, 'crash');
 const EXPECTED_CHUNKS = chunkText(TEXT).map(sanitizeChunk).filter((chunk) => chunk.length > 0).length;
 
 let deployment: CrashDeployment;
+let model: FakeModelServer;
 
 beforeAll(async () => {
-  deployment = await deployForCrashes({ PROCESS_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS) });
+  model = await startFakeModelServer();
+  deployment = await deployForCrashes({
+    PROCESS_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS),
+    OPENAI_BASE_URL: model.url,
+    OPENAI_API_KEY: 'sk-test',
+    DEFAULT_MODEL: 'fake-chat',
+    DEFAULT_PRICE_IN: '1',
+    DEFAULT_PRICE_OUT: '1',
+    STARTING_CREDITS: '100',
+  });
 }, 60_000);
 
 afterAll(async () => {
   await deployment?.close();
+  await model?.close();
 });
 
 describe(`the service killed mid-work on ${process.env.TEST_DATABASE_URL ? 'PostgreSQL + Redis' : 'PGlite'}`, () => {
@@ -86,6 +100,51 @@ describe(`the service killed mid-work on ${process.env.TEST_DATABASE_URL ? 'Post
     for (const id of answered) expect(listed.map((collection) => collection._id)).toContain(id);
     await deployment.stopAll();
   }, 300_000);
+});
+
+describe(`an answer killed mid-stream on ${process.env.TEST_DATABASE_URL ? 'PostgreSQL + Redis' : 'PGlite'}`, () => {
+  it('ends as interrupted, with the part that was sent, uncharged, its hold given back', async () => {
+    const service = await deployment.start(deployment.scaled ? 'api' : 'all');
+    const other = deployment.scaled ? await deployment.start('api') : undefined;
+    const token = await signInAdmin(service.url);
+    const creditsBefore = (await api(service.url, '/api/user/refresh/profile', token, {})).body.profile.credits;
+    model.enqueue({ chunks: ['The part ', 'that was sent', ' and never this'], stallAfter: 2, usage: { prompt_tokens: 10, completion_tokens: 10 } });
+    const response = await fetch(`${service.url}/api/ai/personal-stream/qanda-stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ inputs: ['A long question'], requestArgs: {} }),
+    });
+    const frames = readSse(response);
+    const sent: string[] = [];
+    while (sent.length < 2) {
+      const frame = await frames.next();
+      if (!frame) throw new Error('the stream ended early');
+      if (frame.type === 'stream') sent.push(String(frame.delta));
+    }
+    // The journal saves the answer so far every second.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await deployment.kill(service);
+    await frames.rest().catch(() => {});
+
+    const url = other ? other.url : (await deployment.start('all')).url;
+    const resumedFrom = Date.now();
+    const record = await waitForValue('the record settled', async () => {
+      const listed = (await api(url, '/api/user/history', token)).body.data as Array<{ _id: string; question: string; status: string }>;
+      const mine = listed.find((entry) => entry.question === 'A long question');
+      return mine && mine.status !== 'streaming' ? (await api(url, `/api/user/history/${mine._id}`, token)).body.data : undefined;
+    }, 30_000);
+
+    expect(record).toMatchObject({ status: 'failed', answer: sent.join(''), error: INTERRUPTED_TURN_ERROR, credits: 0 });
+    expect(Date.now() - resumedFrom).toBeLessThan(TAKE_BACK_BOUND_MS);
+    expect((await api(url, '/api/user/refresh/profile', token, {})).body.profile.credits).toBe(creditsBefore);
+    await deployment.stopAll();
+    await deployment.inspect(async (database) => {
+      const { rows: streaming } = await database.executeSql(`select id from history where status = 'streaming'`);
+      expect(streaming).toEqual([]);
+      const { rows: held } = await database.executeSql(`select (select coalesce(sum(credits_held), 0) from users)::float8 + (select coalesce(sum(credits_held), 0) from institutions)::float8 as held`);
+      expect(Number(held[0].held)).toBe(0);
+    });
+  }, 420_000);
 });
 
 async function chunkGenerations(database: DatabaseHandle, fileId: string) {

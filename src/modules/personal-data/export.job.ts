@@ -49,6 +49,11 @@ export function defineExportJob(jobs: JobQueue, deps: ExportJobDeps): void {
     expireInSeconds: EXPORT_EXPIRE_SECONDS,
     // One archive at a time per process: the work is I/O and compression, not worth running side by side.
     concurrency: 1,
+    // The process died in the last attempt (queue.ts takes the job back): the export fails as a perform's last failure would.
+    abandoned: async ({ exportId }) => {
+      const current = await findExport(deps.db, exportId);
+      if (current && (current.status === 'queued' || current.status === 'running')) await updateExport(deps.db, exportId, { status: 'failed', error: 'The export could not be completed' });
+    },
   });
 }
 
