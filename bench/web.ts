@@ -39,16 +39,21 @@ function startModel(): Promise<{ child: ChildProcess; url: string }> {
   });
 }
 
+const began = performance.now();
+const progress = (step: string) => process.stderr.write(`[${((performance.now() - began) / 1000).toFixed(1)} s] ${step}\n`);
+
 async function main(): Promise<void> {
   ensureBuilt();
   const model = await startModel();
   const service = await startService({ modelUrl: model.url });
+  progress('service started');
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   try {
     const [person] = await createPeople(service.url, 1);
+    progress('person signed in; first loads');
 
     const loads: number[] = [];
     let raw = 0;
@@ -63,7 +68,10 @@ async function main(): Promise<void> {
       });
       const started = performance.now();
       await page.goto('/');
-      await page.getByLabel('Your question').waitFor({ state: 'visible' });
+      await page.getByLabel('Your question').waitFor({ state: 'visible' }).catch(async (error: unknown) => {
+        console.error(`the chat screen did not appear; the page shows: ${(await page.locator('body').innerText()).slice(0, 300)}`);
+        throw error;
+      });
       loads.push(performance.now() - started);
       const bodies = await Promise.all(scripts);
       raw = bodies.reduce((sum, body) => sum + body.length, 0);
@@ -71,6 +79,7 @@ async function main(): Promise<void> {
       await context.close();
     }
 
+    progress('turns');
     const context = await browser.newContext({ baseURL: service.url });
     await context.addInitScript((token) => localStorage.setItem('dt.token', token), person.token);
     const page = await context.newPage();
@@ -82,26 +91,25 @@ async function main(): Promise<void> {
     for (let turn = 0; turn < TURNS; turn++) {
       bare.push((await viaSse(service.url, person.token)).first);
       await box.fill(`Question ${turn}`);
-      // Armed in the page: the time from the Enter key to the first character of the new answer.
-      const measured = page.evaluate(
-        (count) =>
-          new Promise<number>((resolve) => {
-            let sentAt = 0;
-            document.getElementById('question')!.addEventListener('keydown', () => (sentAt = performance.now()), { once: true, capture: true });
-            const observer = new MutationObserver(() => {
-              const answers = document.querySelectorAll('.message-answer .markdown');
-              if (answers.length > count && (answers[answers.length - 1].textContent ?? '').length > 0) {
-                observer.disconnect();
-                resolve(performance.now() - sentAt);
-              }
-            });
-            observer.observe(document.body, { subtree: true, childList: true, characterData: true });
-          }),
-        await page.locator('.message-answer .markdown').count(),
-      );
+      // Armed in the page first: the time from the Enter key to the first character of the new answer.
+      await page.evaluate((count) => {
+        const armed = window as unknown as { firstCharacter?: Promise<number> };
+        armed.firstCharacter = new Promise<number>((resolve) => {
+          let sentAt = 0;
+          document.getElementById('question')!.addEventListener('keydown', () => (sentAt = performance.now()), { once: true, capture: true });
+          const observer = new MutationObserver(() => {
+            const answers = document.querySelectorAll('.message-answer .markdown');
+            if (sentAt > 0 && answers.length > count && (answers[answers.length - 1].textContent ?? '').length > 0) {
+              observer.disconnect();
+              resolve(performance.now() - sentAt);
+            }
+          });
+          observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+        });
+      }, await page.locator('.message-answer .markdown').count());
       await box.press('Enter');
-      inPage.push(await measured);
-      await page.locator('.message-answer').last().and(page.locator('[data-status="complete"]')).waitFor({ timeout: 30_000 });
+      inPage.push(await page.evaluate(() => (window as unknown as { firstCharacter: Promise<number> }).firstCharacter));
+      await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30_000 });
     }
     await context.close();
 

@@ -200,7 +200,7 @@ function SavedExchange({ record, onRetry }: { record: HistoryItem; onRetry(): vo
   return (
     <article className="exchange">
       <Question text={record.question} />
-      <div className="message message-answer">
+      <div className="message message-answer" data-status={record.status}>
         <span className="visually-hidden">Answer:</span>
         {empty ? <EmptyNotice onRetry={onRetry} /> : <Markdown text={record.answer} />}
         {record.status === 'cancelled' && <p className="muted">Stopped.</p>}
