@@ -31,8 +31,9 @@ describe.runIf(enabled)('the subscription connection across two API processes', 
     subscriptionApi = await startFakeModelServer({
       authorize: async (header) => Boolean(header?.startsWith('Bearer ')) && idp.isServiceAccessToken(header!.slice('Bearer '.length)),
     });
-    deployment.setDefault({ chunks: ['From the deployment.'] });
-    subscriptionApi.setDefault({ chunks: ['From the subscription.'] });
+    const usage = { prompt_tokens: 500, completion_tokens: 500 };
+    deployment.setDefault({ chunks: ['From the deployment.'], usage });
+    subscriptionApi.setDefault({ chunks: ['From the subscription.'], usage });
     const env = {
       DATABASE_URL: database.url!,
       REDIS_URL: process.env.TEST_REDIS_URL!,
@@ -44,6 +45,9 @@ describe.runIf(enabled)('the subscription connection across two API processes', 
       SUBSCRIPTION_CLIENT_ID: DEVICE_CLIENT_ID,
       SUBSCRIPTION_API_BASE: subscriptionApi.url,
       SUBSCRIPTION_MODEL: 'subscription-model',
+      // The deployment's endpoint costs credits: a free turn did not go there.
+      DEFAULT_PRICE_IN: '1',
+      DEFAULT_PRICE_OUT: '1',
     };
     [a, b] = await Promise.all([startProcess('src/main.ts', ['api'], env), startProcess('src/main.ts', ['api'], env)]);
   }, 60_000);
@@ -66,13 +70,13 @@ describe.runIf(enabled)('the subscription connection across two API processes', 
   it('connects through A and B, answers from the subscription on B, and after a disconnect on A the next turn on B uses the deployment', async () => {
     const twin = await buildInstitution(database.db);
     const admin = await buildUser(database.db, { institution: twin, role: 'admin' });
-    const member = await buildUser(database.db, { institution: twin });
+    const member = await buildUser(database.db, { institution: twin, credits: 1_000 });
     const adminToken = await signInAt(a.url, admin.user.email, admin.password);
     const memberToken = await signInAt(b.url, member.user.email, member.password);
     const ask = async (question: string) => (await askQanda(b.url, memberToken, { inputs: [question], requestArgs: {} })).body;
 
     // Before: B answers from the deployment.
-    expect(await ask('Before?')).toMatchObject({ success: true, answer: 'From the deployment.' });
+    expect(await ask('Before?')).toMatchObject({ success: true, answer: 'From the deployment.', credits: 1 });
 
     const started = await send(a, adminToken, 'POST', 'start');
     expect(started.status).toBe(200);
@@ -91,7 +95,7 @@ describe.runIf(enabled)('the subscription connection across two API processes', 
     // Disconnect on A; the very next turn on B (no waiting) uses the deployment's endpoint.
     expect(await send(a, adminToken, 'POST', 'disconnect')).toEqual({ status: 200, body: { success: true, connected: false } });
     const viaDeployment = deployment.requests.length;
-    expect(await ask('And now?')).toMatchObject({ success: true, answer: 'From the deployment.' });
+    expect(await ask('And now?')).toMatchObject({ success: true, answer: 'From the deployment.', credits: 1 });
     expect(deployment.requests.length).toBe(viaDeployment + 1);
     expect(deployment.requests.at(-1)!.model).toBe('deployment-model');
     expect(subscriptionApi.requests.length).toBe(before + 1);

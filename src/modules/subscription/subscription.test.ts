@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../../test/support/app.js';
+import { PRICED, startTestApp, type TestApp } from '../../../test/support/app.js';
 import { actorFor, buildAssistant } from '../../../test/support/assistants.js';
 import { DEVICE_CLIENT_ID, startDeviceProvider, type TestDeviceProvider } from '../../../test/support/device-provider.js';
 import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
@@ -51,6 +51,8 @@ function subscriptionEnv(issuer: string): Record<string, string> {
     SUBSCRIPTION_CLIENT_ID: DEVICE_CLIENT_ID,
     SUBSCRIPTION_API_BASE: subscriptionApi.url,
     SUBSCRIPTION_MODEL: 'subscription-model',
+    // The deployment's endpoint costs credits, so a turn that is free shows it did not go there.
+    ...PRICED,
   };
 }
 
@@ -60,8 +62,9 @@ beforeAll(async () => {
   subscriptionApi = await startFakeModelServer({
     authorize: async (header) => Boolean(header?.startsWith('Bearer ')) && idp.isServiceAccessToken(header!.slice('Bearer '.length)),
   });
-  deployment.setDefault({ chunks: ['From the deployment.'] });
-  subscriptionApi.setDefault({ chunks: ['From the subscription.'] });
+  const usage = { prompt_tokens: 500, completion_tokens: 500 };
+  deployment.setDefault({ chunks: ['From the deployment.'], usage });
+  subscriptionApi.setDefault({ chunks: ['From the subscription.'], usage });
   t = await startTestApp({ env: subscriptionEnv(idp.issuer), logger: { level: 'debug', stream: logStream } });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   const db = t.platform.database.db;
@@ -69,7 +72,7 @@ beforeAll(async () => {
   const other = await buildInstitution(db);
   const sign = async (options: Parameters<typeof buildUser>[1]) => signIn(t.app, (await buildUser(db, options)).user.email);
   tok.admin = await sign({ institution: twin, role: 'admin' });
-  tok.member = await sign({ institution: twin, grants: ['models.edit', 'institutions.edit'] });
+  tok.member = await sign({ institution: twin, grants: ['models.edit', 'institutions.edit'], credits: 1_000 });
   tok.otherAdmin = await sign({ institution: other, role: 'admin' });
   // An administrator of the other twin, working in this one as a plain member.
   const elsewhere = await buildUser(db, { institution: other, role: 'admin' });
@@ -176,7 +179,7 @@ describe('the whole journey on one process', () => {
     expect(await row()).toBeUndefined();
     expect(await call(tok.admin, 'GET', 'status')).toEqual({ status: 200, body: { success: true, connected: false } });
     const viaDeployment = deployment.requests.length;
-    expect((await ask('And now?')).body).toMatchObject({ success: true, answer: 'From the deployment.' });
+    expect((await ask('And now?')).body).toMatchObject({ success: true, answer: 'From the deployment.', credits: 1 });
     expect(deployment.requests.length).toBe(viaDeployment + 1);
     expect(deployment.requests.at(-1)!.model).toBe('deployment-model');
     expect(subscriptionApi.requests.length).toBe(viaSubscription + 1);
