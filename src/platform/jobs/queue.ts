@@ -108,8 +108,6 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
   let liveness: ProcessLiveness | null = null;
   let ownsLiveness = false;
   let stopRecovery: (() => void) | null = null;
-  /** Every third beat also looks for active jobs without an attempt row (a scan of the active jobs). */
-  let beats = 0;
   const pendingSql = new Set<Promise<unknown>>();
   /** The pg-boss instance from start() until stop() has finished. */
   let boss: PgBoss | null = null;
@@ -209,8 +207,8 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
         if (!held.has(jobId)) controller.abort(new Error('job taken back: this process was not heard from in time'));
       }
     }
-    beats += 1;
-    const rowlessAfterSeconds = atStart ? (self.exclusive ? 0 : self.timeoutSeconds) : beats % 3 === 0 ? self.timeoutSeconds : undefined;
+    // At an exclusive start no other process can be running anything: every active job is abandoned.
+    const rowlessAfterSeconds = atStart && self.exclusive ? 0 : self.timeoutSeconds;
     const recovered = await recoverAbandonedJobs(database, instance, { processId: self.id, timeoutSeconds: self.timeoutSeconds, rowlessAfterSeconds });
     for (const job of recovered) await afterRecovery(instance, job);
   }

@@ -29,8 +29,8 @@ export interface RecoveredJob {
 export interface RecoveryOptions {
   processId: string;
   timeoutSeconds: number;
-  /** Also claim active jobs without an attempt row that started this many seconds ago (0 at an exclusive start). */
-  rowlessAfterSeconds?: number;
+  /** Claim active jobs without an attempt row that started this many seconds ago (0 at an exclusive start). */
+  rowlessAfterSeconds: number;
 }
 
 /** Claims, fails and reschedules the abandoned jobs; answers them as they are after the fail. */
@@ -72,7 +72,6 @@ async function claimAbandoned(database: DatabaseHandle, { processId, timeoutSeco
       returning a.job_id as id, a.job_name as name`,
     [processId, timeoutSeconds],
   );
-  if (rowlessAfterSeconds === undefined) return ofGone as Claimed[];
   const { rows: rowless } = await database.executeSql(
     `insert into job_attempts (job_id, job_name, process_id)
      select j.id, j.name, null from pgboss.job j
