@@ -45,6 +45,8 @@ export interface SubscriptionProvider {
   /** One token request for the device code: tokens, or a ProviderError (authorization_pending, slow_down, ...). */
   exchangeDeviceCode(deviceCode: string): Promise<TokenSet>;
   refresh(refreshToken: string): Promise<TokenSet>;
+  /** Revokes a token at the provider, when it has a revocation endpoint (false when it has none). */
+  revoke(token: string, hint: 'access_token' | 'refresh_token'): Promise<boolean>;
 }
 
 export function createSubscriptionProvider(config: SubscriptionConfig): SubscriptionProvider {
@@ -106,6 +108,17 @@ export function createSubscriptionProvider(config: SubscriptionConfig): Subscrip
       const server = await configuration();
       try {
         return tokenSet(await client.refreshTokenGrant(server, refreshToken));
+      } catch (error) {
+        throw sorted(error);
+      }
+    },
+
+    async revoke(token, hint) {
+      const server = await configuration();
+      if (!server.serverMetadata().revocation_endpoint) return false;
+      try {
+        await client.tokenRevocation(server, token, { token_type_hint: hint });
+        return true;
       } catch (error) {
         throw sorted(error);
       }

@@ -138,8 +138,8 @@ export async function markRefreshFailed(db: Executor, institutionId: string, ver
     .where(and(eq(connections.institutionId, institutionId), eq(connections.tokenVersion, version)));
 }
 
-/** Drops the pending sign-in and the tokens: the row goes. True when there was one. */
-export async function deleteConnection(db: Executor, institutionId: string): Promise<boolean> {
-  const rows = await db.delete(connections).where(eq(connections.institutionId, institutionId)).returning({ institutionId: connections.institutionId });
-  return rows.length > 0;
+/** Drops the pending sign-in and the tokens: the row goes. Returns it (sealed), if there was one. */
+export async function deleteConnection(db: Executor, institutionId: string): Promise<SubscriptionConnectionRow | undefined> {
+  const [row] = await db.delete(connections).where(eq(connections.institutionId, institutionId)).returning();
+  return row;
 }

@@ -10,6 +10,7 @@ import { AppError, NotFoundError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { ProviderError, type SubscriptionProvider } from './subscription.provider.js';
 import { claimPoll, completeSignIn, deleteConnection, dropPending, findConnection, savePending, slowDown } from './subscription.repo.js';
+import type { SubscriptionConnectionRow } from './subscription.tables.js';
 import { sealTokens, type SubscriptionLog, type TokenKeeper } from './subscription.tokens.js';
 
 export const SUBSCRIPTION_MESSAGES = {
@@ -78,6 +79,22 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
   async function connected(institutionId: string): Promise<boolean> {
     const row = await findConnection(db, institutionId);
     return row && keeper ? (await keeper.accessTokenOf(row)) !== null : false;
+  }
+
+  async function revokeAtProvider(institutionId: string, row: SubscriptionConnectionRow): Promise<void> {
+    const tokens = [
+      [row.refreshTokenSealed, 'refresh_token'],
+      [row.accessTokenSealed, 'access_token'],
+    ] as const;
+    for (const [sealed, hint] of tokens) {
+      if (!sealed) continue;
+      try {
+        if (!(await provider!.revoke(secrets.decrypt(sealed), hint))) return;
+      } catch (error) {
+        const detail = error instanceof ProviderError ? error.detail : { message: String(error) };
+        log.warn({ institutionId, provider: detail, token: hint }, 'subscription token could not be revoked at the provider (disconnected here all the same)');
+      }
+    }
   }
 
   return {
@@ -173,7 +190,9 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     async disconnect(actor: Actor): Promise<{ connected: false }> {
       const institutionId = await adminTwin(actor);
       const failed = new SubscriptionError(500, 'DISCONNECT_FAILED', SUBSCRIPTION_MESSAGES.disconnectFailed);
-      await guarded(() => deleteConnection(db, institutionId), failed, institutionId, 'subscription could not be disconnected');
+      const dropped = await guarded(() => deleteConnection(db, institutionId), failed, institutionId, 'subscription could not be disconnected');
+      // Best effort, after the answer's effect is certain: the provider forgets the tokens too.
+      if (dropped && provider) void revokeAtProvider(institutionId, dropped);
       return { connected: false };
     },
   };

@@ -12,6 +12,7 @@ import { DEVICE_CLIENT_ID, startDeviceProvider, type TestDeviceProvider } from '
 import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { askQanda } from '../../../test/support/http.js';
+import { until } from '../../../test/support/until.js';
 import { insertMembership } from '../institutions/institutions.repo.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
 import { updateUser } from '../users/users.repo.js';
@@ -174,9 +175,12 @@ describe('the whole journey on one process', () => {
     expect(subscriptionApi.requests.length).toBe(viaSubscription + 1);
     expect(subscriptionApi.requests.at(-1)!.model).toBe('subscription-model');
 
-    // Disconnect: the next turn uses the deployment's endpoint again.
+    // Disconnect: the next turn uses the deployment's endpoint again, and the provider is told to forget the tokens.
+    const [access] = await storedTokens();
+    expect(await idp.isServiceAccessToken(access)).toBe(true);
     expect(await call(tok.admin, 'POST', 'disconnect')).toEqual({ status: 200, body: { success: true, connected: false } });
     expect(await row()).toBeUndefined();
+    await until(async () => !(await idp.isServiceAccessToken(access)));
     expect(await call(tok.admin, 'GET', 'status')).toEqual({ status: 200, body: { success: true, connected: false } });
     const viaDeployment = deployment.requests.length;
     expect((await ask('And now?')).body).toMatchObject({ success: true, answer: 'From the deployment.', credits: 1 });
