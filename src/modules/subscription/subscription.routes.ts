@@ -79,7 +79,7 @@ export function subscriptionRoutes(app: App, service: SubscriptionService): void
       schema: {
         tags: TAGS,
         summary: "Disconnect the twin's subscription",
-        description: `Drops the pending sign-in and the tokens; the twin's assistants use the deployment's endpoint from their next turn on, on every process (a turn already streaming finishes). Also 200 when nothing was connected. 500 DISCONNECT_FAILED when it cannot be done (nothing changed). ${WHO}`,
+        description: `Drops the pending sign-in and the tokens; the twin's assistants use the deployment's endpoint from their next turn on, on every process (a turn already streaming finishes). Then the provider is asked to revoke the tokens (best effort: a failure there is logged and changes nothing). Also 200 when nothing was connected. 500 DISCONNECT_FAILED when it cannot be done (nothing changed). ${WHO}`,
         body: noBody,
         response: {
           200: subscriptionStatusSchema.extend({ connected: z.literal(false) }).describe('Subscription disconnected'),
