@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
+import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { startProcess, stopProcess, type ServiceProcess } from '../support/processes.js';
 import { until } from '../support/until.js';
 import { checkScreen, launchBrowser, type Browser, type Page } from './browser.js';
@@ -23,6 +24,7 @@ const ADMIN = { email: 'root@example.test', password: 'a long admin password' };
 const PASSWORD = 'person password 123';
 
 let model: FakeModelServer;
+let mcp: TestMcpServer;
 let service: ServiceProcess;
 let database: TestDatabase | undefined;
 let dataDir: string;
@@ -57,6 +59,7 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM} (apt-get install chromium)`);
   mkdirSync(SCREENSHOTS, { recursive: true });
   model = await startFakeModelServer();
+  mcp = await startMcpServer({ transport: 'streamable-http', credential: 'calendar-secret' });
   const env: Record<string, string> = {
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
@@ -65,6 +68,7 @@ beforeAll(async () => {
     DEFAULT_PRICE_IN: '1',
     DEFAULT_PRICE_OUT: '1',
     STARTING_CREDITS: '1000',
+    CONNECTOR_ALLOWED_HOSTS: '127.0.0.1',
   };
   if (process.env.TEST_DATABASE_URL) {
     database = await openTestDatabase();
@@ -88,6 +92,7 @@ afterAll(async () => {
   await stopProcess(service);
   await database?.close();
   await model?.close();
+  await mcp?.close();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -118,7 +123,9 @@ describe('the web client in a browser', () => {
   it('signs in with an authenticator code', async () => {
     const ada = await createPerson('ada@example.test', 'Ada');
     const setup = await call<{ secret: string }>('/api/user/me/totp/setup', ada.token, {});
-    await call('/api/user/me/totp/confirm', ada.token, { code: totpOf(setup.secret).generate() });
+    // Confirmed with the previous step's code (accepted within one step): the sign-in's code below is then
+    // a later step, never refused as a replay of this one.
+    await call('/api/user/me/totp/confirm', ada.token, { code: totpOf(setup.secret).generate({ timestamp: Date.now() - 30_000 }) });
 
     const page = await newPage();
     await page.goto('/');
@@ -153,7 +160,8 @@ describe('the web client in a browser', () => {
     expect(text).not.toContain('goes on');
     // The stopped turn is a conversation of the list, and its record says so.
     await page.waitForURL(/\/c\/[0-9a-f]+/, POLL);
-    expect(await page.getByRole('complementary', { name: 'Conversations' }).getByRole('link', { name: 'Tell me a long story' }).isVisible()).toBe(true);
+    const listed = page.getByRole('complementary', { name: 'Conversations' }).getByRole('link', { name: 'Tell me a long story' });
+    await expect.poll(() => listed.isVisible(), POLL).toBe(true);
 
     model.setDefault({ chunks: ['Here is code:\n\n```js\nconst x = 1;\n```\n\n<img src=x onerror="window.__pwned=1"> **bold**'] });
     await ask(page, 'Show me code');
@@ -161,7 +169,7 @@ describe('the web client in a browser', () => {
     await expect.poll(() => lastAnswer(page).getAttribute('data-status'), POLL).toBe('complete');
     expect(await lastAnswer(page).locator('strong').innerText()).toBe('bold');
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
-    expect(await lastAnswer(page).getByRole('button', { name: 'Copy code' }).isVisible()).toBe(true);
+    await expect.poll(() => lastAnswer(page).getByRole('button', { name: 'Copy code' }).isVisible(), POLL).toBe(true);
     await checkScreen(page, 'chat-answer');
     await page.context().close();
   }, JOURNEY_MS);
@@ -284,6 +292,29 @@ describe('the web client in a browser', () => {
     await expect.poll(() => alert.innerText(), { timeout: 15_000 }).toContain('Out of credits');
     expect(await alert.innerText()).toContain("Ask your twin's administrator for more credits");
     await checkScreen(page, 'chat-out-of-credits');
+    await page.context().close();
+  }, JOURNEY_MS);
+
+  it("shows a connector's approval card, and the tool runs only once approved", async () => {
+    await createPerson('hana@example.test', 'Hana');
+    await call('/api/admin/mcp-server', adminToken, { name: 'Calendar', url: mcp.url, credential: 'calendar-secret', requireApproval: true });
+    const tools = await call<{ data: Array<{ name: string; tool: string }> }>('/api/admin/tools', adminToken);
+    const echo = tools.data.find((tool) => tool.tool === 'echo')!.name;
+    model.enqueue({ toolCalls: [{ id: 'call_web_1', name: echo, arguments: { text: 'hello calendar' } }] });
+    model.setDefault({ chunks: ['Done: hello calendar.'] });
+
+    const page = await newPage();
+    await signInUi(page, 'hana@example.test');
+    await ask(page, 'Echo hello calendar');
+    const card = page.getByRole('alertdialog', { name: 'Allow echo on Calendar?' });
+    await card.waitFor({ timeout: 15_000 });
+    expect(await card.innerText()).toContain('hello calendar');
+    expect(mcp.calls('echo')).toBe(0);
+    await checkScreen(page, 'chat-approval-card');
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await expect.poll(() => lastAnswer(page).innerText(), POLL).toContain('Done: hello calendar.');
+    expect(mcp.calls('echo')).toBe(1);
+    expect(await card.count()).toBe(0);
     await page.context().close();
   }, JOURNEY_MS);
 });

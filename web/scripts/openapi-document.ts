@@ -1,5 +1,5 @@
 // Writes the service's OpenAPI document (what it serves at /api/docs/json) to the path given, by
-// building the app in-process on an in-memory database: the client's types are generated from it at
+// building the app in-process on an embedded database in a throw-away folder: the client's types are generated from it at
 // build time, so a renamed field breaks the client's build, not the person using it.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,12 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createSecretBox } from '../../src/platform/crypto/secrets.js';
-import { createPglite, openDatabase } from '../../src/platform/db/client.js';
-import { createJobQueue } from '../../src/platform/jobs/queue.js';
-import { createMailer } from '../../src/platform/mail/mailer.js';
-import { createEventBus } from '../../src/platform/realtime/bus.js';
-import { createLocalStorage } from '../../src/platform/storage/storage.js';
+import { closePlatform, openPlatform } from '../../src/platform/platform.js';
 
 interface OpenApiDocument {
   paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string; schema: unknown }> }>>;
@@ -50,18 +45,9 @@ try {
     ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     LOG_LEVEL: 'silent',
   });
-  const database = await openDatabase({ pglite: createPglite() });
-  const bus = await createEventBus({});
-  const app = await buildApp({
-    config,
-    database,
-    bus,
-    mailer: createMailer({ from: config.mail.from, outboxDir: path.join(dataDir, 'outbox') }),
-    storage: createLocalStorage(path.join(dataDir, 'files')),
-    jobs: createJobQueue(database, {}),
-    secrets: createSecretBox(config.encryptionKey),
-    logger: false,
-  });
+  // The process's own platform, embedded, in a throw-away data folder: the app is built as main.ts builds it.
+  const platform = await openPlatform(config, { info: () => undefined, error: (object: unknown) => console.error(object) });
+  const app = await buildApp({ ...platform, logger: false });
   await app.ready();
   const response = await app.inject({ method: 'GET', url: '/api/docs/json' });
   if (response.statusCode !== 200) throw new Error(`/api/docs/json answered ${response.statusCode}`);
@@ -70,8 +56,7 @@ try {
   mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
   writeFileSync(target, JSON.stringify(document, null, 2));
   await app.close();
-  await bus.close();
-  await database.close();
+  await closePlatform(platform);
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
 }
