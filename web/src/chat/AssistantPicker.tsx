@@ -55,7 +55,7 @@ export function AssistantPicker({ value, onChange }: { value: string; onChange(i
             <optgroup label="Favorites">
               {ordered.favorites.map((assistant) => (
                 <option key={assistant._id} value={assistant._id}>
-                  ★ {assistant.name}
+                  {assistant.name}
                 </option>
               ))}
             </optgroup>

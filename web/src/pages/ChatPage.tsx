@@ -104,7 +104,10 @@ export function ChatPage() {
   };
 
   const savedIds = new Set(saved.map((record) => record._id));
-  const liveTurns = turns.filter((turn) => !turn.answer.historyId || !savedIds.has(turn.answer.historyId) || turn.answer.status !== 'complete');
+  // A settled turn gives way to its saved record (in the history's order); a turn still answering stays.
+  const liveTurns = turns.filter(
+    (turn) => !turn.answer.historyId || !savedIds.has(turn.answer.historyId) || turn.answer.status === 'waiting' || turn.answer.status === 'streaming',
+  );
   const shownSaved = saved.filter((record) => !liveTurns.some((turn) => turn.answer.historyId === record._id));
   const lastQuestion = liveTurns.at(-1)?.question ?? shownSaved.at(-1)?.question;
 
@@ -266,15 +269,14 @@ function AnswerFooter({ historyId, text, sources, rating }: { historyId: string;
           type="button"
           className="icon-button"
           onClick={() => void navigator.clipboard?.writeText(text).then(() => setCopied(true))}
-          aria-label="Copy answer"
         >
-          {copied ? '✓' : '⧉'}
+          {copied ? 'Copied' : 'Copy'}
         </button>
-        <button type="button" className="icon-button" aria-pressed={given === 'up'} aria-label="Good answer" onClick={() => void feedback('up')}>
-          👍
+        <button type="button" className="icon-button" aria-pressed={given === 'up'} onClick={() => void feedback('up')}>
+          Helpful
         </button>
-        <button type="button" className="icon-button" aria-pressed={given === 'down'} aria-label="Bad answer" onClick={() => void feedback('down')}>
-          👎
+        <button type="button" className="icon-button" aria-pressed={given === 'down'} onClick={() => void feedback('down')}>
+          Not helpful
         </button>
       </div>
       {sourceCount > 0 && <Sources historyId={historyId} count={sourceCount} />}

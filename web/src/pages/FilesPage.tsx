@@ -18,7 +18,7 @@ const STAGE_LABEL: Record<string, string> = {
 const TEXT_EXTENSIONS = new Set(['txt', 'md', 'markdown', 'csv', 'json', 'html', 'htm', 'xml', 'yaml', 'yml', 'js', 'ts', 'py', 'css', 'sql', 'sh']);
 
 function statusText(file: VaultFile): string {
-  if (file.status === 'ready') return `Ready · ${file.chunkCount} passages`;
+  if (file.status === 'ready') return `Ready · ${file.chunkCount} ${file.chunkCount === 1 ? 'passage' : 'passages'}`;
   if (file.status === 'error') return `Failed: ${file.error ?? 'the file could not be read'}`;
   return `${STAGE_LABEL[file.stage] ?? 'Processing'}… ${file.progress}%`;
 }
