@@ -111,7 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.addHook('onClose', () => cache.close());
   const auth = createAuthService({ db: database.db, tokens: createTokenSigner(config.jwtSecret), profiles, cache });
   registerAuthGuard(app, auth.verify, [launchScopeCheck, mustChangePasswordCheck]);
-  const sockets = await createSocketServer(app.server, { redisUrl: config.redisUrl, onError: (error) => app.log.error({ err: error }, 'socket.io redis') });
+  const sockets = await createSocketServer(app.server, { redis: deps.bus.redis, onError: (error) => app.log.error({ err: error }, 'socket.io redis') });
   const streams = await attachStreamSockets({ io: sockets.io, bus: deps.bus, verify: auth.verify, registerTimeoutMs: deps.socketRegisterTimeoutMs });
   app.decorate('streams', streams);
   // Open sockets would keep the HTTP server from closing: drop them before it closes.

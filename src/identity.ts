@@ -1,7 +1,6 @@
 // Wires the sign-in families (auth, oauth, admin sessions) with what they share: throttling (Redis when
 // scaled) and the sign-in service. app.ts calls identityRoutes once.
 import rateLimit from '@fastify/rate-limit';
-import { Redis } from 'ioredis';
 import type { Platform } from './platform/platform.js';
 import { TooManyRequestsError } from './platform/http/errors.js';
 import type { App } from './platform/http/schemas.js';
@@ -28,15 +27,8 @@ export async function identityRoutes(app: App, deps: IdentityDeps): Promise<{ th
   const { config, database, auth, cache, mailer, secrets } = deps;
   const db = database.db;
   const limits = { ...DEFAULT_AUTH_LIMITS, ...deps.authLimits };
-  // Counters shared by every process when scaled.
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true }) : undefined;
-  if (redis) {
-    redis.on('error', (error: unknown) => app.log.error({ err: error }, 'rate-limit store error'));
-    await redis.connect();
-    app.addHook('onClose', async () => {
-      await redis.quit().catch(() => redis.disconnect());
-    });
-  }
+  // Counters shared by every process when scaled, on the platform's one Redis connection (the bus's).
+  const redis = deps.bus.redis;
   await app.register(rateLimit, {
     global: false,
     redis,

@@ -16,6 +16,11 @@ export interface EventBus {
   subscribe(channel: string, handler: BusHandler): Promise<() => Promise<void>>;
   close(): Promise<void>;
   readonly kind: 'memory' | 'redis';
+  /**
+   * The Redis bus's command connection (its publisher): the one Redis client of the process for other
+   * commands (rate limits and sign-in throttling, the Socket.IO adapter's publisher). Closed by close().
+   */
+  readonly redis?: Redis;
 }
 
 export interface BusOptions {
@@ -116,6 +121,7 @@ export async function createRedisBus(redisUrl: string, opts: BusOptions = {}): P
 
   return {
     kind: 'redis',
+    redis: publisher,
     async publish(channel, message) {
       if (closed) throw new Error('Event bus is closed');
       return publisher.publish(channel, encode(message));

@@ -3,14 +3,15 @@
 // No business rules here: events and their meaning live in modules/conversations/socket-events.ts.
 import type { Server as HttpServer } from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { Server } from 'socket.io';
 import { joinEngineToGroup, processGroupSlot } from '../http/process-group.js';
 
 export const SOCKET_PATH = '/socket.io';
 
 export interface SocketServerOptions {
-  redisUrl?: string;
+  /** The platform's Redis connection (the bus's): the adapter publishes on it and subscribes on a duplicate. */
+  redis?: Redis;
   /** How long a cross-process request (fetchSockets) waits for the other processes. */
   requestsTimeoutMs?: number;
   onError?: (error: unknown) => void;
@@ -33,35 +34,32 @@ export async function createSocketServer(httpServer: HttpServer, options: Socket
   // One of several API processes on a port: the session ids name this process, so its sessions stay here.
   const slot = processGroupSlot();
   if (slot !== undefined) joinEngineToGroup(io.engine, slot);
-  let clients: Redis[] = [];
-  if (options.redisUrl) {
+  let subscriber: Redis | undefined;
+  if (options.redis) {
     const onError = options.onError ?? ((error: unknown) => console.error('[socket.io redis]', error));
-    const pub = new Redis(options.redisUrl, { lazyConnect: true });
-    const sub = pub.duplicate();
-    clients = [pub, sub];
-    for (const client of clients) client.on('error', onError);
-    await Promise.all(clients.map((client) => client.connect()));
-    io.adapter(createAdapter(pub, sub, { requestsTimeout: options.requestsTimeoutMs ?? 2_000 }));
+    // A connection in subscriber mode runs no other command: the adapter hears on its own duplicate.
+    subscriber = options.redis.duplicate({ lazyConnect: true });
+    subscriber.on('error', onError);
+    await subscriber.connect();
+    io.adapter(createAdapter(options.redis, subscriber, { requestsTimeout: options.requestsTimeoutMs ?? 2_000 }));
   }
   let closed = false;
   return {
     io,
-    kind: options.redisUrl ? 'redis' : 'memory',
+    kind: options.redis ? 'redis' : 'memory',
     async close() {
       if (closed) return;
       closed = true;
       io.local.disconnectSockets(true);
       // io.close() would also close the HTTP server, which Fastify owns: close the engine only.
       io.engine.close();
-      await Promise.all(
-        clients.map(async (client) => {
-          try {
-            await client.quit();
-          } catch {
-            client.disconnect();
-          }
-        }),
-      );
+      if (subscriber) {
+        try {
+          await subscriber.quit();
+        } catch {
+          subscriber.disconnect();
+        }
+      }
     },
   };
 }
