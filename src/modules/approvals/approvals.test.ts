@@ -126,7 +126,7 @@ describe('approval cards in every tab', () => {
 
   it('on deny: the tool never runs, the model is told it was declined by the user and answers', async () => {
     const ada = await person();
-    const tab1 = await tab(ada);
+    const [tab1, tab2] = [await tab(ada), await tab(ada)];
     callEcho('call_d1', 'secret');
     model.enqueue({ chunks: ['Alright, I will not.'] });
     const before = mcp.calls('echo');
@@ -143,26 +143,35 @@ describe('approval cards in every tab', () => {
     expect(rest.find((frame) => frame.type === 'complete')!.outputs).toEqual(['Alright, I will not.']);
     expect(mcp.calls('echo')).toBe(before);
     expect(JSON.stringify(model.requests.at(-1)!.messages)).toContain(TOOL_RESULT_TEXT.declined);
-    await until(() => tab1.decided.length === 1);
-    expect(tab1.decided[0]).toMatchObject({ decision: 'deny' });
+    await until(() => tab1.decided.length === 1 && tab2.decided.length === 1);
+    expect(tab1.cards).toEqual([expect.objectContaining({ approvalId: card.approvalId })]);
+    expect(tab2.cards).toEqual([expect.objectContaining({ approvalId: card.approvalId })]);
+    for (const each of [tab1, tab2]) expect(each.decided[0]).toMatchObject({ approvalId: card.approvalId, decision: 'deny' });
     const record = await recordOf(rest.find((frame) => frame.type === 'complete')!.historyId as string);
     expect(record.toolCalls[0]).toMatchObject({ status: 'declined', approval: { decision: 'deny', decidedBy: ada.id } });
   });
 
   it('approve for this conversation: later calls of that tool in the same conversation run without a card, a new conversation asks again', async () => {
     const ada = await person();
+    const [tab1, tab2] = [await tab(ada), await tab(ada)];
     callEcho('call_c1', 'one');
     model.enqueue({ chunks: ['First.'] });
     const first = readSse(await askSse(ada.token, 'Echo one'));
     const card = (await readUntil(first, 'approval')).at(-1)!;
+    await until(() => tab1.cards.length === 1 && tab2.cards.length === 1);
     await api('POST', `/api/ai/approval/${card.approvalId}`, ada.token, { decision: 'approve_conversation' });
-    const conversationId = (await first.rest()).find((frame) => frame.type === 'complete')!.conversationId as string;
+    const firstRest = await first.rest();
+    expect(firstRest).toContainEqual(expect.objectContaining({ type: 'approval_decided', approvalId: card.approvalId, decision: 'approve_conversation' }));
+    await until(() => tab1.decided.length === 1 && tab2.decided.length === 1);
+    for (const each of [tab1, tab2]) expect(each.decided[0]).toMatchObject({ approvalId: card.approvalId, decision: 'approve_conversation' });
+    const conversationId = firstRest.find((frame) => frame.type === 'complete')!.conversationId as string;
     const before = mcp.calls('echo');
 
     callEcho('call_c2', 'two');
     model.enqueue({ chunks: ['Second.'] });
     const second = await readSse(await askSse(ada.token, 'Echo two', { conversationId })).rest();
     expect(second.some((frame) => frame.type === 'approval')).toBe(false);
+    expect(tab1.cards).toHaveLength(1);
     expect(second.find((frame) => frame.type === 'complete')!.outputs).toEqual(['Second.']);
     expect(mcp.calls('echo')).toBe(before + 1);
     const record = await recordOf(second.find((frame) => frame.type === 'complete')!.historyId as string);
