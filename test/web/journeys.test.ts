@@ -5,7 +5,7 @@
 // checked with axe (no serious or critical violation) and photographed in light and dark mode into
 // test-output/screenshots (WEB_SCREENSHOTS_DIR to change it).
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Secret, TOTP } from 'otpauth';
@@ -50,6 +50,18 @@ async function signInApi(email: string, password = PASSWORD): Promise<{ token: s
 async function createPerson(email: string, fname: string): Promise<{ token: string; profile: Record<string, any> }> {
   await call('/api/admin/user', adminToken, { email, password: PASSWORD, fname });
   return signInApi(email);
+}
+
+/** The reset link's path of the last mail to `email` in the outbox (quoted-printable undone). */
+function resetLinkFor(email: string): string | undefined {
+  const outbox = path.join(dataDir, 'outbox');
+  if (!existsSync(outbox)) return undefined;
+  const mails = readdirSync(outbox)
+    .filter((name) => name.endsWith('.eml'))
+    .sort()
+    .map((name) => readFileSync(path.join(outbox, name), 'utf8').replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))))
+    .filter((mail) => mail.includes(email));
+  return /\/reset-password\?token=[^\s"<]+/.exec(mails.at(-1) ?? '')?.[0];
 }
 
 const totpOf = (secret: string) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30 });
@@ -315,6 +327,34 @@ describe('the web client in a browser', () => {
     await expect.poll(() => lastAnswer(page).innerText(), POLL).toContain('Done: hello calendar.');
     expect(mcp.calls('echo')).toBe(1);
     expect(await card.count()).toBe(0);
+    await page.context().close();
+  }, JOURNEY_MS);
+
+  it('changes a password the administrator asked to change, and resets a forgotten one from the mailed link', async () => {
+    await call('/api/admin/user', adminToken, { email: 'ivy@example.test', password: PASSWORD, fname: 'Ivy', mustChangePassword: true });
+    const page = await newPage();
+    await signInUi(page, 'ivy@example.test');
+    await page.waitForURL('**/change-password');
+    await checkScreen(page, 'forced-password-change');
+    await page.getByLabel('Current password').fill(PASSWORD);
+    await page.getByLabel('New password', { exact: true }).fill('a brand new password 1');
+    await page.getByLabel('Repeat the new password').fill('a brand new password 1');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByLabel('Your question').waitFor();
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.getByLabel('Email').fill('ivy@example.test');
+    await page.getByRole('button', { name: 'Email me a link' }).click();
+    await page.getByRole('status').filter({ hasText: 'we have emailed it a link' }).waitFor();
+    await until(() => resetLinkFor('ivy@example.test') !== undefined, 15_000);
+    await page.goto(resetLinkFor('ivy@example.test')!);
+    await page.getByLabel('New password', { exact: true }).fill('the password after reset');
+    await page.getByLabel('Repeat the new password').fill('the password after reset');
+    await page.getByRole('button', { name: 'Save the new password' }).click();
+    await page.getByRole('status').filter({ hasText: 'Your password is changed' }).waitFor();
+    await signInUi(page, 'ivy@example.test', 'the password after reset');
+    await page.getByLabel('Your question').waitFor();
     await page.context().close();
   }, JOURNEY_MS);
 });
