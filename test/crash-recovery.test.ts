@@ -121,8 +121,8 @@ describe(`an answer killed mid-stream on ${process.env.TEST_DATABASE_URL ? 'Post
       if (!frame) throw new Error('the stream ended early');
       if (frame.type === 'stream') sent.push(String(frame.delta));
     }
-    // The journal saves the answer so far every second.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // The journal saves the answer so far of a turn running 2 s or longer, every 2 s.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
     await deployment.kill(service);
     await frames.rest().catch(() => {});
 

@@ -61,8 +61,9 @@ describe('stream assembly', () => {
 /** A socket link whose registrations and chunk listeners the test drives. */
 function fakeLink(options: { failFirstReady?: boolean } = {}) {
   const listeners = new Set<(payload: ChunkPayload) => void>();
+  const toolListeners = new Set<(payload: { name: string; status: string }) => void>();
   let socket = 0;
-  const link: SocketLink & { reconnects: number; cancels: number; push(payload: ChunkPayload): void } = {
+  const link: SocketLink & { reconnects: number; cancels: number; push(payload: ChunkPayload): void; pushTool(payload: { name: string; status: string }): void } = {
     reconnects: 0,
     cancels: 0,
     async ready() {
@@ -79,11 +80,18 @@ function fakeLink(options: { failFirstReady?: boolean } = {}) {
       listeners.add(handler);
       return () => listeners.delete(handler);
     },
+    onTool(handler) {
+      toolListeners.add(handler);
+      return () => toolListeners.delete(handler);
+    },
     cancel() {
       link.cancels++;
     },
     push(payload) {
       for (const listener of listeners) listener(payload);
+    },
+    pushTool(payload) {
+      for (const listener of toolListeners) listener(payload);
     },
   };
   return link;
@@ -107,7 +115,10 @@ describe('asking with reconnect', () => {
       link,
       async postQanda(body) {
         posted.push(body);
-        if (posted.length === 2) link.push({ prompt: 'Because', delta: 'Because' });
+        if (posted.length === 2) {
+          link.pushTool({ name: 'retrieval', status: 'started' });
+          link.push({ prompt: 'Because', delta: 'Because' });
+        }
         return answers.shift()!;
       },
       streamSse: async () => expect.fail('no SSE while the socket works'),
@@ -118,9 +129,14 @@ describe('asking with reconnect', () => {
     expect(posted.map((body) => body.inputs)).toEqual([['Why is the sky blue?'], ['Why is the sky blue?']]);
     expect(posted.map((body) => body.requestArgs.socketId)).toEqual(['socket-1', 'socket-2']);
     expect(posted[1].requestArgs).toMatchObject({ assistantId: 'a1', conversationId: 'c1' });
+    expect(events).toContainEqual({ kind: 'tool', name: 'retrieval', status: 'started' });
     const chunks = events.filter((event) => event.kind === 'socket-chunk');
     expect(chunks).toEqual([{ kind: 'socket-chunk', prompt: 'Because', delta: 'Because' }]);
     expect(events.at(-1)).toMatchObject({ kind: 'complete', answer: 'Because of Rayleigh scattering.', historyId: 'h1' });
+    // The answer's listeners are gone with it: a later chunk reaches nothing.
+    link.push({ prompt: 'stray', delta: 'stray' });
+    link.pushTool({ name: 'x', status: 'started' });
+    expect(events.at(-1)).toMatchObject({ kind: 'complete' });
   });
 
   it(`falls back to SSE after ${MAX_RECONNECTS} reconnects that did not help`, async () => {

@@ -47,7 +47,7 @@ export interface ConversationModuleDeps {
 export function registerConversations(app: App, deps: ConversationModuleDeps): void {
   const models = createModelRegistry(deps.deploymentModel);
   const reads = deps.changes ? cachedTurnReads(deps.db, deps.changes) : directTurnReads(deps.db);
-  // Bounds what a crash mid-answer loses: the opening flushed within 0.2 s, the answer so far saved every second.
+  // Bounds what a crash mid-answer loses: the opening flushed within 0.2 s, the answer so far saved every 2 s.
   const journal = createTurnJournal(deps.db, { processId: deps.processId, log: app.log });
   app.addHook('onClose', () => journal.close());
   const service = createConversationService({ ...deps, models, reads, providers: deps.providers ?? emptyContextProviders, log: app.log, journal });

@@ -3,13 +3,14 @@
 // writer flushes it within about 0.6 s, but PGlite has no WAL writer, so nothing would. The journal
 // flushes every opening within FLUSH_WITHIN_MS (one synchronous commit covers every commit before it, so
 // one statement serves all turns opened meanwhile), and saves the answer streamed so far of every turn of
-// the process every SAVE_EVERY_MS, in one statement. After a crash the record shows what was sent, up
-// to SAVE_EVERY_MS short of it; turn-holds.ts then ends it as interrupted.
+// the process that has run SAVE_EVERY_MS or longer, every SAVE_EVERY_MS, in one statement (a shorter
+// answer ends before its first save: most never cost a write). After a crash the record shows what was
+// sent, up to SAVE_EVERY_MS short of it; turn-holds.ts then ends it as interrupted.
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../platform/db/client.js';
 
 export const FLUSH_WITHIN_MS = 200;
-export const SAVE_EVERY_MS = 1_000;
+export const SAVE_EVERY_MS = 2_000;
 
 export interface TurnJournal {
   /** The process written on every record it opens (service_processes): the sweeper settles records of gone ones. */
@@ -33,6 +34,8 @@ export function createTurnJournal(db: Database, options: TurnJournalOptions = {}
   const saveEveryMs = options.saveEveryMs ?? SAVE_EVERY_MS;
   /** The latest answer of each turn not saved yet. */
   const unsaved = new Map<string, string>();
+  /** When each turn in progress was opened (its first save is due SAVE_EVERY_MS later). */
+  const openedAt = new Map<string, number>();
   let openingsToFlush = false;
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
@@ -56,11 +59,12 @@ export function createTurnJournal(db: Database, options: TurnJournalOptions = {}
   }
 
   async function write(): Promise<void> {
-    const dueSave = unsaved.size > 0 && Date.now() - lastSave >= saveEveryMs;
+    const now = Date.now();
+    const due = [...unsaved].filter(([id]) => now - (openedAt.get(id) ?? 0) >= saveEveryMs);
     try {
-      if (dueSave) {
-        const entries = [...unsaved].map(([id, answer]) => ({ id, answer }));
-        unsaved.clear();
+      if (due.length > 0 && now - lastSave >= saveEveryMs) {
+        const entries = due.map(([id, answer]) => ({ id, answer }));
+        for (const [id] of due) unsaved.delete(id);
         openingsToFlush = false; // this synchronous commit flushes every opening before it
         lastSave = Date.now();
         // updated_at stays: it is the version the turn's settle checks, and this is not a change of the record's state.
@@ -75,21 +79,24 @@ export function createTurnJournal(db: Database, options: TurnJournalOptions = {}
     } catch (err) {
       options.log?.warn({ err }, 'turn journal write failed');
     }
-    if (unsaved.size > 0) schedule(saveEveryMs - (Date.now() - lastSave));
+    if (unsaved.size > 0) schedule(Math.max(saveEveryMs - (Date.now() - lastSave), Math.min(...[...unsaved.keys()].map((id) => (openedAt.get(id) ?? 0) + saveEveryMs - Date.now()))));
   }
 
   return {
     processId: options.processId,
-    opened() {
+    opened(recordId) {
+      openedAt.set(recordId, Date.now());
       openingsToFlush = true;
       schedule(flushWithinMs);
     },
     progress(recordId, answerSoFar) {
       unsaved.set(recordId, answerSoFar);
-      schedule(saveEveryMs - (Date.now() - lastSave));
+      const firstDue = (openedAt.get(recordId) ?? 0) + saveEveryMs - Date.now();
+      schedule(Math.max(saveEveryMs - (Date.now() - lastSave), firstDue));
     },
     finished(recordId) {
       unsaved.delete(recordId);
+      openedAt.delete(recordId);
     },
     async close() {
       closed = true;

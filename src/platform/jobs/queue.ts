@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import PgBoss from 'pg-boss';
 import type { z } from 'zod';
 import type { DatabaseHandle } from '../db/client.js';
-import { createProcessLiveness, type ProcessLiveness } from '../processes/liveness.js';
+import type { ProcessLiveness } from '../processes/liveness.js';
 import { forgetAttempt, heldAttempts, recordAttempt, recoverAbandonedJobs, type RecoveredJob } from './recovery.js';
 
 export interface JobContext {
@@ -73,8 +73,9 @@ export interface JobQueueOptions {
   /** How often a working process expires jobs abandoned by a dead worker and checks cron schedules (tests shorten it). */
   superviseIntervalSeconds?: number;
   /**
-   * This process's liveness (the platform's, started and stopped by it). Without one the queue keeps its
-   * own, a shared-database one, from start to stop.
+   * This process's liveness (the platform's, started and stopped by it): with it, a working queue records
+   * its attempts and takes back those of gone processes. Without (bare queues in tests), only pg-boss's
+   * expiry brings back a dead worker's job.
    */
   liveness?: ProcessLiveness;
 }
@@ -106,7 +107,6 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
   /** The running performs by job id, to abort one whose attempt was taken back from this process. */
   const runningJobs = new Map<string, { controller: AbortController; recorded: boolean }>();
   let liveness: ProcessLiveness | null = null;
-  let ownsLiveness = false;
   let stopRecovery: (() => void) | null = null;
   const pendingSql = new Set<Promise<unknown>>();
   /** The pg-boss instance from start() until stop() has finished. */
@@ -173,7 +173,9 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
     running.add(controller);
     const tracked = { controller, recorded: false };
     runningJobs.set(job.id, tracked);
-    const processId = liveness?.id;
+    // On an exclusive database (PGlite) every active job at start is abandoned, and while the process runs
+    // nobody else takes jobs back: the attempt rows would cost two writes a job for nothing.
+    const processId = liveness && !liveness.exclusive ? liveness.id : undefined;
     try {
       if (aborting) throw new Error('job queue is stopping');
       const payload = parse(definition, job.data);
@@ -199,6 +201,8 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
 
   /** After each beat of a working process: give up performs taken back from it, take back those of gone processes. */
   async function recover(instance: PgBoss, self: ProcessLiveness, atStart = false): Promise<void> {
+    // Alone on its data, a process has only its own jobs running once it started: nothing to take back.
+    if (self.exclusive && !atStart) return;
     // Only performs whose row was written before the look count: one starting now may not show yet.
     const recorded = [...runningJobs].filter(([, tracked]) => tracked.recorded);
     if (recorded.length > 0) {
@@ -249,23 +253,16 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
 
   /** A working process takes back, before its workers fetch anything, what gone processes left, then after each beat. */
   async function startRecovery(instance: PgBoss): Promise<void> {
-    let self = options.liveness;
-    if (!self) {
-      self = createProcessLiveness(database, { role: 'worker', logger });
-      await self.start();
-      ownsLiveness = true;
-    }
-    liveness = self;
-    const current = self;
+    const current = options.liveness;
+    if (!current) return;
+    liveness = current;
     await recover(instance, current, true);
     stopRecovery = current.onBeat(() => recover(instance, current));
   }
 
-  async function stopLiveness(): Promise<void> {
+  function stopLiveness(): void {
     stopRecovery?.();
     stopRecovery = null;
-    if (ownsLiveness) await liveness?.stop();
-    ownsLiveness = false;
     liveness = null;
   }
 
@@ -334,7 +331,7 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
           await Promise.all([...registry.values()].map((entry) => enqueuePrepare(instance, entry)));
         } catch (err) {
           live = null;
-          await stopLiveness().catch(() => {});
+          stopLiveness();
           await instance.stop({ graceful: false, close: false }).catch(() => {});
           await Promise.allSettled([...pendingSql]);
           boss = null;
@@ -375,7 +372,7 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
           clearTimeout(timer);
           // pg-boss fails an aborted job without awaiting it; the database must outlive that query.
           await Promise.allSettled([...pendingSql]);
-          await stopLiveness().catch((err: unknown) => logger.error({ err }, 'job queue liveness not stopped'));
+          stopLiveness();
           // pg-boss looks once a second whether a worker that was busy at stop has ended; let that last
           // look pass, so no timer of the queue outlives stop().
           if (busy || performsStarted !== performsBefore) await sleep(REAPER_TICK_MS - ((Date.now() - stopBegan) % REAPER_TICK_MS) + 25);

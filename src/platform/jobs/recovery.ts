@@ -84,17 +84,27 @@ async function claimAbandoned(database: DatabaseHandle, { processId, timeoutSeco
   return [...(ofGone as Claimed[]), ...(rowless as Claimed[])];
 }
 
-/** Records that this process runs the attempt (the next attempt of a taken-back job takes its row over). */
+/**
+ * Records that this process runs the attempt (the next attempt of a taken-back job takes its row over).
+ * Committed without waiting for the WAL flush (a transaction-local setting, in the statement): a row a
+ * crash loses leaves an active job without a row, which recovery takes back after the same timeout.
+ */
 export async function recordAttempt(database: DatabaseHandle, jobId: string, name: string, processId: string): Promise<void> {
   await database.executeSql(
-    `insert into job_attempts (job_id, job_name, process_id) values ($1, $2, $3)
+    `with quick as (select set_config('synchronous_commit', 'off', true))
+     insert into job_attempts (job_id, job_name, process_id) select $1, $2, $3 from quick
      on conflict (job_id) do update set process_id = excluded.process_id, started_at = now()`,
     [jobId, name, processId],
   );
 }
 
+/** Removes the attempt's row, the same way (a row a crash keeps is of a gone process: cleared by recovery). */
 export async function forgetAttempt(database: DatabaseHandle, jobId: string, processId: string): Promise<void> {
-  await database.executeSql(`delete from job_attempts where job_id = $1 and process_id = $2`, [jobId, processId]);
+  await database.executeSql(
+    `with quick as (select set_config('synchronous_commit', 'off', true))
+     delete from job_attempts where job_id = $1 and process_id = $2 and exists (select 1 from quick)`,
+    [jobId, processId],
+  );
 }
 
 /** The job ids this process still holds (one taken back from it is missing: it was not heard from in time). */

@@ -32,6 +32,8 @@ export interface SocketLink {
   /** Disconnects, connects and registers again; the new socket id. */
   reconnect(): Promise<string>;
   onChunk(handler: (payload: ChunkPayload) => void): () => void;
+  /** TOOL_STATUS {name, status} of this person's turns (optional: a link may not offer it). */
+  onTool?(handler: (payload: { name: string; status: string }) => void): () => void;
   /** cancel_request: the service ends the turn gracefully and answers with what was said so far. */
   cancel(): void;
 }
@@ -77,9 +79,14 @@ export function ask(deps: AskDeps, args: QuestionArgs, emit: (event: AskEvent) =
     }
     via = 'socket';
     emit({ kind: 'transport', transport: 'socket' });
-    const off = link.onChunk((payload) => {
+    const offChunk = link.onChunk((payload) => {
       if (!stopped) emit({ kind: 'socket-chunk', prompt: payload.prompt ?? '', delta: payload.delta ?? '' });
     });
+    const offTool = link.onTool?.((payload) => emit({ kind: 'tool', name: String(payload.name), status: String(payload.status) }));
+    const off = () => {
+      offChunk();
+      offTool?.();
+    };
     try {
       for (let attempt = 0; ; attempt++) {
         const answer = await deps.postQanda({

@@ -58,6 +58,10 @@ export function createSocketLink(token: string, user: SocketUser): LiveSocket {
       socket.on('RECEIVE_STREAM', handler);
       return () => void socket.off('RECEIVE_STREAM', handler);
     },
+    onTool(handler: (payload: { name: string; status: string }) => void) {
+      socket.on('TOOL_STATUS', handler);
+      return () => void socket.off('TOOL_STATUS', handler);
+    },
     cancel() {
       socket.emit('cancel_request', user);
     },
