@@ -71,7 +71,16 @@ export function oauthRoutes(app: App, oauth: OAuthService, options: { publicUrl:
           'confirm answers 401 OAUTH_FAILED.',
         security: [],
         params: providerParams,
-        querystring: z.record(z.string(), z.string()),
+        // The provider's answer (RFC 6749 4.1.2, RFC 9207's iss); any other parameter it adds is passed on as sent.
+        querystring: z
+          .object({
+            code: z.string().optional(),
+            state: z.string().optional(),
+            iss: z.string().optional(),
+            error: z.string().optional(),
+            error_description: z.string().optional(),
+          })
+          .catchall(z.string()),
         response: { 200: z.union([signedInSchema, mfaRequiredSchema]), ...failures(400, 401, 403, 404, 409, 502) },
       },
     },
