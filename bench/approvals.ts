@@ -113,7 +113,7 @@ async function main(): Promise<void> {
       serviceCalls.push(...record.data.toolCalls.map((call) => call.durationMs));
     }
 
-    console.log(`approvals bench: ${service.shape}, ${service.processes} API process(es), ${APPROVALS} approvals, 2 socket tabs + the SSE stream`);
+    console.log(`approvals bench: ${service.shape}, ${APPROVALS} approvals, 2 socket tabs + the SSE stream`);
     console.log(`  direct call (SDK client send → tool runs):      ${figures(direct)}`);
     console.log(`  decision POST → tool runs on the connector:     ${figures(toCall)}`);
     console.log(`  added over a direct call:                       p50 ${(quantile(toCall, 0.5) - quantile(direct, 0.5)).toFixed(2)} ms, p99 ${(quantile(toCall, 0.99) - quantile(direct, 0.99)).toFixed(2)} ms (target p99 ≤ 20 ms)`);
