@@ -10,6 +10,7 @@ import { chunkText, sanitizeChunk } from '../src/modules/files/chunking.js';
 import type { DatabaseHandle } from '../src/platform/db/client.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { readSse } from './support/sse-client.js';
+import { collect, connectSocket, register } from './support/socket-client.js';
 import { api, deployForCrashes, sampleText, signInAdmin, uploadText, waitForValue, type CrashDeployment } from './support/crash.js';
 
 /** Short for the test: a process unheard for 2 s is gone (the default is 15 s). */
@@ -102,35 +103,56 @@ describe(`the service killed mid-work on ${process.env.TEST_DATABASE_URL ? 'Post
   }, 300_000);
 });
 
+/** Asks over SSE; resolves with the pieces once two have arrived (the model then stalls). */
+async function askOverSse(url: string, token: string, question: string): Promise<string[]> {
+  const response = await fetch(`${url}/api/ai/personal-stream/qanda-stream`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ inputs: [question], requestArgs: {} }),
+  });
+  const frames = readSse(response);
+  const sent: string[] = [];
+  while (sent.length < 2) {
+    const frame = await frames.next();
+    if (!frame) throw new Error('the stream ended early');
+    if (frame.type === 'stream') sent.push(String(frame.delta));
+  }
+  void frames.rest().catch(() => {});
+  return sent;
+}
+
+/** Asks over Socket.IO (the Q&A POST names the socket); resolves with the pieces once two have arrived. */
+async function askOverSocket(url: string, token: string, question: string): Promise<string[]> {
+  const userId = (await api(url, '/api/user/refresh/profile', token, {})).body.profile._id as string;
+  const socket = await connectSocket(url, { auth: { token } });
+  if ((await register(socket, userId)).event !== 'connect_success') throw new Error('REGISTER refused');
+  const pieces = collect<{ delta: string }>(socket, 'RECEIVE_STREAM');
+  void api(url, '/api/ai/personal/qanda', token, { inputs: [question], requestArgs: { socketId: socket.id } }).catch(() => {});
+  await waitForValue('two pieces on the socket', async () => (pieces.length >= 2 ? true : undefined), 30_000, 10);
+  socket.on('disconnect', () => socket.close());
+  return pieces.slice(0, 2).map((piece) => piece.delta);
+}
+
 describe(`an answer killed mid-stream on ${process.env.TEST_DATABASE_URL ? 'PostgreSQL + Redis' : 'PGlite'}`, () => {
-  it('ends as interrupted, with the part that was sent, uncharged, its hold given back', async () => {
+  it.each([
+    ['SSE', askOverSse],
+    ['Socket.IO', askOverSocket],
+  ] as const)('ends as interrupted (%s), with the part that was sent, uncharged, its hold given back', async (_transport, ask) => {
     const service = await deployment.start(deployment.scaled ? 'api' : 'all');
     const other = deployment.scaled ? await deployment.start('api') : undefined;
     const token = await signInAdmin(service.url);
     const creditsBefore = (await api(service.url, '/api/user/refresh/profile', token, {})).body.profile.credits;
     model.enqueue({ chunks: ['The part ', 'that was sent', ' and never this'], stallAfter: 2, usage: { prompt_tokens: 10, completion_tokens: 10 } });
-    const response = await fetch(`${service.url}/api/ai/personal-stream/qanda-stream`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ inputs: ['A long question'], requestArgs: {} }),
-    });
-    const frames = readSse(response);
-    const sent: string[] = [];
-    while (sent.length < 2) {
-      const frame = await frames.next();
-      if (!frame) throw new Error('the stream ended early');
-      if (frame.type === 'stream') sent.push(String(frame.delta));
-    }
+    const sent = await ask(service.url, token, `A long question over ${_transport}`);
     // The journal saves the answer so far of a turn running 2 s or longer, every 2 s.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     await deployment.kill(service);
-    await frames.rest().catch(() => {});
 
     const url = other ? other.url : (await deployment.start('all')).url;
     const resumedFrom = Date.now();
     const record = await waitForValue('the record settled', async () => {
       const listed = (await api(url, '/api/user/history', token)).body.data as Array<{ _id: string; question: string; status: string }>;
-      const mine = listed.find((entry) => entry.question === 'A long question');
+      const mine = listed.find((entry) => entry.question === `A long question over ${_transport}`);
       return mine && mine.status !== 'streaming' ? (await api(url, `/api/user/history/${mine._id}`, token)).body.data : undefined;
     }, 30_000);
 
