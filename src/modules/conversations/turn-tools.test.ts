@@ -15,6 +15,8 @@ import { collect, connectSocket, register } from '../../../test/support/socket-c
 import { readSse, type SseReader } from '../../../test/support/sse-client.js';
 import { until } from '../../../test/support/until.js';
 import { changesHeard } from '../../../test/support/changes.js';
+import { uploadAndIngest } from '../../../test/support/files.js';
+import { TOOL_RESULT_TEXT } from './turn-tools.js';
 import { history } from '../history/history.tables.js';
 import type { InstitutionRow } from '../institutions/institutions.tables.js';
 import { updateInstitution } from '../institutions/institutions.repo.js';
@@ -31,7 +33,7 @@ const sockets: Socket[] = [];
 beforeAll(async () => {
   model = await startFakeModelServer();
   mcp = await startMcpServer({ transport: 'streamable-http', credential: 'tools-secret' });
-  t = await startTestApp({ env: { OPENAI_BASE_URL: model.url, DEFAULT_MODEL: 'fake-chat', CONNECTOR_ALLOWED_HOSTS: '127.0.0.1' } });
+  t = await startTestApp({ workers: true, env: { OPENAI_BASE_URL: model.url, DEFAULT_MODEL: 'fake-chat', CONNECTOR_ALLOWED_HOSTS: '127.0.0.1' } });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   twin = await buildInstitution(db());
   adminToken = await signIn(t.app, (await buildUser(db(), { institution: twin, role: 'admin' })).user.email);
@@ -190,5 +192,39 @@ describe('delegated subagents', () => {
     expect(chart.body.series).toContainEqual({ date: today, runs: 1, steps: 2, failedSteps: 1 });
     // A plain member holds histories.list nowhere.
     expect((await api('POST', '/api/admin/histories/charts/subagent-efficiency', ada.token, {})).status).toBe(403);
+  });
+});
+
+describe('the built-in tools', () => {
+  it("file_search answers from the person's own files; memory saves what they ask, and nothing while Enable User Memory is off", async () => {
+    const ada = await member();
+    const helper = await sharedAssistant({ tools: ['file_search', 'memory'] });
+    const file = await uploadAndIngest(t, ada.token, { filename: 'garden.txt', content: 'The greenhouse key hangs behind the blue door of the shed.', contentType: 'text/plain' });
+    expect(file.status).toBe('ready');
+    model.enqueue({ toolCalls: [{ id: 'call_f1', name: 'file_search', arguments: { query: 'greenhouse key' } }] });
+    model.enqueue({ chunks: ['Behind the blue door.'] });
+    const found = await (await askSse(ada.token, 'Where is the greenhouse key?', { assistant_id: helper.id })).rest();
+    expect(found).toContainEqual({ type: 'tool', name: 'file_search', status: 'completed' });
+    expect(JSON.stringify(model.requests.at(-1)!.messages)).toContain('behind the blue door of the shed');
+    // Another person's search of the same words finds nothing of Ada's.
+    const bob = await member();
+    model.enqueue({ toolCalls: [{ id: 'call_f2', name: 'file_search', arguments: { query: 'greenhouse key' } }] });
+    model.enqueue({ chunks: ['No idea.'] });
+    await (await askSse(bob.token, 'Where is the greenhouse key?', { assistant_id: helper.id })).rest();
+    expect(JSON.stringify(model.requests.at(-1)!.messages)).toContain(TOOL_RESULT_TEXT.nothingFound);
+
+    model.enqueue({ toolCalls: [{ id: 'call_m1', name: 'memory', arguments: { key: 'favourite tea', value: 'Earl Grey' } }] });
+    model.enqueue({ chunks: ['Noted.'] });
+    await (await askSse(ada.token, 'Remember that I like Earl Grey', { assistant_id: helper.id })).rest();
+    const memoryOf = async () => (await api('GET', '/api/user/memory', ada.token)).body.data as Array<{ key_name: string; key_value: string }>;
+    expect(await memoryOf()).toContainEqual(expect.objectContaining({ key_name: 'favourite tea', key_value: 'Earl Grey' }));
+
+    expect((await api('PUT', '/api/user/setting', ada.token, { userMemoryEnabled: false })).status).toBe(200);
+    model.enqueue({ toolCalls: [{ id: 'call_m2', name: 'memory', arguments: { key: 'favourite biscuit', value: 'shortbread' } }] });
+    model.enqueue({ chunks: ['I cannot keep that.'] });
+    const refused = await (await askSse(ada.token, 'Remember shortbread', { assistant_id: helper.id })).rest();
+    expect(refused).toContainEqual({ type: 'tool', name: 'memory', status: 'failed' });
+    expect(JSON.stringify(model.requests.at(-1)!.messages)).toContain(TOOL_RESULT_TEXT.memoryOff);
+    expect((await memoryOf()).some((row) => row.key_name === 'favourite biscuit')).toBe(false);
   });
 });
