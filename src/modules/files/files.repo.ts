@@ -93,21 +93,24 @@ export async function findCollectionById(db: Executor, id: string): Promise<Coll
   return row;
 }
 
+/** A collection's columns and how many of its files are not deleted (the lists' shape). */
+export const collectionWithFileCount = {
+  id: fileCollections.id,
+  institutionId: fileCollections.institutionId,
+  userId: fileCollections.userId,
+  name: fileCollections.name,
+  createdAt: fileCollections.createdAt,
+  deletedAt: fileCollections.deletedAt,
+  fileCount: sql<number>`(select count(*)::int from files where files.collection_id = file_collections.id and files.deleted_at is null)`,
+};
+
 /** A person's collections in a twin; with files.access, every collection of the twin. */
 export async function listCollections(db: Executor, institutionId: string, userId: string, all: boolean): Promise<Array<CollectionRow & { fileCount: number }>> {
   const where = all
     ? and(eq(fileCollections.institutionId, institutionId), isNull(fileCollections.deletedAt))
     : and(eq(fileCollections.institutionId, institutionId), eq(fileCollections.userId, userId), isNull(fileCollections.deletedAt));
   return db
-    .select({
-      id: fileCollections.id,
-      institutionId: fileCollections.institutionId,
-      userId: fileCollections.userId,
-      name: fileCollections.name,
-      createdAt: fileCollections.createdAt,
-      deletedAt: fileCollections.deletedAt,
-      fileCount: sql<number>`(select count(*)::int from files where files.collection_id = file_collections.id and files.deleted_at is null)`,
-    })
+    .select(collectionWithFileCount)
     .from(fileCollections)
     .where(where)
     .orderBy(desc(fileCollections.createdAt));

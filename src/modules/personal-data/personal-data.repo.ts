@@ -5,6 +5,7 @@ import type { Executor } from '../../platform/db/client.js';
 import { assistants, type AssistantRow } from '../assistants/assistants.tables.js';
 import { sessions, type SessionRow } from '../auth/sessions.tables.js';
 import { fileCollections, files, type CollectionRow, type FileRow } from '../files/files.tables.js';
+import { collectionWithFileCount } from '../files/files.repo.js';
 import { deleteHistoryOf } from '../history/history.repo.js';
 import { conversations, history, historyFeedback, type FeedbackRow, type HistoryRow } from '../history/history.tables.js';
 import { institutions } from '../institutions/institutions.tables.js';
@@ -131,15 +132,7 @@ export function personalFiles(db: Executor, userId: string): Promise<FileRow[]> 
 
 export function personalCollections(db: Executor, userId: string): Promise<Array<CollectionRow & { fileCount: number }>> {
   return db
-    .select({
-      id: fileCollections.id,
-      institutionId: fileCollections.institutionId,
-      userId: fileCollections.userId,
-      name: fileCollections.name,
-      createdAt: fileCollections.createdAt,
-      deletedAt: fileCollections.deletedAt,
-      fileCount: sql<number>`(select count(*)::int from ${files} where ${files.collectionId} = ${fileCollections.id} and ${files.deletedAt} is null)`,
-    })
+    .select(collectionWithFileCount)
     .from(fileCollections)
     .where(ownCollections(userId))
     .orderBy(asc(fileCollections.createdAt), asc(fileCollections.id));
