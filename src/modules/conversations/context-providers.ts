@@ -3,7 +3,7 @@
 // long-term memory extraction queued after the answer (never awaited).
 import type { DatabaseHandle } from '../../platform/db/client.js';
 import type { JobLogger, JobQueue } from '../../platform/jobs/queue.js';
-import { searchForTurn } from '../files/retrieval.js';
+import { hasSearchableFiles, searchForTurn } from '../files/retrieval.js';
 import { enqueueExtraction } from '../memory/extraction.js';
 import { recallForTurn } from '../memory/recall.js';
 import { findTurnPerson } from '../users/users.repo.js';
@@ -25,6 +25,9 @@ export function createContextProviders(deps: { database: DatabaseHandle; jobs: P
     async retrieve(caller, question) {
       if (caller.kind !== 'person') return [];
       return searchForTurn(deps.database, caller.actor, question, { limit: PASSAGES_PER_TURN });
+    },
+    async searchable(caller) {
+      return caller.kind === 'person' && hasSearchableFiles(deps.database, caller.actor);
     },
     async afterTurn(caller, turn, scene) {
       if (caller.kind !== 'person' || !caller.actor.institutionId || !scene.longTermMemoryEnabled) return null;

@@ -84,8 +84,11 @@ describe('the context of a turn', () => {
   });
 
   it('leaves ragOnly out when not asked, and retrieval out for an assistant without it', async () => {
+    // The system assistants retrieve (ragEnabled); this one of the person's own does not.
+    const created = await call('POST', '/api/user/assistant', { name: 'No files', institution: '', ragEnabled: false });
+    expect(created.statusCode).toBe(201);
     model.enqueue({ chunks: ['Fine.'] });
-    const { frames, system } = await ask('What does the zanzibarite crystal do?');
+    const { frames, system } = await ask('What does the zanzibarite crystal do?', { assistant_id: created.json().data._id });
     expect(frames.filter((frame) => frame.type === 'tool')).toEqual([]);
     expect(system).not.toContain(RAG_ONLY_HEADING);
     expect(system).not.toContain('zanzibarite crystal glows violet');

@@ -90,6 +90,11 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
   // (its owner's, in this twin), and only finished exchanges are read, so the new record is never among them.
   const memoriesRead = useContext ? providers.recall(caller, question).then((recalled) => recalled.memories) : Promise.resolve<MemoryEntry[]>([]);
   const exchangesRead = input.conversationId ? recentExchanges(db, input.conversationId, actor.userId, assistant.rememberHistory ?? 'as-set') : Promise.resolve([]);
+  // Retrieval (the assistant's ragEnabled, or ragOnly) runs only when the person has a file to search:
+  // asked beside the opening, so a person without files pays no search and sees no retrieval frames.
+  // A failed answer counts as searchable (the search itself then fails or finds, with its frames).
+  const searchable =
+    useContext && (assistant.ragEnabled || input.ragOnly) ? (providers.searchable?.(caller) ?? Promise.resolve(true)).catch(() => true) : Promise.resolve(false);
   for (const read of [memoriesRead, exchangesRead]) read.catch(() => {}); // awaited below, unless the turn is refused
   // A priced turn holds its most expensive cost from the balance that pays: its prompt (the question and
   // an allowance for the context, read beside the opening) and its whole output limit, at its price.
@@ -119,7 +124,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
     // Retrieval shows as a tool of the turn, so it starts once the turn has (after onStart).
     const [memories, passages, exchanges] = await Promise.all([
       memoriesRead,
-      useContext && (assistant.ragEnabled || input.ragOnly) ? retrieveWithFrames(deps, caller, question, input, sink) : ([] as RetrievalEntry[]),
+      searchable.then((worth) => (worth ? retrieveWithFrames(deps, caller, question, input, sink) : ([] as RetrievalEntry[]))),
       continued ? exchangesRead : [],
     ]);
     const system = buildSystemText({

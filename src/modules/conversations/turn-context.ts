@@ -21,6 +21,11 @@ export interface TurnContextProviders {
   recall(caller: TurnCaller, question: string): Promise<RecalledMemories>;
   retrieve(caller: TurnCaller, question: string, options: { ragOnly: boolean }): Promise<RetrievalEntry[]>;
   /**
+   * Whether retrieval could find anything for the caller (a file they may search exists). Asked beside the
+   * turn's opening; false skips retrieval and its frames. Absent: always searched.
+   */
+  searchable?(caller: TurnCaller): Promise<boolean>;
+  /**
    * After a turn that produced an answer (long-term memory extraction). The turn does not wait for it:
    * it must not reject. It settles once done (with the queued job's id, or null when nothing was queued).
    */

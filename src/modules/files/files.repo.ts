@@ -37,6 +37,20 @@ export async function countFilesOf(db: Executor, institutionId: string, userId: 
   return row.n;
 }
 
+/**
+ * Whether a search of the person in the twin could find a passage, as two cheap answers: a file of their
+ * own that search sees (ingested at least once), and a shared one (which counts for holders of files.access).
+ */
+export async function searchableFilesOf(db: Executor, institutionId: string, userId: string): Promise<{ own: boolean; shared: boolean }> {
+  const seen = and(eq(files.institutionId, institutionId), isNull(files.deletedAt), sql`${files.generation} > 0`);
+  const result = (await db.execute(
+    sql`select exists (select 1 from ${files} where ${and(seen, eq(files.userId, userId))}) as own,
+               exists (select 1 from ${files} where ${and(seen, eq(files.shared, true))}) as shared`,
+  )) as unknown as { rows: Array<{ own: boolean; shared: boolean }> };
+  const [row] = result.rows;
+  return { own: Boolean(row?.own), shared: Boolean(row?.shared) };
+}
+
 /** The files a person sees in a twin: their own, plus the twin's shared files when they hold files.access. */
 export function visibleFilesWhere(institutionId: string, userId: string, includeShared: boolean): SQL {
   const own = eq(files.userId, userId);

@@ -6,6 +6,7 @@ import type { Actor } from '../../platform/http/actor.js';
 import { createLocalEmbedder, type Embedder } from '../../ai/embeddings.js';
 import { hasPermission } from '../institutions/access.js';
 import { searchFullText, searchVector, type ChunkHit, type SearchScope } from './chunks.repo.js';
+import { searchableFilesOf } from './files.repo.js';
 import { redactConfidential } from '../history/history.detail.js';
 import type { RetrievalEntry } from '../history/history.tables.js';
 
@@ -69,6 +70,18 @@ export async function searchScopeFor(database: DatabaseHandle, actor: Actor): Pr
   if (!institutionId) return null;
   const includeShared = await hasPermission(database.db, actor, institutionId, 'files.access');
   return { institutionId, userId: actor.userId, includeShared };
+}
+
+/**
+ * Whether the actor's search in their twin could find anything: a file of theirs that search sees, or a
+ * shared one when they hold files.access. A turn asks this first, so a person without files pays nothing.
+ */
+export async function hasSearchableFiles(database: DatabaseHandle, actor: Actor): Promise<boolean> {
+  const institutionId = actor.launchScope?.institutionId ?? actor.institutionId;
+  if (!institutionId) return false;
+  const found = await searchableFilesOf(database.db, institutionId, actor.userId);
+  if (found.own) return true;
+  return found.shared && ((await searchScopeFor(database, actor))?.includeShared ?? false);
 }
 
 export async function searchChunks(
