@@ -69,6 +69,19 @@ const envSchema = z.object({
   /** Scopes asked for; offline_access brings the refresh token that keeps the connection alive. */
   SUBSCRIPTION_SCOPE: z.string().trim().min(1).default('openid offline_access'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * The scaled shape's S3-compatible object store for uploaded files, exports and their ZIPs; unset:
+   * DATA_DIR/files. Credentials come from the SDK's usual chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY).
+   */
+  FILES_S3_BUCKET: optionalString.pipe(
+    z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a bucket name (3-63 lowercase letters, digits, dots and hyphens)').optional(),
+  ),
+  /** The store's URL (MinIO, another cloud); unset: AWS S3 of the region. */
+  FILES_S3_ENDPOINT: optionalString.pipe(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional()),
+  /** Unset: AWS_REGION, else us-east-1. */
+  FILES_S3_REGION: optionalString,
+  /** Path-style addressing (host/bucket/key), which MinIO and most self-hosted stores need. */
+  FILES_S3_FORCE_PATH_STYLE: optionalString.pipe(z.enum(['true', 'false', '1', '0'], 'must be true or false').optional()),
   /** Largest JSON body accepted, in bytes. */
   BODY_LIMIT: z.coerce.number().int().min(1024).default(1_048_576),
   /** Largest uploaded file, in bytes. */
@@ -134,6 +147,8 @@ export interface Config {
   admin?: { email: string; password: string };
   model: { apiKey?: string; baseUrl?: string; defaultModel?: string; embeddingModel?: string; embeddingDimensions?: number };
   mail: { smtpUrl?: string; from: string };
+  /** FILES_S3_*: files in an S3-compatible object store; unset: DATA_DIR/files. */
+  filesS3?: { bucket: string; endpoint?: string; region: string; forcePathStyle: boolean };
   billing: BillingConfig;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   bodyLimit: number;
@@ -198,6 +213,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const missing = vars.ADMIN_EMAIL ? 'ADMIN_PASSWORD' : 'ADMIN_EMAIL';
     throw new ConfigError(`Invalid configuration: ${missing} is required when the other admin variable is set`);
   }
+  const s3Extra = (['FILES_S3_ENDPOINT', 'FILES_S3_REGION', 'FILES_S3_FORCE_PATH_STYLE'] as const).find((name) => vars[name] !== undefined);
+  if (s3Extra && !vars.FILES_S3_BUCKET) {
+    throw new ConfigError(`Invalid configuration: FILES_S3_BUCKET is required when ${s3Extra} is set`);
+  }
   const subscriptionVars = ['SUBSCRIPTION_ISSUER', 'SUBSCRIPTION_CLIENT_ID', 'SUBSCRIPTION_API_BASE'] as const;
   const subscriptionMissing = subscriptionVars.filter((name) => !vars[name]);
   if (subscriptionMissing.length > 0 && subscriptionMissing.length < subscriptionVars.length) {
@@ -226,6 +245,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       embeddingDimensions: vars.EMBEDDING_DIMENSIONS,
     },
     mail: { smtpUrl: vars.SMTP_URL, from: vars.MAIL_FROM },
+    filesS3: vars.FILES_S3_BUCKET
+      ? {
+          bucket: vars.FILES_S3_BUCKET,
+          endpoint: vars.FILES_S3_ENDPOINT,
+          region: vars.FILES_S3_REGION ?? (env.AWS_REGION?.trim() || 'us-east-1'),
+          forcePathStyle: vars.FILES_S3_FORCE_PATH_STYLE === 'true' || vars.FILES_S3_FORCE_PATH_STYLE === '1',
+        }
+      : undefined,
     billing: {
       deploymentPrice: { inputPer1k: vars.DEFAULT_PRICE_IN, outputPer1k: vars.DEFAULT_PRICE_OUT },
       startingCredits: vars.STARTING_CREDITS,

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { createS3Storage, type S3Storage } from '../src/platform/storage/s3-storage.js';
 import { newStorageKey } from '../src/platform/storage/storage.js';
 import { startS3, type TestS3 } from './support/s3.js';
@@ -160,5 +161,29 @@ describe('createS3Storage on an S3 peer', () => {
     } finally {
       await noBucket.close();
     }
+  });
+});
+
+describe('FILES_S3_* configuration', () => {
+  const base = { DATA_DIR: '/nonexistent-data-dir', JWT_SECRET: 'x'.repeat(32), ENCRYPTION_KEY: 'ab'.repeat(32) };
+
+  it('is off unless FILES_S3_BUCKET is set: files stay in DATA_DIR/files', () => {
+    expect(loadConfig(base).filesS3).toBeUndefined();
+  });
+
+  it('reads the bucket, endpoint, region and path style', () => {
+    const config = loadConfig({ ...base, FILES_S3_BUCKET: 'dt-files', FILES_S3_ENDPOINT: 'http://minio:9000', FILES_S3_REGION: 'eu-west-1', FILES_S3_FORCE_PATH_STYLE: 'true' });
+    expect(config.filesS3).toEqual({ bucket: 'dt-files', endpoint: 'http://minio:9000', region: 'eu-west-1', forcePathStyle: true });
+    expect(loadConfig({ ...base, FILES_S3_BUCKET: 'dt-files', AWS_REGION: 'ap-south-1' }).filesS3).toEqual({ bucket: 'dt-files', endpoint: undefined, region: 'ap-south-1', forcePathStyle: false });
+    expect(loadConfig({ ...base, FILES_S3_BUCKET: 'dt-files' }).filesS3?.region).toBe('us-east-1');
+  });
+
+  it('stops the process with a reason naming the variable', () => {
+    expect(() => loadConfig({ ...base, FILES_S3_BUCKET: 'Not_A_Bucket' })).toThrow(/^Invalid configuration: FILES_S3_BUCKET must be a bucket name/);
+    expect(() => loadConfig({ ...base, FILES_S3_BUCKET: 'dt-files', FILES_S3_ENDPOINT: 'minio:9000' })).toThrow('Invalid configuration: FILES_S3_ENDPOINT must be an http:// or https:// URL');
+    expect(() => loadConfig({ ...base, FILES_S3_BUCKET: 'dt-files', FILES_S3_FORCE_PATH_STYLE: 'yes' })).toThrow(/^Invalid configuration: FILES_S3_FORCE_PATH_STYLE must be true or false/);
+    expect(() => loadConfig({ ...base, FILES_S3_ENDPOINT: 'http://minio:9000' })).toThrow(
+      'Invalid configuration: FILES_S3_BUCKET is required when FILES_S3_ENDPOINT is set',
+    );
   });
 });

@@ -9,7 +9,8 @@ import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { createProcessLiveness, type ProcessLiveness } from './processes/liveness.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
 import { createEventBus, type EventBus } from './realtime/bus.js';
-import { createLocalStorage, type FileStorage } from './storage/storage.js';
+import { createS3Storage } from './storage/s3-storage.js';
+import { createLocalStorage, type FileStorage, type LocalFileStorage } from './storage/storage.js';
 
 export interface Platform {
   config: Config;
@@ -33,12 +34,19 @@ export async function openPlatform(config: Config, logger: Pick<FastifyBaseLogge
   // PGlite's data belongs to one process: at start, every other process row is of a dead one.
   const liveness = createProcessLiveness(database, { role, timeoutSeconds: config.processTimeoutSeconds, exclusive: database.kind === 'pglite', logger });
   await liveness.start();
+  const storage = openStorage(config, liveness.id);
+  // A process killed mid-write leaves its unfinished file behind; once it counts as gone, it goes.
+  if ('removeAbandonedWrites' in storage) liveness.onBeat(async () => void (await storage.removeAbandonedWrites((ids) => liveness.goneOf(ids))));
+  logger.info(
+    config.filesS3 ? { files: 's3', bucket: config.filesS3.bucket, endpoint: config.filesS3.endpoint } : { files: 'local', dir: path.join(config.dataDir, 'files') },
+    config.filesS3 ? 'files: S3-compatible object store' : 'files: local folder (every process of a deployment must share it)',
+  );
   return {
     config,
     database,
     bus,
     mailer: createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, outboxDir: path.join(config.dataDir, 'outbox'), logger }),
-    storage: createLocalStorage(path.join(config.dataDir, 'files')),
+    storage,
     jobs: createJobQueue(database, { logger, liveness }),
     secrets: createSecretBox(config.encryptionKey),
     liveness,
@@ -50,5 +58,12 @@ export async function closePlatform(platform: Platform): Promise<void> {
   await platform.liveness.stop().catch(() => {});
   await platform.bus.close().catch(() => {});
   await platform.mailer.close().catch(() => {});
+  await platform.storage.close?.().catch(() => {});
   await platform.database.close();
+}
+
+/** FILES_S3_* set: the object store every process reaches; unset: DATA_DIR/files of this machine. */
+function openStorage(config: Config, writerId: string): FileStorage | LocalFileStorage {
+  if (!config.filesS3) return createLocalStorage(path.join(config.dataDir, 'files'), { writerId });
+  return createS3Storage(config.filesS3);
 }

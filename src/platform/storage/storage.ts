@@ -1,4 +1,5 @@
-// Blob storage for uploaded files under one root folder (DATA_DIR/files).
+// Blob storage for uploaded files under one root folder (DATA_DIR/files), the embedded shape's store;
+// the scaled shape's is an S3-compatible object store (s3-storage.ts), behind the same interface.
 // Keys are made by the service (newStorageKey), never from a user's file name, and are validated
 // again here so a bad key cannot escape the root; writes are atomic (temp file, then rename).
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
@@ -21,6 +22,8 @@ export interface FileStorage {
   /** Deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
   exists(key: string): Promise<boolean>;
+  /** Releases connections (the object store's client); the local store has none. */
+  close?(): Promise<void>;
 }
 
 // Segments are lowercase, digits, '_' and '-', separated by single '/'; no empty segment and no
