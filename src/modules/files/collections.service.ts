@@ -3,9 +3,9 @@
 import type { Readable } from 'node:stream';
 import type { DatabaseHandle } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { BadRequestError, NotFoundError } from '../../platform/http/errors.js';
+import { BadRequestError } from '../../platform/http/errors.js';
 import type { FileStorage } from '../../platform/storage/storage.js';
-import { hasPermission } from '../institutions/access.js';
+import { checkAccess, requireAccess } from '../access/access.js';
 import { filesOfCollection, findCollectionById, insertCollection, listCollections } from './files.repo.js';
 import { currentTwin } from './files.service.js';
 import { presentCollection } from './files.presenter.js';
@@ -26,17 +26,15 @@ export function createCollectionsService(deps: { database: DatabaseHandle; stora
     async list(actor: Actor): Promise<CollectionRecord[]> {
       const institutionId = currentTwin(actor);
       if (!institutionId) return [];
-      const all = await hasPermission(db, actor, institutionId, 'files.access');
+      const all = await checkAccess(db, actor, 'files.access', { twin: institutionId });
       const rows = await listCollections(db, institutionId, actor.userId, all);
       return rows.map((row) => presentCollection(row, actor.userId));
     },
 
     async zip(actor: Actor, collectionId: string): Promise<{ filename: string; stream: Readable }> {
-      const collection = await findCollectionById(db, collectionId);
-      const allowed =
-        collection &&
-        (collection.userId === actor.userId || (await hasPermission(db, actor, collection.institutionId, 'files.access')));
-      if (!collection || !allowed) throw new NotFoundError('Collection not found');
+      const found = await findCollectionById(db, collectionId);
+      await requireAccess(db, actor, 'collection.read', { collection: found });
+      const collection = found!;
       const files = await filesOfCollection(db, collection.institutionId, collection.id);
       const stream = zipStream(
         deps.storage,

@@ -9,7 +9,7 @@ import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/h
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { FileStorage } from '../../platform/storage/storage.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { hasPermission } from '../institutions/access.js';
+import { checkAccess, requireAccess } from '../access/access.js';
 import { TEXT_EDITABLE_KINDS, type FileKind } from './detect.js';
 import { countFilesOf, deleteFileRows, findCollectionById, findFileById, insertFile, listFiles, updateFile } from './files.repo.js';
 import { presentFile } from './files.presenter.js';
@@ -34,25 +34,21 @@ export function currentTwin(actor: Actor): string | null {
   return actor.launchScope?.institutionId ?? actor.institutionId;
 }
 
-export async function canReadFile(database: DatabaseHandle, actor: Actor, file: FileRow): Promise<boolean> {
-  return file.userId === actor.userId || hasPermission(database.db, actor, file.institutionId, 'files.access');
-}
-
 export function createFilesService(deps: FilesServiceDeps) {
   const { database, storage, jobs } = deps;
   const db = database.db;
 
   async function readable(actor: Actor, fileId: string): Promise<FileRow> {
     const file = await findFileById(db, fileId);
-    if (!file || !(await canReadFile(database, actor, file))) throw new NotFoundError(FILE_NOT_FOUND);
-    return file;
+    await requireAccess(db, actor, 'file.read', { file });
+    return file!;
   }
 
   /** The caller's own file; another person's file answers 404 even to an admin (admins use /api/admin/upload). */
   async function own(actor: Actor, fileId: string): Promise<FileRow> {
     const file = await findFileById(db, fileId);
-    if (!file || file.userId !== actor.userId) throw new NotFoundError(FILE_NOT_FOUND);
-    return file;
+    await requireAccess(db, actor, 'file.write', { file });
+    return file!;
   }
 
   async function queueIngestion(payload: IngestPayload): Promise<void> {
@@ -79,17 +75,11 @@ export function createFilesService(deps: FilesServiceDeps) {
       try {
         const { fields } = received;
         const shared = truthy(fields.shared);
-        if (shared && !(await hasPermission(db, actor, institutionId, 'files.access'))) {
-          throw new ForbiddenError("Sharing a file with the twin needs the files.access permission", 'FORBIDDEN');
-        }
+        if (shared) await requireAccess(db, actor, 'file.share', { twin: institutionId });
         const collectionId = fields.collectionId?.trim() || null;
         if (collectionId) {
           const collection = /^[0-9a-f]{24}$/.test(collectionId) ? await findCollectionById(db, collectionId) : undefined;
-          const usable =
-            collection &&
-            collection.institutionId === institutionId &&
-            (collection.userId === actor.userId || (await hasPermission(db, actor, institutionId, 'files.access')));
-          if (!usable) throw new NotFoundError('Collection not found');
+          await requireAccess(db, actor, 'collection.use', { collection, twin: institutionId });
         }
         row = await withTransaction(db, async (tx) => {
           // Concurrent uploads of one person are counted one after the other, so maxFiles holds.
@@ -126,7 +116,7 @@ export function createFilesService(deps: FilesServiceDeps) {
     async list(actor: Actor, query: { page: number; limit: number; collectionId?: string }) {
       const institutionId = currentTwin(actor);
       if (!institutionId) return { data: [] as FileRecord[], page: query.page, limit: query.limit, total: 0 };
-      const includeShared = await hasPermission(db, actor, institutionId, 'files.access');
+      const includeShared = await checkAccess(db, actor, 'files.access', { twin: institutionId });
       const { rows, total } = await listFiles(
         db,
         { institutionId, userId: actor.userId, includeShared, collectionId: query.collectionId },

@@ -2,10 +2,9 @@
 // A file of a twin the admin has no rights in answers 404; bulk delete skips such rows and counts the rest.
 import type { DatabaseHandle } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { BadRequestError } from '../../platform/http/errors.js';
 import type { FileStorage } from '../../platform/storage/storage.js';
-import { requireSomeTwin, twinsWhere } from '../institutions/admin-twins.js';
-import { permissionsIn } from '../institutions/access.js';
+import { AccessContext, requireAccess } from '../access/access.js';
 import { deleteFileRows, findFileById, findFilesByIds, listTwinFiles } from './files.repo.js';
 import { currentTwin } from './files.service.js';
 import { presentFile } from './files.presenter.js';
@@ -23,31 +22,24 @@ export function createUploadsAdminService(deps: { database: DatabaseHandle; stor
     async list(actor: Actor, query: { institutionId?: string; page: number; limit: number }) {
       const institutionId = query.institutionId ?? currentTwin(actor);
       if (!institutionId) throw new BadRequestError('Name a Digital Twin (institutionId)', 'NO_TWIN');
-      const permissions = await permissionsIn(db, actor, institutionId);
-      if (!permissions.includes('uploads.list')) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
+      await requireAccess(db, actor, 'uploads.list', { twin: institutionId });
       const { rows, total } = await listTwinFiles(db, institutionId, { offset: (query.page - 1) * query.limit, limit: query.limit });
       return { data: rows.map(presentFile), page: query.page, limit: query.limit, total };
     },
 
     async remove(actor: Actor, fileId: string): Promise<void> {
       const file = await findFileById(db, fileId);
-      const permissions = file ? await permissionsIn(db, actor, file.institutionId) : [];
-      if (!file || permissions.length === 0) throw new NotFoundError('File not found');
-      if (!permissions.includes('uploads.delete')) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
-      await deleteRows([file.id]);
+      await requireAccess(db, actor, 'upload.delete', { file });
+      await deleteRows([fileId]);
     },
 
     async bulkDelete(actor: Actor, ids: string[]): Promise<number> {
-      requireSomeTwin(await twinsWhere(db, actor, 'uploads.delete'));
+      const access = new AccessContext(db, actor);
+      await access.require('twins.managed', { permission: 'uploads.delete' });
       const rows = await findFilesByIds(db, [...new Set(ids)]);
-      const allowedTwins = new Map<string, boolean>();
       const deletable: string[] = [];
-      for (const row of rows) {
-        if (!allowedTwins.has(row.institutionId)) {
-          allowedTwins.set(row.institutionId, (await permissionsIn(db, actor, row.institutionId)).includes('uploads.delete'));
-        }
-        if (allowedTwins.get(row.institutionId)) deletable.push(row.id);
-      }
+      // The context reads each other twin's permissions once.
+      for (const row of rows) if (await access.check('uploads.delete', { twin: row.institutionId })) deletable.push(row.id);
       return deleteRows(deletable);
     },
   };

@@ -1,0 +1,446 @@
+// Who may do what, in one place: `requireAccess(db, actor, action, target)` is the first line of a
+// service. The action is a named thing to do; the target is what its rule needs, rows the service
+// has already loaded included (no second read). A refusal throws the spec's answer: another twin's
+// object answers as not found (404, never revealing it exists), a visible object the caller may not
+// touch 403. `checkAccess` answers whether the same rule would pass (lists deciding row by row).
+//
+// The grants themselves (which permissions a role holds) are `platform/http/permissions.ts`; the
+// current twin's come with the actor, another twin's are read from the membership (access.repo.ts),
+// at most once per twin per access context.
+import type { Executor } from '../../platform/db/client.js';
+import { isSuper, type Actor } from '../../platform/http/actor.js';
+import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { permissionsFor, type Permission } from '../../platform/http/permissions.js';
+import { belongsToAny, findMembership, isLiveTwin, twinsGranting } from './access.repo.js';
+
+/** The twins an admin list or bulk action may touch: every twin, or these. */
+export type TwinScope = 'all' | string[];
+
+export function inScope(scope: TwinScope, institutionId: string | null): boolean {
+  if (scope === 'all') return true;
+  return institutionId !== null && scope.includes(institutionId);
+}
+
+export const INSTITUTION_NOT_FOUND = 'Institution not found';
+export const USER_NOT_FOUND = 'User not found';
+export const ASSISTANT_NOT_FOUND = 'Assistant not found!';
+export const SUPER_ONLY_EDIT = 'Only a super admin can edit a super admin';
+
+const notAuthorized = () => new ForbiddenError('Not authorized', 'FORBIDDEN');
+
+interface Owned {
+  userId: string;
+  institutionId: string;
+}
+
+export interface AssistantTarget {
+  assistant: { userId: string | null; institutionId: string | null; status: string; editableOthers: boolean } | undefined;
+  /** Behaviour 1's answer for this assistant (assistants/scope.ts), asked only when the rule needs it. */
+  pickable: () => Promise<boolean>;
+  /** Admin views also reach deleted assistants of the twins whose assistants they manage. */
+  includeDeleted?: boolean;
+}
+
+export interface AssistantAccess {
+  owner: boolean;
+  system: boolean;
+  pickable: boolean;
+  /** Holds assistants.edit on its twin (super for personal and system assistants). */
+  manages: boolean;
+  canEdit: boolean;
+}
+
+interface AccountTarget {
+  accountType: string;
+  currentInstitutionId: string | null;
+}
+
+/** What each action needs, and (second) what it answers. */
+interface Actions {
+  /** Twins where the caller holds the grant (live ones; with deleted twins too where asked); none: 403, unless `ifNone: 'empty'`. */
+  'twins.managed': [{ permission: Permission; ifNone?: 'forbid' | 'empty'; withDeleted?: boolean }, TwinScope];
+  /** The same scope for the history admin views, whose refusal carries no code. */
+  'history.admin': [{ permission: Permission }, TwinScope];
+  /** A twin row by id (institutions.list / institutions.edit there), else 404. */
+  'twin.read': [{ twin: { id: string } | undefined }, void];
+  'twin.edit': [{ twin: { id: string } | undefined }, void];
+  /** Revoking a twin's provider tokens: 404 outside one's twins, 403 "Not authorized" (no code) without institutions.edit. */
+  'twin.revoke': [{ twin: { id: string } | undefined }, void];
+  /** A twin named in a body: people created into it (users.create), moved to it (users.edit). */
+  'user.enrol': [{ institutionId: string }, void];
+  'user.move': [{ institutionId: string }, void];
+  /** An account by id: visible where the caller holds users.list in one of its twins (super: all), else 404. */
+  'user.read': [{ user: { id: string } | undefined }, void];
+  /** Acting on a visible account (behaviour 3): the permission on its current twin; super accounts for supers. */
+  'user.edit': [{ user: AccountTarget }, void];
+  'user.delete': [{ user: AccountTarget }, void];
+  /** Giving an account the super role: super admins only. */
+  'user.make-super': [Record<string, never>, void];
+  /** Resetting someone's second factor: users.edit on their current twin. */
+  'user.reset-factors': [{ user: AccountTarget | undefined }, void];
+  /** A membership row (admin): users.list to see it, users.edit to change it; a super admin's, supers only. */
+  'membership.edit': [{ membership: { institutionId: string } | undefined; person: { accountType: string } | undefined }, void];
+  /** A twin's session (admin): sessions.delete there, else 404. */
+  'session.delete': [{ session: { institutionId: string | null } | undefined }, void];
+  /** A vault file: its uploader, or files.access in its twin; anyone else 404. */
+  'file.read': [{ file: Owned | undefined }, void];
+  /** Changing a vault file: its uploader only (an admin uses the uploads family); anyone else 404. */
+  'file.write': [{ file: Owned | undefined }, void];
+  /** Sharing a new file with the twin: files.access there. */
+  'file.share': [{ twin: string }, void];
+  /** A file in the admin uploads family: 404 without any right in its twin, 403 without uploads.delete. */
+  'upload.delete': [{ file: { institutionId: string } | undefined }, void];
+  /** A collection (behaviour 10: its owner or files.access in its twin), else 404. */
+  'collection.read': [{ collection: Owned | undefined }, void];
+  /** Filing an upload into a collection of the twin it goes to. */
+  'collection.use': [{ collection: Owned | undefined; twin: string }, void];
+  /** A conversation record's retrieval entries: its owner or histories.list; a member of its twin 403, others 404. */
+  'history.read': [{ record: Owned | undefined }, void];
+  /** A feedback row within a scope from 'history.admin': a member of its twin 403, others 404. */
+  'feedback.read': [{ feedback: { institutionId: string } | undefined; scope: TwinScope }, void];
+  /** Seeing, editing, deleting one assistant; what the caller may do with it comes back. */
+  'assistant.read': [AssistantTarget, AssistantAccess];
+  'assistant.edit': [AssistantTarget, AssistantAccess];
+  'assistant.delete': [AssistantTarget & { standard: boolean }, AssistantAccess];
+  /** An assistant put into a twin (create, move): the caller belongs there; answers whether they manage its assistants. */
+  'assistant.place': [{ twin: { id: string } | undefined }, boolean];
+  /** A custom model or MCP server row (admin, models.edit / mcp.edit): 404 outside one's twins; writes of deployment-wide rows super only. */
+  'model.read': [{ model: { institutionId: string | null } | undefined }, void];
+  'model.write': [{ model: { institutionId: string | null } | undefined }, void];
+  'model.create': [{ institutionId: string | null }, void];
+  'mcp.read': [{ server: { institutionId: string | null } | undefined }, void];
+  'mcp.write': [{ server: { institutionId: string | null } | undefined }, void];
+  'mcp.create': [{ institutionId: string | null }, void];
+  /** Credits ledger of a twin: credits.edit there, else 404. */
+  'credits.read': [{ institutionId: string }, void];
+  /** Managing a twin's shared memory: super admins (outside a launch session) and holders of institutions.edit. */
+  'memory.manage': [{ twin: string }, void];
+}
+
+/** A grant held in one twin (403 "Not authorized" without it), or one of the named actions above. */
+export type AccessAction = Permission | keyof Actions;
+export type AccessTarget<A extends AccessAction> = A extends keyof Actions ? Actions[A][0] : { twin: string };
+export type AccessGrant<A extends AccessAction> = A extends keyof Actions ? Actions[A][1] : void;
+
+/**
+ * One caller's access questions within one request: another twin's permissions are read once.
+ * `requireAccess` opens one for a single question; a bulk action asks many of one context.
+ */
+export class AccessContext {
+  private readonly held = new Map<string, Promise<Permission[]>>();
+  private readonly member = new Map<string, Promise<boolean>>();
+
+  constructor(
+    readonly db: Executor,
+    readonly actor: Actor,
+  ) {}
+
+  /** The permissions the caller holds in a twin: a launch session none beyond its own user rights (behaviour 16). */
+  permissionsIn(institutionId: string): Promise<Permission[]> {
+    let found = this.held.get(institutionId);
+    if (!found) {
+      found = this.readPermissions(institutionId);
+      this.held.set(institutionId, found);
+    }
+    return found;
+  }
+
+  private async readPermissions(institutionId: string): Promise<Permission[]> {
+    const { actor } = this;
+    if (actor.launchScope) return [];
+    if (actor.institutionId === institutionId) return actor.permissions;
+    if (isSuper(actor)) return permissionsFor('super', undefined, []);
+    const membership = await findMembership(this.db, actor.userId, institutionId);
+    return permissionsFor(actor.accountType, membership?.role, membership?.permissions ?? []);
+  }
+
+  async holds(institutionId: string, permission: Permission): Promise<boolean> {
+    return (await this.permissionsIn(institutionId)).includes(permission);
+  }
+
+  /** A member (any role) of the twin? Super admins count as members everywhere. */
+  memberOf(institutionId: string): Promise<boolean> {
+    let found = this.member.get(institutionId);
+    if (!found) {
+      found = this.readMember(institutionId);
+      this.member.set(institutionId, found);
+    }
+    return found;
+  }
+
+  private async readMember(institutionId: string): Promise<boolean> {
+    const { actor } = this;
+    if (actor.launchScope) return actor.launchScope.institutionId === institutionId;
+    if (isSuper(actor) || actor.institutionId === institutionId) return true;
+    return Boolean(await findMembership(this.db, actor.userId, institutionId));
+  }
+
+  /** Twins where the caller holds `permission`: 'all' for a super admin, none for a launch session. */
+  async twins(permission: Permission, withDeleted = false): Promise<TwinScope> {
+    if (this.actor.launchScope) return [];
+    if (isSuper(this.actor)) return 'all';
+    return twinsGranting(this.db, this.actor.userId, permission, withDeleted);
+  }
+
+  async require<A extends AccessAction>(action: A, target: AccessTarget<A>): Promise<AccessGrant<A>> {
+    const rule = Object.hasOwn(RULES, action) ? (RULES as unknown as Record<string, Rule>)[action] : grantRule(action as Permission);
+    return (await rule(this, target)) as AccessGrant<A>;
+  }
+
+  /** Would `require` pass? A refusal (403 or 404) is false; anything else still throws. */
+  async check<A extends AccessAction>(action: A, target: AccessTarget<A>): Promise<boolean> {
+    try {
+      await this.require(action, target);
+      return true;
+    } catch (error) {
+      if (error instanceof ForbiddenError || error instanceof NotFoundError) return false;
+      throw error;
+    }
+  }
+}
+
+export function requireAccess<A extends AccessAction>(db: Executor, actor: Actor, action: A, target: AccessTarget<A>): Promise<AccessGrant<A>> {
+  return new AccessContext(db, actor).require(action, target);
+}
+
+export function checkAccess<A extends AccessAction>(db: Executor, actor: Actor, action: A, target: AccessTarget<A>): Promise<boolean> {
+  return new AccessContext(db, actor).check(action, target);
+}
+
+// ---- the rules -------------------------------------------------------------------------------
+
+type Rule = (access: AccessContext, target: unknown) => Promise<unknown>;
+type Rules = { [A in keyof Actions]: (access: AccessContext, target: Actions[A][0]) => Promise<Actions[A][1]> };
+
+function grantRule(permission: Permission): Rule {
+  return async (access, target) => {
+    if (!(await access.holds((target as { twin: string }).twin, permission))) throw notAuthorized();
+  };
+}
+
+async function managedScope(access: AccessContext, permission: Permission, withDeleted = false, ifNone: 'forbid' | 'empty' = 'forbid') {
+  const scope = await access.twins(permission, withDeleted);
+  if (ifNone === 'forbid' && scope !== 'all' && scope.length === 0) throw notAuthorized();
+  return scope;
+}
+
+/** A twin named in a body: unknown, or not the caller's, 404; the caller's without the permission 403. */
+async function namedTwin(access: AccessContext, institutionId: string, permission: Permission): Promise<void> {
+  if (!(await isLiveTwin(access.db, institutionId))) throw new NotFoundError(INSTITUTION_NOT_FOUND);
+  if (await access.holds(institutionId, permission)) return;
+  if (await access.memberOf(institutionId)) throw notAuthorized();
+  throw new NotFoundError(INSTITUTION_NOT_FOUND);
+}
+
+/** Behaviour 3: the permission on the account's current twin (the caller's own when it has none); super accounts for supers. */
+async function onAccount(access: AccessContext, user: AccountTarget, permission: Permission): Promise<void> {
+  if (isSuper(access.actor)) return;
+  if (user.accountType === 'super') throw new ForbiddenError(SUPER_ONLY_EDIT, 'SUPER_ONLY');
+  const twin = user.currentInstitutionId ?? access.actor.institutionId;
+  if (!twin || !(await access.holds(twin, permission))) throw notAuthorized();
+}
+
+/** Permission on an assistant's twin; personal and system assistants: super admins only. */
+async function holdsOnAssistant(access: AccessContext, institutionId: string | null, permission: Permission): Promise<boolean> {
+  if (!institutionId) return isSuper(access.actor) && !access.actor.launchScope;
+  return access.holds(institutionId, permission);
+}
+
+async function assistantAccess(access: AccessContext, target: AssistantTarget): Promise<AssistantAccess> {
+  const row = target.assistant;
+  const notFound = () => new NotFoundError(ASSISTANT_NOT_FOUND, 'ASSISTANT_NOT_FOUND');
+  if (!row) throw notFound();
+  const system = !row.userId && !row.institutionId;
+  // An owner who left the assistant's twin no longer reaches it through ownership.
+  const owner = row.userId === access.actor.userId && (!row.institutionId || (await access.memberOf(row.institutionId)));
+  const manages = await holdsOnAssistant(access, row.institutionId, 'assistants.edit');
+  if (row.status === 'deleted' && !(target.includeDeleted && manages)) throw notFound();
+  const pickable = await target.pickable();
+  const lists = manages || (await holdsOnAssistant(access, row.institutionId, 'assistants.list'));
+  if (!pickable && !owner && !lists) throw notFound();
+  const canEdit = system ? manages : owner || manages || (row.editableOthers && pickable);
+  return { owner, system, pickable, manages, canEdit };
+}
+
+/** A custom model or MCP server as an admin may reach it (models.edit / mcp.edit). */
+async function adminRow(
+  access: AccessContext,
+  row: { institutionId: string | null } | undefined,
+  permission: Permission,
+  notFound: () => Error,
+  superOnly?: string,
+): Promise<void> {
+  const scope = await access.twins(permission);
+  const visible = row && (row.institutionId ? inScope(scope, row.institutionId) : scope === 'all' || scope.length > 0);
+  if (!row || !visible) throw notFound();
+  if (superOnly && !row.institutionId && !isSuper(access.actor)) throw new ForbiddenError(superOnly, 'FORBIDDEN');
+}
+
+async function adminCreate(access: AccessContext, institutionId: string | null, permission: Permission, superOnly: string): Promise<void> {
+  if (institutionId === null) {
+    if (!isSuper(access.actor) || access.actor.launchScope) throw new ForbiddenError(superOnly, 'FORBIDDEN');
+    return;
+  }
+  if (!inScope(await access.twins(permission), institutionId)) throw notAuthorized();
+}
+
+const modelNotFound = () => new NotFoundError('AI model not found', 'MODEL_NOT_FOUND');
+const serverNotFound = () => new NotFoundError('MCP server not found', 'MCP_SERVER_NOT_FOUND');
+
+const RULES: Rules = {
+  'twins.managed': (access, { permission, ifNone, withDeleted }) => managedScope(access, permission, withDeleted, ifNone),
+
+  async 'history.admin'(access, { permission }) {
+    const scope = await access.twins(permission);
+    if (scope !== 'all' && scope.length === 0) throw new ForbiddenError();
+    return scope;
+  },
+
+  async 'twin.read'(access, { twin }) {
+    if (!twin || !(await access.holds(twin.id, 'institutions.list'))) throw new NotFoundError(INSTITUTION_NOT_FOUND);
+  },
+
+  async 'twin.edit'(access, { twin }) {
+    if (!twin || !(await access.holds(twin.id, 'institutions.edit'))) throw new NotFoundError(INSTITUTION_NOT_FOUND);
+  },
+
+  async 'twin.revoke'(access, { twin }) {
+    // A twin the caller does not belong to is not shown (404), as everywhere else.
+    if (!twin || !(await access.memberOf(twin.id))) throw new NotFoundError(INSTITUTION_NOT_FOUND);
+    if (!(await access.holds(twin.id, 'institutions.edit'))) throw new ForbiddenError('Not authorized');
+  },
+
+  'user.enrol': (access, { institutionId }) => namedTwin(access, institutionId, 'users.create'),
+  'user.move': (access, { institutionId }) => namedTwin(access, institutionId, 'users.edit'),
+
+  async 'user.read'(access, { user }) {
+    if (!user) throw new NotFoundError(USER_NOT_FOUND);
+    if (isSuper(access.actor)) return;
+    const scope = await access.twins('users.list', true);
+    if (!(await belongsToAny(access.db, user.id, scope))) throw new NotFoundError(USER_NOT_FOUND);
+  },
+
+  'user.edit': (access, { user }) => onAccount(access, user, 'users.edit'),
+  'user.delete': (access, { user }) => onAccount(access, user, 'users.delete'),
+
+  async 'user.make-super'(access) {
+    if (!isSuper(access.actor)) throw new ForbiddenError('Only a super admin can assign the super role', 'SUPER_ONLY');
+  },
+
+  async 'user.reset-factors'(access, { user }) {
+    if (!user) throw new NotFoundError(USER_NOT_FOUND);
+    const twin = user.currentInstitutionId ?? access.actor.institutionId;
+    if (!twin || !(await access.holds(twin, 'users.edit'))) {
+      // An account of a twin the caller does not belong to is not shown (404); a member lacking the right gets 403.
+      if (!twin || !(await access.memberOf(twin))) throw new NotFoundError(USER_NOT_FOUND);
+      throw new ForbiddenError();
+    }
+    if (user.accountType === 'super' && !isSuper(access.actor)) throw new ForbiddenError(SUPER_ONLY_EDIT);
+  },
+
+  async 'membership.edit'(access, { membership, person }) {
+    const notFound = () => new NotFoundError('Membership not found');
+    if (!membership || !(await access.holds(membership.institutionId, 'users.list'))) throw notFound();
+    if (!(await access.holds(membership.institutionId, 'users.edit'))) throw notAuthorized();
+    if (!person) throw notFound();
+    if (person.accountType === 'super' && !isSuper(access.actor)) throw new ForbiddenError(SUPER_ONLY_EDIT, 'SUPER_ONLY');
+  },
+
+  async 'session.delete'(access, { session }) {
+    if (!session?.institutionId || !(await access.holds(session.institutionId, 'sessions.delete'))) {
+      throw new NotFoundError('Session not found');
+    }
+  },
+
+  async 'file.read'(access, { file }) {
+    if (!file || (file.userId !== access.actor.userId && !(await access.holds(file.institutionId, 'files.access')))) {
+      throw new NotFoundError('File not found');
+    }
+  },
+
+  async 'file.write'(access, { file }) {
+    if (!file || file.userId !== access.actor.userId) throw new NotFoundError('File not found');
+  },
+
+  async 'file.share'(access, { twin }) {
+    if (!(await access.holds(twin, 'files.access'))) {
+      throw new ForbiddenError('Sharing a file with the twin needs the files.access permission', 'FORBIDDEN');
+    }
+  },
+
+  async 'upload.delete'(access, { file }) {
+    const permissions = file ? await access.permissionsIn(file.institutionId) : [];
+    if (!file || permissions.length === 0) throw new NotFoundError('File not found');
+    if (!permissions.includes('uploads.delete')) throw notAuthorized();
+  },
+
+  async 'collection.read'(access, { collection }) {
+    const allowed =
+      collection && (collection.userId === access.actor.userId || (await access.holds(collection.institutionId, 'files.access')));
+    if (!allowed) throw new NotFoundError('Collection not found');
+  },
+
+  async 'collection.use'(access, { collection, twin }) {
+    const usable =
+      collection &&
+      collection.institutionId === twin &&
+      (collection.userId === access.actor.userId || (await access.holds(twin, 'files.access')));
+    if (!usable) throw new NotFoundError('Collection not found');
+  },
+
+  async 'history.read'(access, { record }) {
+    const notFound = () => new NotFoundError('History not found');
+    if (!record) throw notFound();
+    if (record.userId === access.actor.userId) return;
+    if (await access.holds(record.institutionId, 'histories.list')) return;
+    // A member of the record's twin learns only that they may not; anyone else learns nothing.
+    if (await access.memberOf(record.institutionId)) throw new ForbiddenError();
+    throw notFound();
+  },
+
+  async 'feedback.read'(access, { feedback, scope }) {
+    if (!feedback) throw new NotFoundError('Feedback not found');
+    if (inScope(scope, feedback.institutionId)) return;
+    if (await access.memberOf(feedback.institutionId)) throw new ForbiddenError();
+    throw new NotFoundError('Feedback not found');
+  },
+
+  'assistant.read': (access, target) => assistantAccess(access, target),
+
+  async 'assistant.edit'(access, target) {
+    const granted = await assistantAccess(access, target);
+    if (!granted.canEdit) throw new ForbiddenError('You are not allowed to edit this assistant', 'ASSISTANT_NOT_EDITABLE');
+    return granted;
+  },
+
+  async 'assistant.delete'(access, target) {
+    const granted = await assistantAccess(access, target);
+    if (target.standard) throw new ForbiddenError('The standard assistant cannot be deleted', 'SYSTEM_ASSISTANT');
+    const allowed = granted.owner || (await holdsOnAssistant(access, target.assistant!.institutionId, 'assistants.delete'));
+    if (!allowed) throw new ForbiddenError('You are not allowed to delete this assistant', 'ASSISTANT_NOT_DELETABLE');
+    return granted;
+  },
+
+  async 'assistant.place'(access, { twin }) {
+    if (!twin || !(await access.memberOf(twin.id))) throw new NotFoundError(INSTITUTION_NOT_FOUND, 'INSTITUTION_NOT_FOUND');
+    return access.holds(twin.id, 'assistants.edit');
+  },
+
+  'model.read': (access, { model }) => adminRow(access, model, 'models.edit', modelNotFound),
+  'model.write': (access, { model }) => adminRow(access, model, 'models.edit', modelNotFound, 'Only a super admin can change a deployment-wide model'),
+  'model.create': (access, { institutionId }) => adminCreate(access, institutionId, 'models.edit', 'Only a super admin can add a deployment-wide model'),
+  'mcp.read': (access, { server }) => adminRow(access, server, 'mcp.edit', serverNotFound),
+  'mcp.write': (access, { server }) => adminRow(access, server, 'mcp.edit', serverNotFound, 'Only a super admin can change an MCP server of every twin'),
+  'mcp.create': (access, { institutionId }) => adminCreate(access, institutionId, 'mcp.edit', 'Only a super admin can add an MCP server of every twin'),
+
+  async 'credits.read'(access, { institutionId }) {
+    if (!(await access.holds(institutionId, 'credits.edit')) || !(await isLiveTwin(access.db, institutionId))) {
+      throw new NotFoundError(INSTITUTION_NOT_FOUND);
+    }
+  },
+
+  async 'memory.manage'(access, { twin }) {
+    if (isSuper(access.actor) && !access.actor.launchScope) return;
+    if (!(await access.holds(twin, 'institutions.edit'))) throw notAuthorized();
+  },
+};
