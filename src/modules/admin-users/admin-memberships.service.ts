@@ -4,11 +4,10 @@ import { eq } from 'drizzle-orm';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import type { Permission } from '../../platform/http/permissions.js';
-import { hasPermission } from '../institutions/access.js';
 import { memberships, type MembershipRow } from '../institutions/institutions.tables.js';
 import { deleteMembership, findMembershipById, nextTwinFor } from '../memberships/memberships.repo.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
-import { SUPER_ONLY_EDIT } from './admin-users.access.js';
+import { requireAccess } from '../access/access.js';
 import type { AdminUsersDeps } from './admin-users.service.js';
 
 const NOT_FOUND = 'Membership not found';
@@ -18,13 +17,10 @@ export const presentMembership = (row: MembershipRow) => ({ _id: row.id, institu
 export function createAdminMembershipsService({ db, cache }: Pick<AdminUsersDeps, 'db' | 'cache'>) {
   async function authorize(actor: Actor, id: string): Promise<MembershipRow> {
     const membership = await findMembershipById(db, id);
-    if (!membership || !(await hasPermission(db, actor, membership.institutionId, 'users.list'))) throw new NotFoundError(NOT_FOUND);
-    if (!(await hasPermission(db, actor, membership.institutionId, 'users.edit'))) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
-    const person = await findUserById(db, membership.userId);
-    if (!person) throw new NotFoundError(NOT_FOUND);
-    if (person.accountType === 'super' && !isSuper(actor)) throw new ForbiddenError(SUPER_ONLY_EDIT, 'SUPER_ONLY');
-    if (person.id === actor.userId) throw new BadRequestError('You cannot change or remove your own membership here', 'SELF_ACTION');
-    return membership;
+    const person = membership ? await findUserById(db, membership.userId) : undefined;
+    await requireAccess(db, actor, 'membership.edit', { membership, person });
+    if (person!.id === actor.userId) throw new BadRequestError('You cannot change or remove your own membership here', 'SELF_ACTION');
+    return membership!;
   }
 
   return {

@@ -9,7 +9,7 @@ import { findMembership } from '../institutions/institutions.repo.js';
 import { findUserByEmail, updateUser } from '../users/users.repo.js';
 import { insertAccount } from '../credits/starting-credits.js';
 import type { AccountType, UserRow } from '../users/users.tables.js';
-import { outranks, requireOnTwin } from './admin-users.access.js';
+import { requireAccess } from '../access/access.js';
 import { ensureMembership } from '../memberships/memberships.repo.js';
 import { updateMembershipRole } from './admin-users.repo.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
@@ -33,11 +33,14 @@ export interface EnrolResult {
   ignoredFields: string[];
 }
 
+const RANK: Record<AccountType, number> = { user: 0, admin: 1, super: 2 };
+const outranks = (a: AccountType, b: AccountType) => RANK[a] > RANK[b];
+
 const FIELDS_KEPT_ON_EXISTING = ['fname', 'lname', 'password', 'mustChangePassword'] as const;
 
 /** Access: users.create in the twin; only a super admin may create or raise an account to super. */
 export async function authorizeEnrol(deps: AdminUsersDeps, actor: Actor, institutionId: string): Promise<void> {
-  await requireOnTwin(deps.db, actor, institutionId, 'users.create');
+  await requireAccess(deps.db, actor, 'user.enrol', { institutionId });
 }
 
 export async function enrol(deps: AdminUsersDeps, actor: Actor, institutionId: string, request: EnrolRequest): Promise<EnrolResult> {

@@ -10,18 +10,9 @@ import { hashPassword } from '../../platform/crypto/passwords.js';
 import { applySecurityChange } from '../auth/security-effects.js';
 import { revokeUserSessions } from '../auth/sessions.repo.js';
 import { setUserCredits } from '../credits/credits.service.js';
-import { requireSomeTwin, twinsWhere } from '../institutions/admin-twins.js';
 import type { Permission } from '../../platform/http/permissions.js';
-import { findUserByEmail, updateUser, type NewUser } from '../users/users.repo.js';
-import {
-  loadVisibleUser,
-  permissionChecker,
-  refusalOnAccount,
-  requireOnAccount,
-  requireOnTwin,
-  SUPER_ONLY_ASSIGN,
-  visibleScope,
-} from './admin-users.access.js';
+import { findUserByEmail, findUserById, updateUser, type NewUser } from '../users/users.repo.js';
+import { AccessContext, requireAccess, type TwinScope } from '../access/access.js';
 import { presentAdminUser } from './admin-users.presenter.js';
 import { ensureMembership } from '../memberships/memberships.repo.js';
 import { findAnyUser, findLiveUsers, listUsers, membershipsOf, setStatus, softDeleteUsers } from './admin-users.repo.js';
@@ -36,6 +27,10 @@ export interface AdminUsersDeps {
 }
 
 export const EMAIL_TAKEN = 'This email is already used by another account';
+
+/** Twins whose people the caller may see ('all' for a super admin); memberships elsewhere are not shown. */
+const visibleScope = (db: Executor, actor: Actor): Promise<TwinScope> =>
+  requireAccess(db, actor, 'twins.managed', { permission: 'users.list', ifNone: 'empty', withDeleted: true });
 
 export function createAdminUsersService({ db, cache }: AdminUsersDeps) {
   async function present(db: Executor, actor: Actor, userId: string): Promise<AdminUserWire> {
@@ -69,16 +64,18 @@ export function createAdminUsersService({ db, cache }: AdminUsersDeps) {
     },
 
     async get(actor: Actor, userId: string): Promise<AdminUserWire> {
-      const user = await loadVisibleUser(db, actor, userId);
-      return present(db, actor, user.id);
+      await requireAccess(db, actor, 'user.read', { user: await findUserById(db, userId) });
+      return present(db, actor, userId);
     },
 
     /** PUT /api/admin/user/{userId}: the spec's edit table. */
     async edit(actor: Actor, userId: string, input: EditUserInput): Promise<{ data: AdminUserWire; ignoredFields: string[] }> {
-      const target = await loadVisibleUser(db, actor, userId);
+      const found = await findUserById(db, userId);
+      await requireAccess(db, actor, 'user.read', { user: found });
+      const target = found!;
       const deleting = input.status === 'deleted';
-      await requireOnAccount(db, actor, target, deleting ? 'users.delete' : 'users.edit');
-      if (input.accountType === 'super' && !isSuper(actor)) throw new ForbiddenError(SUPER_ONLY_ASSIGN, 'SUPER_ONLY');
+      await requireAccess(db, actor, deleting ? 'user.delete' : 'user.edit', { user: target });
+      if (input.accountType === 'super') await requireAccess(db, actor, 'user.make-super', {});
       if (target.id === actor.userId && (deleting || input.status === 'inactive')) {
         throw new BadRequestError('You cannot deactivate or delete your own account', 'SELF_ACTION');
       }
@@ -87,7 +84,7 @@ export function createAdminUsersService({ db, cache }: AdminUsersDeps) {
       let moveTo: string | null | undefined;
       if (input.institution !== undefined && input.plan !== 'sdk') ignoredFields.push('institution');
       if (input.plan === 'sdk' && input.institution) {
-        if (input.institution !== target.currentInstitutionId) await requireOnTwin(db, actor, input.institution, 'users.edit');
+        if (input.institution !== target.currentInstitutionId) await requireAccess(db, actor, 'user.move', { institutionId: input.institution });
         moveTo = input.institution;
       } else if (input.plan && input.plan !== 'sdk') {
         moveTo = null;
@@ -136,8 +133,10 @@ export function createAdminUsersService({ db, cache }: AdminUsersDeps) {
 
     /** DELETE /api/admin/user/{userId}: soft delete, the email is freed. */
     async remove(actor: Actor, userId: string): Promise<void> {
-      const target = await loadVisibleUser(db, actor, userId);
-      await requireOnAccount(db, actor, target, 'users.delete');
+      const found = await findUserById(db, userId);
+      await requireAccess(db, actor, 'user.read', { user: found });
+      const target = found!;
+      await requireAccess(db, actor, 'user.delete', { user: target });
       if (target.id === actor.userId) throw new BadRequestError('You cannot deactivate or delete your own account', 'SELF_ACTION');
       await softDeleteUsers(db, [target.id]);
       await afterChange([target.id], true);
@@ -146,17 +145,17 @@ export function createAdminUsersService({ db, cache }: AdminUsersDeps) {
     /** Behaviour 13: rows the caller may not act on are left alone; the answer counts the changed rows. */
     async bulk(actor: Actor, action: 'activate' | 'deactivate' | 'delete', ids: string[]): Promise<number> {
       const permission: Permission = action === 'delete' ? 'users.delete' : 'users.edit';
-      requireSomeTwin(await twinsWhere(db, actor, permission));
+      const access = new AccessContext(db, actor);
+      await access.require('twins.managed', { permission });
       const scope = await visibleScope(db, actor);
       const unique = [...new Set(ids)];
       const targets = await findLiveUsers(db, unique);
       const visible = new Set((await membershipsOf(db, unique, scope)).map((m) => m.userId));
-      const holds = permissionChecker(db, actor);
       const actionable: string[] = [];
       for (const target of targets) {
         if (target.id === actor.userId) continue;
         if (!isSuper(actor) && !visible.has(target.id)) continue;
-        if (await refusalOnAccount(actor, target, permission, holds)) continue;
+        if (!(await access.check(action === 'delete' ? 'user.delete' : 'user.edit', { user: target }))) continue;
         actionable.push(target.id);
       }
       const changed =
