@@ -4,6 +4,10 @@
 // restarted. Scaled shape (TEST_DATABASE_URL): an API process and workers on PostgreSQL + Redis; the
 // worker holding the job is killed and another takes it over while it stays down. Starting a process
 // takes most of the time (tens of seconds on a loaded machine), hence the long test timeouts.
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { strFromU8, unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERRUPTED_TURN_ERROR } from '../src/modules/conversations/turn-holds.js';
 import { chunkText, sanitizeChunk } from '../src/modules/files/chunking.js';
@@ -102,6 +106,77 @@ describe(`the service killed mid-work on ${process.env.TEST_DATABASE_URL ? 'Post
     await deployment.stopAll();
   }, 300_000);
 });
+
+describe(`an export killed mid-archive on ${process.env.TEST_DATABASE_URL ? 'PostgreSQL + Redis' : 'PGlite'}`, () => {
+  it('publishes one whole archive and one mail after the kill, and leaves no half archive behind', async () => {
+    const first = await deployment.start(deployment.scaled ? 'api' : 'all');
+    const worker = deployment.scaled ? await deployment.start('worker') : first;
+    const token = await signInAdmin(first.url);
+    // Images are stored and listed without chunks, so the files are ready at once and the export is long.
+    const files = Array.from({ length: 24 }, (_, i) => ({ name: `photo-${i}.png`, bytes: Buffer.concat([PNG_SIGNATURE, randomBytes(2 * 1024 * 1024)]) }));
+    for (const file of files) await uploadBytes(first.url, token, file.name, file.bytes, 'image/png');
+
+    const started = await api(first.url, '/api/user/data/export', token, {});
+    expect(started.status).toBe(202);
+    const exportId = started.body.exportId as string;
+    await waitForValue('the export half-way', async () => {
+      const current = (await api(first.url, `/api/user/data/export/${exportId}`, token)).body;
+      if (current.status === 'ready') throw new Error('the export ended before the kill');
+      return current.status === 'running' && current.progress >= 20 ? current : undefined;
+    }, 60_000, 10);
+
+    let url = first.url;
+    if (deployment.scaled) {
+      await deployment.start('worker');
+      await deployment.kill(worker);
+    } else {
+      await deployment.kill(first);
+      url = (await deployment.start('all')).url;
+    }
+    const ready = await waitForValue('the export ready', async () => {
+      const current = (await api(url, `/api/user/data/export/${exportId}`, token)).body;
+      if (current.status === 'failed') throw new Error('the export failed');
+      return current.status === 'ready' ? current : undefined;
+    }, 90_000, 100);
+    expect(ready).toMatchObject({ progress: 100, expired: false });
+
+    // One mail, whose link downloads the whole archive: every file, byte for byte.
+    const mails = readdirSync(path.join(deployment.dataDir, 'outbox')).filter((name) => name.endsWith('.eml'));
+    const links = mails.map((name) => exportLink(readFileSync(path.join(deployment.dataDir, 'outbox', name), 'utf8'))).filter(Boolean);
+    expect(links).toHaveLength(1);
+    const download = await fetch(`${url}${new URL(links[0]!).pathname}${new URL(links[0]!).search}`);
+    expect(download.status).toBe(200);
+    const entries = unzipSync(new Uint8Array(await download.arrayBuffer()));
+    for (const file of files) expect(Buffer.from(entries[`files/${file.name}`] ?? []).equals(file.bytes)).toBe(true);
+    expect(JSON.parse(strFromU8(entries['files.json']))).toHaveLength(files.length);
+    await deployment.stopAll();
+    await deployment.inspect(async (database) => {
+      expect(await unfinishedJobs(database)).toEqual([]);
+      expect(await heldAttempts(database)).toEqual([]);
+    });
+    // Only the published archive is left of the export in storage: the killed attempt's partial file is gone.
+    const listed = (folder: string) => (existsSync(folder) ? readdirSync(folder, { recursive: true }) : []);
+    expect(listed(path.join(deployment.dataDir, 'files', 'exports'))).toEqual([exportId]);
+    expect(listed(path.join(deployment.dataDir, 'files', '.partial')).filter((name) => String(name).endsWith('.tmp'))).toEqual([]);
+  }, 420_000);
+});
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** The download link of an export mail (.eml, its body possibly quoted-printable). */
+function exportLink(eml: string): string | undefined {
+  const body = eml.replace(/=\r?\n/g, '').replace(/=3D/gi, '=');
+  return body.match(/https?:\/\/\S+\/api\/user\/data\/export\/[0-9a-f]{24}\/download\?token=[^\s"<]+/)?.[0];
+}
+
+async function uploadBytes(url: string, token: string, filename: string, bytes: Buffer, type: string): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(bytes)], { type }), filename);
+  const response = await fetch(`${url}/api/user/files`, { method: 'POST', headers: { 'x-access-token': token }, body: form });
+  const body = (await response.json()) as { uploadId?: string };
+  if (response.status !== 201 || !body.uploadId) throw new Error(`upload failed: ${response.status} ${JSON.stringify(body)}`);
+  return body.uploadId;
+}
 
 /** Asks over SSE; resolves with the pieces once two have arrived (the model then stalls). */
 async function askOverSse(url: string, token: string, question: string): Promise<string[]> {

@@ -163,6 +163,21 @@ describe(`recovery of a gone process's jobs on ${adminUrl ? 'PostgreSQL' : 'PGli
   });
 });
 
+describe('which processes are gone', () => {
+  it('answers the ids not heard from within the timeout, never its own', async () => {
+    const asker = await newLiveness(1);
+    const live = await newLiveness(1);
+    const stopped = await newLiveness(1);
+    await stopped.stop();
+    const unknown = newId();
+    expect([...(await asker.goneOf([asker.id, live.id, stopped.id, unknown]))].sort()).toEqual([stopped.id, unknown].sort());
+    // A process killed (its row left, no beat since) counts as gone once the timeout has passed.
+    const killed = newId();
+    await database.executeSql(`insert into service_processes (id, role, seen_at) values ($1, 'worker', now() - interval '2 seconds')`, [killed]);
+    expect([...(await asker.goneOf([live.id, killed]))]).toEqual([killed]);
+  });
+});
+
 function uniqueName(label: string): string {
   return `test.recovery.${label}.${randomBytes(3).toString('hex')}`;
 }

@@ -21,6 +21,8 @@ export interface ProcessLiveness {
   onBeat(task: () => Promise<void>): () => void;
   /** Runs the tasks now (tests, and start). */
   beat(): Promise<void>;
+  /** Which of these process ids are gone (never this process's own). */
+  goneOf(ids: string[]): Promise<Set<string>>;
 }
 
 export interface LivenessOptions {
@@ -96,5 +98,15 @@ export function createProcessLiveness(database: DatabaseHandle, options: Livenes
       return () => void tasks.delete(task);
     },
     beat,
+    async goneOf(ids) {
+      const others = ids.filter((other) => other !== id);
+      if (others.length === 0) return new Set();
+      const { rows } = await database.executeSql(
+        `select id from service_processes where id = any($1::text[]) and seen_at > now() - $2 * interval '1 second'`,
+        [others, timeoutSeconds],
+      );
+      const alive = new Set(rows.map((row: { id: string }) => row.id));
+      return new Set(others.filter((other) => !alive.has(other)));
+    },
   };
 }

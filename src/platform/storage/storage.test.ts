@@ -76,6 +76,34 @@ describe('createLocalStorage', () => {
     expect(await listFiles(path.join(root, 'files'))).toEqual([]);
   });
 
+  it("removes the unfinished writes of a gone process, and only those", async () => {
+    const files = path.join(root, 'files');
+    const hang = (written: () => void) =>
+      (async function* () {
+        yield Buffer.alloc(1024, 1);
+        written();
+        await new Promise(() => {}); // the writer dies here: no more bytes, no rename
+      })();
+    // Two processes writing: one is killed mid-write, the other is still writing.
+    const dead = createLocalStorage(files, { writerId: 'deadwriter' });
+    const alive = createLocalStorage(files, { writerId: 'alivewriter' });
+    for (const writer of [dead, alive]) await new Promise<void>((resolve) => void writer.put(newStorageKey(), hang(resolve)));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await listFiles(files)).filter((name) => name.endsWith('.tmp'))).toHaveLength(2);
+
+    const self = createLocalStorage(files, { writerId: 'sweeper' });
+    const asked: string[][] = [];
+    const removed = await self.removeAbandonedWrites(async (ids) => {
+      asked.push([...ids].sort());
+      return new Set(ids.filter((id) => id === 'deadwriter'));
+    });
+    expect(removed).toBe(1);
+    expect(asked).toEqual([['alivewriter', 'deadwriter']]);
+    expect(await listFiles(files)).toEqual([expect.stringMatching(/^\.partial\/alivewriter\/[0-9a-f]{16}\.tmp$/)]);
+    // Nothing to ask about once only live writers are left... and its own folder is never a candidate.
+    expect(await alive.removeAbandonedWrites(async () => new Set(['alivewriter']))).toBe(0);
+  });
+
   it('keeps the previous version when a replacing write fails', async () => {
     const key = newStorageKey();
     await storage.put(key, Buffer.from('good'));

@@ -4,7 +4,7 @@
 // again here so a bad key cannot escape the root; writes are atomic (temp file, then rename).
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -47,8 +47,27 @@ export function newStorageKey(prefix?: string): string {
   return key;
 }
 
-export function createLocalStorage(rootDir: string): FileStorage {
+/** Where a process's writes in progress live (a key has no dot, so no key can reach it). */
+const PARTIAL_DIR = '.partial';
+
+export interface LocalStorageOptions {
+  /** The writing process's id (its liveness id): its unfinished writes are kept under `.partial/<id>`. */
+  writerId?: string;
+}
+
+export interface LocalFileStorage extends FileStorage {
+  /**
+   * Deletes the unfinished writes of processes that are gone (killed mid-write: a rename never came).
+   * `gone` answers which of the writer ids belong to processes that are gone.
+   */
+  removeAbandonedWrites(gone: (writerIds: string[]) => Promise<Set<string>>): Promise<number>;
+}
+
+export function createLocalStorage(rootDir: string, options: LocalStorageOptions = {}): LocalFileStorage {
   const root = path.resolve(rootDir);
+  const partialRoot = path.join(root, PARTIAL_DIR);
+  const writerId = options.writerId ?? 'local';
+  if (!/^[a-z0-9_-]+$/.test(writerId)) throw new Error(`Invalid writer id: ${JSON.stringify(writerId)}`);
 
   function pathFor(key: string): string {
     assertValidKey(key);
@@ -62,8 +81,11 @@ export function createLocalStorage(rootDir: string): FileStorage {
     async put(key, body) {
       const target = pathFor(key);
       await mkdir(path.dirname(target), { recursive: true });
-      // Same folder as the target, so rename stays on one filesystem and is atomic.
-      const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+      // Under the root, so rename stays on one filesystem and is atomic; in the writer's own folder, so
+      // the write of a process killed before its rename is found and removed (removeAbandonedWrites).
+      const writerDir = path.join(partialRoot, writerId);
+      await mkdir(writerDir, { recursive: true });
+      const temp = path.join(writerDir, `${randomBytes(8).toString('hex')}.tmp`);
       let stream: WriteStream | undefined;
       try {
         // flush: fsync before rename, so a power cut cannot leave an empty file under the key.
@@ -98,6 +120,18 @@ export function createLocalStorage(rootDir: string): FileStorage {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       }
+    },
+
+    async removeAbandonedWrites(gone) {
+      const writers = await readdir(partialRoot).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return [] as string[];
+        throw error;
+      });
+      const others = writers.filter((id) => id !== writerId);
+      if (others.length === 0) return 0;
+      const dead = await gone(others);
+      for (const id of dead) await rm(path.join(partialRoot, id), { recursive: true, force: true });
+      return dead.size;
     },
 
     async exists(key) {
