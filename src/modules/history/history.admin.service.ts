@@ -4,16 +4,15 @@
 // row read (feedback.list), triaged or deleted (feedback.delete) within those same twins.
 import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { NotFoundError } from '../../platform/http/errors.js';
 import type { Permission } from '../../platform/http/permissions.js';
-import { hasPermission, isMemberOf } from '../institutions/access.js';
+import { requireAccess } from '../access/access.js';
 import { presentAdminFeedback, presentAdminHistory } from './history.presenter.js';
 import { deleteFeedback, findAdminFeedback, listFeedback, updateFeedbackReview, type AdminFeedbackRow } from './feedback.repo.js';
-import { deleteHistory, findHistory, listAdminHistory } from './history.repo.js';
+import { deleteHistory, findHistory, listAdminHistory, toTwinScope } from './history.repo.js';
 import type { AdminFeedbackWire, AdminHistoryWire, RetrievalEntryWire } from './history.schemas.js';
-import { HISTORY_NOT_FOUND, type Page } from './history.service.js';
+import type { Page } from './history.service.js';
 import type { FeedbackRating, FeedbackStatus } from './history.tables.js';
-import { isEmptyScope, twinsWhere } from './twin-scope.js';
 import { subagentEfficiency, type SubagentChart } from './subagent-chart.js';
 
 export interface AdminHistoryQuery {
@@ -58,50 +57,38 @@ export function createHistoryAdminService(db: Database): HistoryAdminService {
    * 403 before looking; a row of the actor's own twin without the grant → 403; any other row → 404.
    */
   async function feedbackInScope(actor: Actor, id: string, permission: Permission): Promise<AdminFeedbackRow> {
-    const scope = await twinsWhere(db, actor, permission);
-    if (isEmptyScope(scope)) throw new ForbiddenError();
+    const scope = await requireAccess(db, actor, 'history.admin', { permission });
     const row = await findAdminFeedback(db, id);
-    if (!row) throw new NotFoundError(FEEDBACK_NOT_FOUND);
-    const twin = row.feedback.institutionId;
-    if ('all' in scope || scope.ids.includes(twin)) return row;
-    if (await isMemberOf(db, actor, twin)) throw new ForbiddenError();
-    throw new NotFoundError(FEEDBACK_NOT_FOUND);
+    await requireAccess(db, actor, 'feedback.read', { feedback: row?.feedback, scope });
+    return row!;
   }
 
   return {
     async listHistories(actor, query) {
-      const scope = await twinsWhere(db, actor, 'histories.list');
-      if (isEmptyScope(scope)) throw new ForbiddenError();
+      const scope = toTwinScope(await requireAccess(db, actor, 'history.admin', { permission: 'histories.list' }));
       const { rows, total } = await listAdminHistory(db, { scope, ...query });
       return { success: true, data: rows.map(presentAdminHistory), page: query.page, limit: query.limit, total };
     },
 
     async deleteHistories(actor, ids) {
-      const scope = await twinsWhere(db, actor, 'histories.delete');
-      if (isEmptyScope(scope)) throw new ForbiddenError();
+      const scope = toTwinScope(await requireAccess(db, actor, 'history.admin', { permission: 'histories.delete' }));
       return deleteHistory(db, ids, scope);
     },
 
     async ragSearch(actor, id) {
       const record = await findHistory(db, id);
-      if (!record) throw new NotFoundError(HISTORY_NOT_FOUND);
-      if (record.userId === actor.userId) return record.ragSearch;
-      if (await hasPermission(db, actor, record.institutionId, 'histories.list')) return record.ragSearch;
-      // A member of the record's twin learns only that they may not; anyone else learns nothing.
-      if (await isMemberOf(db, actor, record.institutionId)) throw new ForbiddenError();
-      throw new NotFoundError(HISTORY_NOT_FOUND);
+      await requireAccess(db, actor, 'history.read', { record });
+      return record!.ragSearch;
     },
 
     async listFeedback(actor, query) {
-      const scope = await twinsWhere(db, actor, 'feedback.list');
-      if (isEmptyScope(scope)) throw new ForbiddenError();
+      const scope = toTwinScope(await requireAccess(db, actor, 'history.admin', { permission: 'feedback.list' }));
       const { rows, total } = await listFeedback(db, { scope, ...query });
       return { success: true, data: rows.map(presentAdminFeedback), page: query.page, limit: query.limit, total };
     },
 
     async deleteFeedback(actor, ids) {
-      const scope = await twinsWhere(db, actor, 'feedback.delete');
-      if (isEmptyScope(scope)) throw new ForbiddenError();
+      const scope = toTwinScope(await requireAccess(db, actor, 'history.admin', { permission: 'feedback.delete' }));
       return deleteFeedback(db, ids, scope);
     },
   

@@ -13,6 +13,11 @@ export type HistoryUpdate = Partial<Omit<NewHistory, 'id' | 'institutionId' | 'c
 /** Which twins a query may read: every twin (super admin) or the listed ones. */
 export type TwinScope = { all: true } | { ids: readonly string[] };
 
+/** An access scope ('all' or twin ids, modules/access) in the shape these queries take. */
+export function toTwinScope(twins: 'all' | readonly string[]): TwinScope {
+  return twins === 'all' ? { all: true } : { ids: twins };
+}
+
 /** The columns a list shows: everything but the working detail itself. */
 const summaryColumns = {
   id: history.id,

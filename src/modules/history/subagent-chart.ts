@@ -6,10 +6,10 @@ import { and, gt, gte, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { ForbiddenError } from '../../platform/http/errors.js';
 import { objectId } from '../../platform/http/schemas.js';
 import { history, type SubagentEntry } from './history.tables.js';
-import { isEmptyScope, twinsWhere } from './twin-scope.js';
+import { requireAccess } from '../access/access.js';
+import { toTwinScope } from './history.repo.js';
 
 export const CHART_DAYS = 31;
 
@@ -39,8 +39,7 @@ export type SubagentChart = z.infer<typeof subagentChartAnswer>;
 type Day = z.infer<typeof day>;
 
 export async function subagentEfficiency(db: Database, actor: Actor, body: { institution?: string }, now = new Date()): Promise<SubagentChart> {
-  const scope = await twinsWhere(db, actor, 'histories.list');
-  if (isEmptyScope(scope)) throw new ForbiddenError();
+  const scope = toTwinScope(await requireAccess(db, actor, 'history.admin', { permission: 'histories.list' }));
   const to = now;
   const from = new Date(now.getTime() - CHART_DAYS * 86_400_000);
   const twins = body.institution ? ('all' in scope || scope.ids.includes(body.institution) ? [body.institution] : []) : 'all' in scope ? null : [...scope.ids];
