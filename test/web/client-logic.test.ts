@@ -1,9 +1,12 @@
 // The web client's own logic, outside the browser: how an answer is assembled from what each transport
 // delivers, asking again over a new socket when the service answers streamingFailed (the question kept),
-// falling back to SSE, stopping, and Markdown sanitizing (jsdom as the DOM, from web/node_modules).
+// falling back to SSE, stopping, Markdown sanitizing (jsdom as the DOM, from web/node_modules), and the
+// words each failure the service can answer is shown in.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../web/src/api/api-error.js';
+import { explainError } from '../../web/src/api/errors.js';
 import { ask, MAX_RECONNECTS, type AskDeps, type AskEvent, type ChunkPayload, type QandaJson, type SocketLink } from '../../web/src/chat/ask.js';
 import { createMarkdownRenderer } from '../../web/src/chat/markdown.js';
 import { parseBlock, readSseFrames } from '../../web/src/chat/sse.js';
@@ -279,5 +282,59 @@ describe('Markdown sanitizing', () => {
     const html = render('```\n<script>alert(1)</script>\n```');
     expect(html).toContain('&lt;script&gt;');
     expect(html).not.toContain('<script>');
+  });
+});
+
+describe('failures in words', () => {
+  const failure = (status: number, body: Record<string, unknown>) => explainError(new ApiError(status, { success: false, ...body }));
+
+  it('says what ran out or is capped, and what to do', () => {
+    expect(failure(402, { code: 'INSUFFICIENT_CREDITS', message: 'Not enough credits' })).toEqual({
+      title: 'Out of credits',
+      detail: "Not enough credits. Ask your twin's administrator for more credits.",
+    });
+    const message = 'You have reached your daily usage limit for this Digital Twin. Please try again later.';
+    expect(failure(429, { code: 'USAGE_LIMIT_REACHED', message, scope: 'user', limit: 0 })).toEqual({ title: 'Daily limit reached', detail: message });
+    expect(failure(403, { code: 'FILE_LIMIT_REACHED', message: "You have reached this Digital Twin's limit of 1 files" })).toMatchObject({
+      title: 'File limit reached',
+      detail: expect.stringContaining('Delete a file you no longer need'),
+    });
+    expect(failure(403, { code: 'FILE_UPLOAD_DISABLED', message: 'File uploads are turned off for users of this Digital Twin' }).title).toBe('Uploads are turned off');
+  });
+
+  it('tells throttling (429) from a daily cap, and says to wait', () => {
+    expect(failure(429, { code: 'RATE_LIMITED', message: 'Too many codes sent; sign in again later' })).toEqual({
+      title: 'Too many attempts',
+      detail: 'Too many codes sent; sign in again later. Wait a few minutes before you try again.',
+    });
+    // The rate limiter of any route answers the same code; a 429 without one still says to wait.
+    expect(failure(429, {})).toEqual({ title: 'Too many attempts', detail: 'Wait a minute and try again.' });
+  });
+
+  it('offers the code challenge for a launch session (403 LAUNCH_SCOPE_STEP_UP) and keeps the twin', () => {
+    const explained = failure(403, { code: 'LAUNCH_SCOPE_STEP_UP', message: 'Confirm with a code', institutionId: 'a'.repeat(24) });
+    expect(explained).toMatchObject({ title: 'Confirm it is you', stepUp: { institutionId: 'a'.repeat(24) } });
+    // Any other 403 says the service's reason, with no challenge.
+    expect(failure(403, { message: 'Only administrators of this twin may share memories', code: 'MEMORY_ADMINS_ONLY' })).toEqual({
+      title: 'Not allowed',
+      detail: 'Only administrators of this twin may share memories',
+    });
+  });
+
+  it("names the second factor's refusals", () => {
+    expect(failure(400, { code: 'INVALID_CODE', message: 'Invalid code' }).title).toBe('That code is not right');
+    expect(failure(400, { code: 'CODE_EXPIRED', message: 'This code has expired; ask for a new one' }).title).toBe('That code has expired');
+    expect(failure(401, { code: 'MFA_EXPIRED', message: 'This sign-in has expired or ended; sign in again' }).detail).toContain('Start again');
+    expect(failure(401, { code: 'INVALID_CREDENTIALS', message: 'Invalid email or password' }).title).toBe('Wrong email or password');
+  });
+
+  it('never leaves a person with a blank notice', () => {
+    for (const status of [400, 401, 402, 403, 404, 409, 413, 415, 422, 429, 500, 502, 503]) {
+      const explained = failure(status, {});
+      expect(explained.title.length, String(status)).toBeGreaterThan(3);
+      expect(explained.detail.length, String(status)).toBeGreaterThan(3);
+    }
+    expect(explainError(new TypeError('Failed to fetch')).title).toBe('The service cannot be reached');
+    expect(explainError(new Error('odd')).detail).toBe('odd');
   });
 });

@@ -2,6 +2,7 @@
 // service's OpenAPI document (schema.d.ts, made at build time), with the session token attached.
 // Every failure becomes an ApiError carrying the status and the service's {message, code}.
 import createClient, { type Middleware } from 'openapi-fetch';
+import { ApiError, type FailureBody } from './api-error';
 import type { paths } from './schema';
 
 const TOKEN_KEY = 'dt.token';
@@ -11,26 +12,6 @@ export const tokenStore = {
   set: (token: string) => localStorage.setItem(TOKEN_KEY, token),
   clear: () => localStorage.removeItem(TOKEN_KEY),
 };
-
-export interface FailureBody {
-  success?: false;
-  message?: string;
-  code?: string;
-  error?: unknown;
-  [extra: string]: unknown;
-}
-
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: FailureBody,
-  ) {
-    super(body.message ?? `The service answered ${status}`);
-  }
-  get code(): string | undefined {
-    return this.body.code;
-  }
-}
 
 /** Listeners told when the session ends (401 on an authenticated call). */
 const sessionEndListeners = new Set<() => void>();

@@ -3,7 +3,8 @@
 // frame; TOOL_APPROVAL_DECIDED (from any tab) closes them. Until the service offers these routes the
 // list is empty. The routes are newer than some builds' OpenAPI document, so they are called untyped.
 import { useEffect, useState } from 'react';
-import { ApiError, rawFetch } from '../api/client';
+import { ApiError } from '../api/api-error';
+import { rawFetch } from '../api/client';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useLiveSocket } from './live';
 import type { ApprovalCard } from './stream-assembly';

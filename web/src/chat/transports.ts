@@ -1,7 +1,8 @@
 // The real transports behind ask(): this tab's Socket.IO link (REGISTER on every connect, the spec's
 // user object) and the SSE route read with fetch.
 import { io, type Socket } from 'socket.io-client';
-import { ApiError, rawFetch, tokenStore, type FailureBody } from '../api/client';
+import { ApiError, type FailureBody } from '../api/api-error';
+import { rawFetch, tokenStore } from '../api/client';
 import type { AskDeps, AskEvent, ChunkPayload, QandaJson, SocketLink } from './ask';
 import { readSseFrames } from './sse';
 import type { ApprovalCard } from './stream-assembly';

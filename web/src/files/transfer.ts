@@ -1,6 +1,7 @@
 // Uploads with progress (XMLHttpRequest: fetch cannot report upload progress) and downloads through
 // the session token (a plain link cannot carry the header).
-import { ApiError, rawFetch, tokenStore, type FailureBody } from '../api/client';
+import { ApiError, type FailureBody } from '../api/api-error';
+import { rawFetch, tokenStore } from '../api/client';
 
 export interface UploadOptions {
   collectionId?: string;
