@@ -1,10 +1,12 @@
 // The client's routes. Signed-out pages, the forced password change, and the signed-in area (chat,
-// files, memory, settings; /admin is reserved for the console of a later release).
+// files, memory, settings; /admin is reserved for the console of a later release), and /launch, where a
+// launch token becomes a session restricted to its twin.
 import { lazy, Suspense, useEffect } from 'react';
 import { Navigate, Outlet, Route, Routes, useLocation } from 'react-router';
 import { LiveProvider } from './chat/live';
 import { AppShell } from './layout/AppShell';
 import { ChatPage } from './pages/ChatPage';
+import { LaunchPage } from './pages/LaunchPage';
 import { ForcedPasswordChangePage, ForgotPasswordPage, ResetPasswordPage } from './pages/PasswordPages';
 import { SignInPage } from './pages/SignIn';
 import { useSession } from './session';
@@ -53,6 +55,7 @@ export function AppRoutes() {
       <Route path="/signin" element={<SignedOut><SignInPage /></SignedOut>} />
       <Route path="/forgot-password" element={<ForgotPasswordPage />} />
       <Route path="/reset-password" element={<ResetPasswordPage />} />
+      <Route path="/launch" element={<LaunchPage />} />
       <Route path="/change-password" element={token ? <ForcedPasswordChangePage /> : <Navigate to="/signin" replace />} />
       <Route element={<SignedIn />}>
         <Route index element={<ChatPage />} />

@@ -2,6 +2,7 @@
 // emailed code, or a backup code; "email me a code" switches this sign-in to an emailed code).
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
+import { ApiError } from '../api/api-error';
 import { api, unwrap } from '../api/client';
 import type { MfaChallenge } from '../api/types';
 import { ErrorNotice } from '../components/ErrorNotice';
@@ -60,9 +61,17 @@ export function SignInPage() {
       if ('token' in answer) finish(answer.token, answer.profile);
     } catch (caught) {
       setError(caught);
+      // The pending sign-in is over (expired, or too many wrong codes): back to email and password.
+      if (caught instanceof ApiError && caught.code === 'MFA_EXPIRED') restart();
     } finally {
       setBusy(false);
     }
+  };
+
+  const restart = () => {
+    setChallenge(null);
+    setCode('');
+    setInfo(null);
   };
 
   const resend = async () => {
@@ -72,9 +81,10 @@ export function SignInPage() {
       const answer = await unwrap(api.POST('/api/auth/mfa-resend', { body: { mfaToken: challenge.mfaToken } }));
       setMethod('email');
       setCode('');
-      setInfo(answer.message ?? `We emailed a new code to ${email}.`);
+      setInfo(`${answer.message ?? `We emailed a new code to ${email}`}. Earlier codes no longer work.`);
     } catch (caught) {
       setError(caught);
+      if (caught instanceof ApiError && caught.code === 'MFA_EXPIRED') restart();
     }
   };
 
@@ -102,7 +112,9 @@ export function SignInPage() {
         ) : (
           <form onSubmit={submitCode} aria-describedby="mfa-help">
             <h2>Two-step verification</h2>
-            <p id="mfa-help">{info ?? 'Enter a code to finish signing in.'}</p>
+            <p id="mfa-help" role="status">
+              {info ?? 'Enter a code to finish signing in.'}
+            </p>
             <fieldset className="method-choice">
               <legend>How do you want to confirm?</legend>
               {challenge.methods.map((choice) => (
@@ -127,7 +139,10 @@ export function SignInPage() {
               Verify
             </button>
             <button type="button" className="button-link" onClick={resend}>
-              Email me a code instead
+              {method === 'email' ? 'Email me a new code' : 'Email me a code instead'}
+            </button>
+            <button type="button" className="button-link" onClick={restart}>
+              Start again
             </button>
           </form>
         )}
