@@ -29,9 +29,9 @@ export function needsBuild() {
   return built === 0 || SOURCES.some((source) => newest(path.join(web, source)) > built);
 }
 
-function run(args) {
+function run(args, env = process.env) {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const result = spawnSync(npm, args, { cwd: web, stdio: 'inherit' });
+  const result = spawnSync(npm, args, { cwd: web, stdio: 'inherit', env });
   if (result.status !== 0) {
     console.error(`web client: npm ${args.join(' ')} failed`);
     process.exit(result.status ?? 1);
@@ -42,7 +42,8 @@ export function ensureBuilt() {
   if (!needsBuild()) return false;
   if (!existsSync(path.join(web, 'node_modules', '.package-lock.json'))) run(['ci', '--no-audit', '--no-fund']);
   console.log('web client: building web/dist (its bundle is missing or older than its sources)');
-  run(['run', 'build']);
+  // Vite keeps a NODE_ENV it finds (vitest sets 'test'), which would ship React's development build.
+  run(['run', 'build'], { ...process.env, NODE_ENV: 'production' });
   return true;
 }
 
