@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { strFromU8, unzipSync } from 'fflate';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
@@ -52,16 +53,27 @@ async function createPerson(email: string, fname: string): Promise<{ token: stri
   return signInApi(email);
 }
 
-/** The reset link's path of the last mail to `email` in the outbox (quoted-printable undone). */
-function resetLinkFor(email: string): string | undefined {
+/** The mails to `email` in the outbox, oldest first (quoted-printable undone). */
+function mailsTo(email: string): string[] {
   const outbox = path.join(dataDir, 'outbox');
-  if (!existsSync(outbox)) return undefined;
-  const mails = readdirSync(outbox)
+  if (!existsSync(outbox)) return [];
+  return readdirSync(outbox)
     .filter((name) => name.endsWith('.eml'))
     .sort()
     .map((name) => readFileSync(path.join(outbox, name), 'utf8').replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))))
     .filter((mail) => mail.includes(email));
-  return /\/reset-password\?token=[^\s"<]+/.exec(mails.at(-1) ?? '')?.[0];
+}
+
+/** The reset link's path of the last mail to `email`. */
+function resetLinkFor(email: string): string | undefined {
+  return /\/reset-password\?token=[^\s"<]+/.exec(mailsTo(email).at(-1) ?? '')?.[0];
+}
+
+/** The `count`-th code mailed to `email` (sign-in or step-up), once it is in the outbox. */
+async function mailedCode(email: string, count: number): Promise<string> {
+  const codes = () => mailsTo(email).flatMap((mail) => /Your sign-in code is (\d{6})/.exec(mail)?.[1] ?? []);
+  await until(() => codes().length >= count, 15_000);
+  return codes()[count - 1];
 }
 
 const totpOf = (secret: string) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30 });
@@ -126,6 +138,9 @@ async function ask(page: Page, question: string): Promise<void> {
 }
 
 const lastAnswer = (page: Page) => page.locator('.message-answer').last();
+
+/** The session token the page holds. */
+const tokenOf = async (page: Page): Promise<string> => (await page.evaluate(() => localStorage.getItem('dt.token')))!;
 
 /** A journey's time: the browser, axe in two modes and the service share two busy cores. */
 const JOURNEY_MS = 120_000;
@@ -256,6 +271,22 @@ describe('the web client in a browser', () => {
     const chat = model.requests.filter((request) => request.path.endsWith('/chat/completions')).at(-1)!;
     expect(chat.system).toContain('teal');
     expect(chat.system).not.toContain('blue');
+
+    // Enable User Memory off: the entries stay listed, and none is used.
+    await page.getByRole('link', { name: 'Memory' }).click();
+    const memorySwitch = page.getByRole('switch', { name: 'Enable User Memory' });
+    await memorySwitch.click();
+    await page.getByText('Personal memory is off: none is used and none is saved.').waitFor(POLL);
+    expect(await memorySwitch.isChecked()).toBe(false);
+    expect(await page.getByRole('region', { name: 'Your memories' }).innerText()).toContain('teal');
+    await checkScreen(page, 'memory-off');
+    model.setDefault({ chunks: ['I do not know your colour.'] });
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await ask(page, 'Which colour do I like now?');
+    await expect.poll(() => lastAnswer(page).getAttribute('data-status'), { timeout: 15_000 }).toBe('complete');
+    const withoutMemory = model.requests.filter((request) => request.path.endsWith('/chat/completions')).at(-1)!;
+    expect(JSON.stringify(withoutMemory.messages) + withoutMemory.system).toContain('Which colour do I like now?');
+    expect(withoutMemory.system).not.toContain('teal');
     await page.context().close();
   }, JOURNEY_MS);
 
@@ -264,6 +295,12 @@ describe('the web client in a browser', () => {
     const page = await newPage();
     await signInUi(page, 'finn@example.test');
     await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Two-step verification' }).waitFor();
+    await checkScreen(page, 'settings');
+    // Dark mode is the person's dark_mode setting: the page turns dark at once, and stays so.
+    await page.getByRole('switch', { name: 'Dark mode' }).click();
+    await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme), POLL).toBe('dark');
+    expect((await call<{ data: { dark_mode: boolean } }>('/api/user/setting', await tokenOf(page))).data.dark_mode).toBe(true);
     await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
     await page.getByRole('img', { name: 'QR code to scan with your authenticator app' }).waitFor();
     await checkScreen(page, 'settings-two-step-setup');
@@ -344,17 +381,217 @@ describe('the web client in a browser', () => {
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.getByRole('heading', { name: 'Forgot your password?' }).waitFor();
+    await checkScreen(page, 'forgot-password');
     await page.getByLabel('Email').fill('ivy@example.test');
     await page.getByRole('button', { name: 'Email me a link' }).click();
     await page.getByRole('status').filter({ hasText: 'we have emailed it a link' }).waitFor();
     await until(() => resetLinkFor('ivy@example.test') !== undefined, 15_000);
     await page.goto(resetLinkFor('ivy@example.test')!);
+    await page.getByLabel('New password', { exact: true }).waitFor();
+    await checkScreen(page, 'reset-password');
     await page.getByLabel('New password', { exact: true }).fill('the password after reset');
     await page.getByLabel('Repeat the new password').fill('the password after reset');
     await page.getByRole('button', { name: 'Save the new password' }).click();
     await page.getByRole('status').filter({ hasText: 'Your password is changed' }).waitFor();
     await signInUi(page, 'ivy@example.test', 'the password after reset');
     await page.getByLabel('Your question').waitFor();
+    await page.context().close();
+  }, JOURNEY_MS);
+
+  it('lists conversations grouped, finds one by its text, and deletes one', async () => {
+    const kai = await createPerson('kai@example.test', 'Kai');
+    const asked = async (question: string, answer: string, conversationId?: string) => {
+      model.setDefault({ chunks: [answer] });
+      return call<{ conversationId: string }>('/api/ai/personal/qanda', kai.token, { inputs: [question], requestArgs: conversationId ? { conversationId } : {} });
+    };
+    const garden = await asked(
+      'Plan my vegetable garden',
+      'Start with **tomatoes** and beans:\n\n1. Tomatoes in the sunniest bed, 60 cm apart.\n2. Climbing beans along the fence.\n3. Lettuce between them, sown every three weeks.',
+    );
+    await asked('When do I sow the beans?', 'Sow them outdoors in **May**, once the soil is warm. Soak the seeds overnight first.', garden.conversationId);
+    await asked('Tell me about owls', 'Owls hunt at night, unlike the nightingale that sings then.');
+
+    const page = await newPage();
+    page.on('dialog', (dialog) => void dialog.accept());
+    await signInUi(page, 'kai@example.test');
+    const list = page.getByRole('complementary', { name: 'Conversations' });
+    const titles = () => list.getByRole('listitem').getByRole('link').allInnerTexts();
+    // Two turns of one conversation are one entry, named by its first question.
+    await expect.poll(titles, POLL).toEqual(['Tell me about owls', 'Plan my vegetable garden']);
+    await list.getByRole('link', { name: 'Plan my vegetable garden' }).click();
+    await expect.poll(() => page.locator('.message-answer').count(), POLL).toBe(2);
+    expect(await page.getByRole('region', { name: 'Conversation' }).innerText()).toMatch(/tomatoes[\s\S]*Sow them outdoors in May/);
+    // The README's picture of the chat (light mode), when asked for: WEB_README_SCREENSHOT=docs/images/chat.png.
+    if (process.env.WEB_README_SCREENSHOT) await page.screenshot({ path: path.resolve(process.env.WEB_README_SCREENSHOT) });
+
+    // Search finds by what was answered too.
+    const search = list.getByLabel('Search conversations');
+    await search.fill('NIGHTINGALE');
+    await expect.poll(titles, POLL).toEqual(['Tell me about owls']);
+    await checkScreen(page, 'chat-conversation-search');
+    await search.fill('sow');
+    await expect.poll(titles, POLL).toEqual(['Plan my vegetable garden']);
+    await search.fill('penguins');
+    await expect.poll(() => list.innerText(), POLL).toContain('No conversation matches.');
+    await search.fill('');
+
+    // Deleting the open conversation removes it, and leaves for a new one.
+    await list.getByRole('button', { name: 'Delete conversation: Plan my vegetable garden' }).click();
+    await expect.poll(titles, POLL).toEqual(['Tell me about owls']);
+    await page.waitForURL((url) => url.pathname === '/', POLL);
+    await page.reload();
+    await expect.poll(titles, POLL).toEqual(['Tell me about owls']);
+    const left = await call<{ data: Array<{ question: string }> }>('/api/user/history', kai.token);
+    expect(left.data.map((record) => record.question)).toEqual(['Tell me about owls']);
+    await page.context().close();
+  }, JOURNEY_MS);
+
+  it('keeps files in a collection: live ingestion, text edit, and the collection as a ZIP', async () => {
+    await createPerson('lea@example.test', 'Lea');
+    const page = await newPage();
+    await signInUi(page, 'lea@example.test');
+    await page.getByRole('link', { name: 'Files' }).click();
+    await page.getByLabel('New collection').fill('Heron papers');
+    await page.getByRole('button', { name: 'Create' }).click();
+    const show = page.getByLabel('Show');
+    await expect.poll(() => show.locator('option:checked').innerText(), POLL).toBe('Heron papers (0)');
+
+    // Every status the file's row shows, as the person would see it change.
+    await page.evaluate(() => {
+      const seen: string[] = ((window as unknown as { __statuses: string[] }).__statuses = []);
+      new MutationObserver(() => {
+        for (const cell of document.querySelectorAll('td[data-status]')) if (seen.at(-1) !== cell.textContent) seen.push(cell.textContent ?? '');
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    const statuses = () => page.evaluate(() => (window as unknown as { __statuses: string[] }).__statuses);
+    const paragraph = (n: number) => `Paragraph ${n} of the Heron field notes: the grey heron waits at the edge of the reed bed for fish, frogs and voles. `.repeat(6);
+    const original = `Project Heron notes.\n\n${Array.from({ length: 60 }, (_, n) => paragraph(n)).join('\n\n')}\n`;
+    await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'heron.txt', mimeType: 'text/plain', buffer: Buffer.from(original) });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    const row = page.getByRole('row', { name: /heron\.txt/ });
+    await expect.poll(() => row.locator('[data-status]').getAttribute('data-status'), { timeout: 60_000 }).toBe('ready');
+    const stage = /^(Reading the text|Splitting into passages|Checking the passages|Indexing for search|Finishing)… \d+%$/;
+    expect((await statuses()).some((text) => stage.test(text)), (await statuses()).join(' | ')).toBe(true);
+    expect(await row.innerText()).toMatch(/Ready · \d+ passages/);
+    await expect.poll(() => show.locator('option:checked').innerText(), POLL).toBe('Heron papers (1)');
+    await checkScreen(page, 'files-collection');
+
+    // The text edit: the new content is saved, and the file is read again from the start.
+    await row.getByRole('button', { name: 'Edit heron.txt' }).click();
+    const content = page.getByLabel('Content');
+    await expect.poll(() => content.inputValue(), POLL).toContain('Project Heron notes.');
+    await checkScreen(page, 'files-edit');
+    const edited = 'Project Heron notes, revised.\n\nThe heron nests in the tall alder by the mill pond.\n';
+    await content.fill(edited);
+    await page.getByRole('button', { name: 'Save and re-index' }).click();
+    await expect.poll(() => content.count(), POLL).toBe(0);
+    await expect.poll(() => row.innerText(), { timeout: 30_000 }).toMatch(/Ready · 1 passage\b/);
+
+    // The collection as a ZIP holds the file as it now reads.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download as ZIP' }).click()]);
+    expect(download.suggestedFilename()).toBe('Heron papers.zip');
+    const zip = unzipSync(new Uint8Array(readFileSync((await download.path())!)));
+    const names = Object.keys(zip);
+    expect(names).toEqual([expect.stringContaining('heron.txt')]);
+    expect(strFromU8(zip[names[0]])).toBe(edited);
+    await page.context().close();
+  }, JOURNEY_MS);
+
+  it('signs in with an emailed code: a new code replaces the old one, and too many are refused in words', async () => {
+    const jon = await createPerson('jon@example.test', 'Jon');
+    await call(`/api/admin/user/${jon.profile._id}`, adminToken, { mfaEnabled: true }, 'PUT');
+    const page = await newPage();
+    await signInUi(page, 'jon@example.test');
+    const help = page.locator('#mfa-help');
+    await expect.poll(() => help.innerText(), POLL).toBe('We emailed a code to jon@example.test.');
+    const first = await mailedCode('jon@example.test', 1);
+    await page.getByRole('button', { name: 'Email me a new code' }).click();
+    await expect.poll(() => help.innerText(), POLL).toBe('A new code has been sent to your email. Earlier codes no longer work.');
+    let latest = await mailedCode('jon@example.test', 2);
+    const codeField = page.getByLabel('Code from the email we sent you');
+    if (first !== latest) {
+      await codeField.fill(first);
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await expect.poll(() => page.getByRole('alert').innerText(), POLL).toContain('That code is not right');
+      await checkScreen(page, 'sign-in-emailed-code');
+    }
+    // Five codes for one sign-in: the sixth is refused, in words.
+    for (let count = 3; count <= 5; count++) {
+      await page.getByRole('button', { name: 'Email me a new code' }).click();
+      latest = await mailedCode('jon@example.test', count);
+    }
+    await page.getByRole('button', { name: 'Email me a new code' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText(), POLL).toContain('Too many attempts');
+    expect(await page.getByRole('alert').innerText()).toContain('Too many codes sent');
+    await codeField.fill(latest);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByLabel('Your question').waitFor();
+    await page.context().close();
+  }, JOURNEY_MS);
+
+  it('opens a launch session, and unlocks the rest with an emailed code (403 LAUNCH_SCOPE_STEP_UP)', async () => {
+    const launch = await call<{ token: string }>('/api/auth/sdk-sign', adminToken, { email: 'kim@example.test', fname: 'Kim' });
+    const page = await newPage();
+    await page.goto(`/launch#token=${encodeURIComponent(launch.token)}`);
+    await page.getByLabel('Your question').waitFor();
+    expect(new URL(page.url()).hash).toBe('');
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+    const notice = page.getByRole('alert').filter({ hasText: 'Confirm it is you' });
+    await notice.waitFor(POLL);
+    expect(await notice.innerText()).toContain('This session is limited to the twin it was opened for');
+    await notice.getByRole('button', { name: 'Email me a code' }).click();
+    const first = await mailedCode('kim@example.test', 1);
+    await notice.getByRole('button', { name: 'Email me a new code' }).click();
+    await notice.getByText('We emailed you a new code; the earlier one no longer works.').waitFor(POLL);
+    const second = await mailedCode('kim@example.test', 2);
+    await checkScreen(page, 'settings-step-up');
+    if (first !== second) {
+      await notice.getByLabel('Code from the email').fill(first);
+      await notice.getByRole('button', { name: 'Confirm' }).click();
+      await expect.poll(() => notice.innerText(), POLL).toContain('That code is not right');
+    }
+    await notice.getByLabel('Code from the email').fill(second);
+    await notice.getByRole('button', { name: 'Confirm' }).click();
+    await notice.getByText('Confirmed: this session may now do everything your account may.').waitFor(POLL);
+    await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+    await page.getByRole('img', { name: 'QR code to scan with your authenticator app' }).waitFor(POLL);
+    await page.context().close();
+  }, JOURNEY_MS);
+
+  it("says in words that a twin's caps are reached (429 daily limit, the file limit)", async () => {
+    const capped = await call<{ data: { _id: string } }>('/api/admin/institution', adminToken, { name: 'Capped Twin' });
+    await call(`/api/admin/institution/${capped.data._id}`, adminToken, { userDailyLimit: 0, maxFiles: 1 }, 'PUT');
+    await call('/api/admin/user', adminToken, { email: 'max@example.test', password: PASSWORD, fname: 'Max', institution: capped.data._id, role: 'user' });
+    const max = await signInApi('max@example.test');
+    await call('/api/user/institution/switch', max.token, { institutionId: capped.data._id });
+    const page = await newPage();
+    await signInUi(page, 'max@example.test');
+    await ask(page, 'One more question?');
+    const alert = lastAnswer(page).getByRole('alert');
+    await expect.poll(() => alert.innerText(), { timeout: 15_000 }).toContain('Daily limit reached');
+    expect(await alert.innerText()).toContain('You have reached your daily usage limit for this Digital Twin');
+    await checkScreen(page, 'chat-daily-limit');
+
+    await page.getByRole('link', { name: 'Files' }).click();
+    for (const name of ['one.txt', 'two.txt']) {
+      await page.getByLabel('File', { exact: true }).setInputFiles({ name, mimeType: 'text/plain', buffer: Buffer.from(`The file ${name}.\n`) });
+      await page.getByRole('button', { name: 'Upload' }).click();
+      if (name === 'one.txt') await page.getByRole('row', { name: /one\.txt/ }).waitFor(POLL);
+    }
+    const refusal = page.getByRole('region', { name: 'Add a file' }).getByRole('alert');
+    await expect.poll(() => refusal.innerText(), POLL).toContain('File limit reached');
+    expect(await refusal.innerText()).toContain("limit of 1 files");
+    await page.context().close();
+  }, JOURNEY_MS);
+
+  it('shows the admin area to an administrator', async () => {
+    const page = await newPage();
+    await signInUi(page, ADMIN.email, ADMIN.password);
+    await page.getByRole('link', { name: 'Admin' }).click();
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    await checkScreen(page, 'admin');
     await page.context().close();
   }, JOURNEY_MS);
 });
