@@ -3,12 +3,10 @@
 // (deleted ones included, so they can be restored), and bulk delete scoped by assistants.delete.
 import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { ForbiddenError } from '../../platform/http/errors.js';
-import { inTwins, requireSomeTwin, twinsWhere } from '../institutions/admin-twins.js';
-import { loadAssistantFor } from './assistant-access.js';
+import { inScope, requireAccess } from '../access/access.js';
 import { updateAssistantAs } from './assistant-update.js';
 import { presentAssistant } from './assistants.presenter.js';
-import { listAssistantsForAdmin, markAssistantsDeleted } from './assistants.repo.js';
+import { assistantTarget, listAssistantsForAdmin, markAssistantsDeleted } from './assistants.repo.js';
 import type { AssistantUpdateInput, AssistantWire } from './assistants.schemas.js';
 import type { AssistantStatus } from './assistants.tables.js';
 
@@ -23,9 +21,8 @@ export interface AdminAssistantsQuery {
 export function createAdminAssistantService(db: Database) {
   return {
     async list(actor: Actor, query: AdminAssistantsQuery) {
-      const twins = await twinsWhere(db, actor, 'assistants.list');
-      if (twins !== 'all' && twins.length === 0) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
-      const editable = await twinsWhere(db, actor, 'assistants.edit');
+      const twins = await requireAccess(db, actor, 'twins.managed', { permission: 'assistants.list' });
+      const editable = await requireAccess(db, actor, 'twins.managed', { permission: 'assistants.edit', ifNone: 'empty' });
       const { rows, total } = await listAssistantsForAdmin(db, {
         institutionIds: twins,
         status: query.status,
@@ -34,20 +31,20 @@ export function createAdminAssistantService(db: Database) {
         page: query.page,
         limit: query.limit,
       });
-      const data = rows.map((row) => presentAssistant(row, { canEdit: inTwins(editable, row.institutionId) }));
+      const data = rows.map((row) => presentAssistant(row, { canEdit: inScope(editable, row.institutionId) }));
       return { data, page: query.page, limit: query.limit, total };
     },
 
     async get(actor: Actor, id: string): Promise<AssistantWire> {
-      const access = await loadAssistantFor(db, actor, id, { includeDeleted: true });
-      return presentAssistant(access.row, { canEdit: access.canEdit });
+      const target = await assistantTarget(db, actor, id, { includeDeleted: true });
+      const access = await requireAccess(db, actor, 'assistant.read', target);
+      return presentAssistant(target.assistant!, { canEdit: access.canEdit });
     },
 
     update: (actor: Actor, id: string, body: AssistantUpdateInput) => updateAssistantAs(db, actor, id, body, { includeDeleted: true }),
 
     async bulkDelete(actor: Actor, ids: string[]): Promise<number> {
-      const twins = await twinsWhere(db, actor, 'assistants.delete');
-      requireSomeTwin(twins);
+      const twins = await requireAccess(db, actor, 'twins.managed', { permission: 'assistants.delete' });
       return markAssistantsDeleted(db, ids, twins);
     },
   };

@@ -4,12 +4,11 @@
 // creation is off there), then the update in one statement.
 import type { Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { ForbiddenError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { hasPermission, isMemberOf } from '../institutions/access.js';
-import { loadAssistantFor } from './assistant-access.js';
+import { requireAccess } from '../access/access.js';
 import { contentColumns, requestedInstitution, requestedSharing } from './assistant-fields.js';
-import { updateAssistant } from './assistants.repo.js';
+import { assistantTarget, updateAssistant } from './assistants.repo.js';
 import type { AssistantScope, AssistantUpdateInput } from './assistants.schemas.js';
 import { STANDARD_ASSISTANT_KEY } from './scope.js';
 import { decideSharing } from './sharing.js';
@@ -31,9 +30,9 @@ export async function updateAssistantAs(
   body: AssistantUpdateInput,
   options: { includeDeleted?: boolean } = {},
 ): Promise<UpdateOutcome> {
-  const access = await loadAssistantFor(db, actor, id, options);
-  if (!access.canEdit) throw new ForbiddenError('You are not allowed to edit this assistant', 'ASSISTANT_NOT_EDITABLE');
-  const { row } = access;
+  const found = await assistantTarget(db, actor, id, options);
+  const access = await requireAccess(db, actor, 'assistant.edit', found);
+  const row = found.assistant!;
 
   const named = requestedInstitution(body);
   const targetId = named === undefined ? row.institutionId : named;
@@ -53,9 +52,8 @@ export async function updateAssistantAs(
   const target = targetId ? await findInstitutionById(db, targetId) : undefined;
   let managesTarget = access.manages;
   if (moving && targetId) {
-    if (!target || !(await isMemberOf(db, actor, targetId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
-    managesTarget = await hasPermission(db, actor, targetId, 'assistants.edit');
-    if (target.disableAssistantsForUser && !managesTarget) throw new ForbiddenError(ASSISTANTS_DISABLED_MESSAGE, 'ASSISTANTS_DISABLED');
+    managesTarget = await requireAccess(db, actor, 'assistant.place', { twin: target });
+    if (target!.disableAssistantsForUser && !managesTarget) throw new ForbiddenError(ASSISTANTS_DISABLED_MESSAGE, 'ASSISTANTS_DISABLED');
   }
 
   const outcome = decideSharing({

@@ -1,14 +1,30 @@
 // Data access for assistants. Every function takes the executor it runs on (database or transaction).
 import { and, asc, desc, eq, ilike, inArray, isNull, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
+import type { Actor } from '../../platform/http/actor.js';
+import type { AssistantTarget } from '../access/access.js';
 import { preparedOn } from '../../platform/db/prepared.js';
 import { assistants, type AssistantRow, type AssistantStatus, type NewAssistant } from './assistants.tables.js';
-import { pickableWhere, STANDARD_ASSISTANT_KEY, type PickContext } from './scope.js';
+import { pickableWhere, pickContextForActor, STANDARD_ASSISTANT_KEY, type PickContext } from './scope.js';
 
 export async function findAssistantById(db: Executor, id: string): Promise<AssistantRow | undefined> {
   // A personal assistant its owner deleted with their data (deleted_at) is gone for everyone, admins included.
   const [row] = await db.select().from(assistants).where(and(eq(assistants.id, id), isNull(assistants.deletedAt))).limit(1);
   return row;
+}
+
+/** What requireAccess needs to judge one assistant: the row, and behaviour 1's answer, read only when the rule asks. */
+export async function assistantTarget(
+  db: Executor,
+  actor: Actor,
+  id: string,
+  options: { includeDeleted?: boolean } = {},
+): Promise<AssistantTarget & { assistant: AssistantRow | undefined }> {
+  return {
+    assistant: await findAssistantById(db, id),
+    pickable: async () => Boolean(await findPickableAssistant(db, await pickContextForActor(db, actor), id)),
+    includeDeleted: options.includeDeleted,
+  };
 }
 
 export async function findPickableAssistant(db: Executor, ctx: PickContext, id: string): Promise<AssistantRow | undefined> {

@@ -2,14 +2,13 @@
 // update (assistant-update.ts) and delete (status becomes deleted).
 import type { Database } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { BadRequestError, ForbiddenError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { hasPermission, isMemberOf } from '../institutions/access.js';
-import { holdsOn, loadAssistantFor } from './assistant-access.js';
+import { AccessContext, requireAccess } from '../access/access.js';
 import { contentColumns, requestedInstitution, requestedSharing } from './assistant-fields.js';
 import { ASSISTANTS_DISABLED_MESSAGE, updateAssistantAs } from './assistant-update.js';
 import { presentAssistant } from './assistants.presenter.js';
-import { insertAssistant, listPickableAssistants, updateAssistant } from './assistants.repo.js';
+import { assistantTarget, insertAssistant, listPickableAssistants, updateAssistant } from './assistants.repo.js';
 import type { AssistantCreateInput, AssistantScope, AssistantUpdateInput, AssistantWire } from './assistants.schemas.js';
 import type { AssistantRow } from './assistants.tables.js';
 import { pickContextForActor, STANDARD_ASSISTANT_KEY, type PickContext } from './scope.js';
@@ -20,6 +19,7 @@ export function createAssistantService(db: Database) {
   async function presentPickable(actor: Actor, ctx: PickContext, rows: AssistantRow[]): Promise<AssistantWire[]> {
     const manages = new Map<string, boolean>();
     if (ctx.institutionId) manages.set(ctx.institutionId, ctx.managesCurrent);
+    const access = new AccessContext(db, actor);
     const out: AssistantWire[] = [];
     for (const row of rows) {
       let canEdit: boolean;
@@ -27,7 +27,7 @@ export function createAssistantService(db: Database) {
       else if (row.userId === actor.userId || row.editableOthers) canEdit = true;
       else if (!row.institutionId) canEdit = false;
       else {
-        if (!manages.has(row.institutionId)) manages.set(row.institutionId, await hasPermission(db, actor, row.institutionId, 'assistants.edit'));
+        if (!manages.has(row.institutionId)) manages.set(row.institutionId, await access.check('assistants.edit', { twin: row.institutionId }));
         canEdit = manages.get(row.institutionId)!;
       }
       out.push(presentAssistant(row, { canEdit }));
@@ -54,8 +54,9 @@ export function createAssistantService(db: Database) {
     },
 
     async get(actor: Actor, id: string): Promise<AssistantWire> {
-      const access = await loadAssistantFor(db, actor, id);
-      return presentAssistant(access.row, { canEdit: access.canEdit });
+      const target = await assistantTarget(db, actor, id);
+      const access = await requireAccess(db, actor, 'assistant.read', target);
+      return presentAssistant(target.assistant!, { canEdit: access.canEdit });
     },
 
     async create(actor: Actor, body: AssistantCreateInput): Promise<{ data: AssistantWire; scope: AssistantScope; sharingDropped: boolean }> {
@@ -66,10 +67,9 @@ export function createAssistantService(db: Database) {
       let hasAccount = false;
       if (targetId) {
         const twin = await findInstitutionById(db, targetId);
-        if (!twin || !(await isMemberOf(db, actor, targetId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
-        managesTarget = await hasPermission(db, actor, targetId, 'assistants.edit');
-        if (twin.disableAssistantsForUser && !managesTarget) throw new ForbiddenError(ASSISTANTS_DISABLED_MESSAGE, 'ASSISTANTS_DISABLED');
-        hasAccount = Boolean(twin.accountId);
+        managesTarget = await requireAccess(db, actor, 'assistant.place', { twin });
+        if (twin!.disableAssistantsForUser && !managesTarget) throw new ForbiddenError(ASSISTANTS_DISABLED_MESSAGE, 'ASSISTANTS_DISABLED');
+        hasAccount = Boolean(twin!.accountId);
       }
       const outcome = decideSharing({
         previous: { institutionShared: false, accountShared: false, adminOnly: false },
@@ -93,12 +93,8 @@ export function createAssistantService(db: Database) {
     update: (actor: Actor, id: string, body: AssistantUpdateInput) => updateAssistantAs(db, actor, id, body),
 
     async remove(actor: Actor, id: string): Promise<void> {
-      const access = await loadAssistantFor(db, actor, id);
-      if (access.row.systemKey === STANDARD_ASSISTANT_KEY) {
-        throw new ForbiddenError('The standard assistant cannot be deleted', 'SYSTEM_ASSISTANT');
-      }
-      const allowed = access.owner || (await holdsOn(db, actor, access.row.institutionId, 'assistants.delete'));
-      if (!allowed) throw new ForbiddenError('You are not allowed to delete this assistant', 'ASSISTANT_NOT_DELETABLE');
+      const target = await assistantTarget(db, actor, id);
+      await requireAccess(db, actor, 'assistant.delete', { ...target, standard: target.assistant?.systemKey === STANDARD_ASSISTANT_KEY });
       await updateAssistant(db, id, { status: 'deleted' });
     },
   };

@@ -9,7 +9,7 @@ import { BadRequestError, NotFoundError } from '../../platform/http/errors.js';
 import type { FavoritesLoader } from '../users/profile.service.js';
 import { findUserById } from '../users/users.repo.js';
 import { users } from '../users/users.tables.js';
-import { ASSISTANT_NOT_FOUND } from './assistant-access.js';
+import { ASSISTANT_NOT_FOUND } from '../access/access.js';
 import { findPickableAssistant } from './assistants.repo.js';
 import type { AssistantService } from './assistants.service.js';
 import { pickContextForActor, pickContextForUser } from './scope.js';
