@@ -61,6 +61,9 @@ interface Actions {
   'twins.managed': [{ permission: Permission; ifNone?: 'forbid' | 'empty'; withDeleted?: boolean }, TwinScope];
   /** The same scope for the history admin views, whose refusal carries no code. */
   'history.admin': [{ permission: Permission }, TwinScope];
+  /** Creating and deleting twins: super admins only. */
+  'twin.create': [Record<string, never>, void];
+  'twin.delete': [Record<string, never>, void];
   /** A twin row by id (institutions.list / institutions.edit there), else 404. */
   'twin.read': [{ twin: { id: string } | undefined }, void];
   'twin.edit': [{ twin: { id: string } | undefined }, void];
@@ -294,6 +297,14 @@ const RULES: Rules = {
     const scope = await access.twins(permission);
     if (scope !== 'all' && scope.length === 0) throw new ForbiddenError();
     return scope;
+  },
+
+  async 'twin.create'(access) {
+    if (!isSuper(access.actor)) throw new ForbiddenError('Only a super admin can create a Digital Twin', 'SUPER_ONLY');
+  },
+
+  async 'twin.delete'(access) {
+    if (!isSuper(access.actor)) throw new ForbiddenError('Only a super admin can delete a Digital Twin', 'SUPER_ONLY');
   },
 
   async 'twin.read'(access, { twin }) {
