@@ -112,9 +112,13 @@ describe(`an export killed mid-archive on ${process.env.TEST_DATABASE_URL ? 'Pos
     const first = await deployment.start(deployment.scaled ? 'api' : 'all');
     const worker = deployment.scaled ? await deployment.start('worker') : first;
     const token = await signInAdmin(first.url);
-    // Images are stored and listed without chunks, so the files are ready at once and the export is long.
+    // Images are stored and listed without chunks: ready soon, and the export of their bytes is long.
     const files = Array.from({ length: 24 }, (_, i) => ({ name: `photo-${i}.png`, bytes: Buffer.concat([PNG_SIGNATURE, randomBytes(2 * 1024 * 1024)]) }));
-    for (const file of files) await uploadBytes(first.url, token, file.name, file.bytes, 'image/png');
+    const ids = [];
+    for (const file of files) ids.push(await uploadBytes(first.url, token, file.name, file.bytes, 'image/png'));
+    for (const id of ids) {
+      await waitForValue('the image ready', async () => ((await api(first.url, `/api/user/files/${id}`, token)).body.data.status === 'ready' ? true : undefined), 60_000);
+    }
 
     const started = await api(first.url, '/api/user/data/export', token, {});
     expect(started.status).toBe(202);
