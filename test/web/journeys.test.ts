@@ -247,6 +247,10 @@ describe('the web client in a browser', () => {
     await sources.locator('summary').click();
     await expect.poll(() => sources.innerText(), POLL).toContain('nightjar.txt');
     expect(await sources.innerText()).toContain('PLUM-42');
+    await checkScreen(page, 'chat-sources');
+    // Feedback on the answer: the button shows it pressed, and the record keeps it.
+    await lastAnswer(page).getByRole('button', { name: 'Helpful', exact: true }).click();
+    await expect.poll(() => lastAnswer(page).getByRole('button', { name: 'Helpful', exact: true }).getAttribute('aria-pressed'), POLL).toBe('true');
     expect(model.requests.at(-1)!.system + JSON.stringify(model.requests.at(-1)!.messages)).toContain('PLUM-42');
     await page.context().close();
   }, JOURNEY_MS);
@@ -444,6 +448,13 @@ describe('the web client in a browser', () => {
     await expect.poll(titles, POLL).toEqual(['Tell me about owls']);
     const left = await call<{ data: Array<{ question: string }> }>('/api/user/history', kai.token);
     expect(left.data.map((record) => record.question)).toEqual(['Tell me about owls']);
+
+    // The compact mode an embedding page uses: the chat alone.
+    await page.goto('/?embed=1');
+    await page.getByLabel('Your question').waitFor();
+    expect(await page.getByRole('navigation', { name: 'Main' }).count()).toBe(0);
+    expect(await list.count()).toBe(0);
+    await checkScreen(page, 'chat-embedded');
     await page.context().close();
   }, JOURNEY_MS);
 
