@@ -1,0 +1,41 @@
+# The service's image: the same code runs the embedded shape (`npm start`, data in /data) and each
+# process of the scaled shape (`npm run start:api`, `npm run start:worker`; compose.yaml). The README's
+# commands are the image's commands (test/compose.test.ts checks it).
+
+# --- build: every dependency, then the web client's bundle (web/dist)
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY web/package.json web/package-lock.json web/
+# postinstall installs web/'s dependencies from its own lockfile.
+RUN npm ci --no-audit --no-fund
+COPY . .
+# The OpenAPI document the web client is typed from is built on a throwaway embedded database.
+RUN DATA_DIR=/tmp/build-data npm run build:web && rm -rf /tmp/build-data
+
+# --- runtime: production dependencies, the sources (run by tsx) and the built web client, as a non-root user
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    DATA_DIR=/data \
+    PORT=3000 \
+    HOST=0.0.0.0
+WORKDIR /app
+COPY package.json package-lock.json ./
+# No install scripts: the postinstall would install the web client's build tools, which the bundle no longer needs.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY tsconfig.json ./
+COPY src ./src
+COPY web/scripts ./web/scripts
+COPY --from=build /app/web/dist ./web/dist
+# The start command's check (web/scripts/ensure-built.mjs) compares the bundle with the sources it
+# finds; only the bundle ships, so it must read as the newest file.
+RUN touch web/dist/index.html \
+ && mkdir -p /data \
+ && chown node:node /data
+# The embedded shape keeps its database, files, outbox and generated secrets in /data (mount a volume
+# there); the scaled shape writes nothing to it (README, "The scaled shape").
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/api/test').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["npm", "start"]
