@@ -145,15 +145,18 @@ describe(`an export killed mid-archive on ${process.env.TEST_DATABASE_URL ? 'Pos
     expect(ready).toMatchObject({ progress: 100, expired: false });
 
     // One mail, whose link downloads the whole archive: every file, byte for byte.
-    const mails = readdirSync(path.join(deployment.dataDir, 'outbox')).filter((name) => name.endsWith('.eml'));
-    const links = mails.map((name) => exportLink(readFileSync(path.join(deployment.dataDir, 'outbox', name), 'utf8'))).filter(Boolean);
-    expect(links).toHaveLength(1);
-    const download = await fetch(`${url}${new URL(links[0]!).pathname}${new URL(links[0]!).search}`);
+    // (The mail follows the publishing: ready first, then the link is made and mailed.)
+    const outbox = path.join(deployment.dataDir, 'outbox');
+    const mailedLinks = () =>
+      (existsSync(outbox) ? readdirSync(outbox) : []).filter((name) => name.endsWith('.eml')).map((name) => exportLink(readFileSync(path.join(outbox, name), 'utf8'))).filter(Boolean);
+    const link = new URL(await waitForValue('the mail', async () => mailedLinks()[0], 30_000));
+    const download = await fetch(`${url}${link.pathname}${link.search}`);
     expect(download.status).toBe(200);
     const entries = unzipSync(new Uint8Array(await download.arrayBuffer()));
     for (const file of files) expect(Buffer.from(entries[`files/${file.name}`] ?? []).equals(file.bytes)).toBe(true);
     expect(JSON.parse(strFromU8(entries['files.json']))).toHaveLength(files.length);
     await deployment.stopAll();
+    expect(mailedLinks()).toHaveLength(1);
     await deployment.inspect(async (database) => {
       expect(await unfinishedJobs(database)).toEqual([]);
       expect(await heldAttempts(database)).toEqual([]);
