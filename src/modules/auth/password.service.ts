@@ -42,12 +42,12 @@ export function createPasswordService({ db, cache, mailer, throttle, publicUrl, 
     await mailer.send({
       to: user.email,
       subject: 'Reset your password',
-      // The token also stands alone on a short line: a long line makes the mail quoted-printable, which
-      // breaks the link and writes its '=' as '=3D' in an .eml, and the token is what the API step takes.
+      // The token also stands alone on a short line (every line but the link's under 76 characters): the
+      // long link makes the mail quoted-printable, which folds it and writes its '=' as '=3D' in an .eml.
       text:
         `Someone asked to reset the password of this account.\n\nTo choose a new password, open:\n${link}\n\n` +
-        `Or send this reset token with your new password to POST /api/auth/reset-password:\n${token}\n\n` +
-        `The link works once and expires in one hour. If it was not you, ignore this mail.\n`,
+        `Reset token (for POST /api/auth/reset-password):\n${token}\n\n` +
+        `The link and the token work once and expire in one hour.\nIf it was not you, ignore this mail.\n`,
     });
   }
 

@@ -76,7 +76,10 @@ function toMailOptions(message: MailMessage): { to: string; subject: string; tex
   const options: { to: string; subject: string; text: string; html?: string } = {
     to: message.to,
     subject: message.subject,
-    text: message.text,
+    // CRLF line ends, as RFC 5322 has them: quoted-printable (chosen for a text with a line over 76
+    // characters, such as a link) then folds each long line alone; with bare LF it folds across line
+    // ends and can split a short line, such as a token a person copies from the .eml.
+    text: message.text.replace(/\r?\n/g, '\r\n'),
   };
   if (message.html !== undefined) options.html = message.html;
   return options;
