@@ -10,7 +10,7 @@ import { createProcessLiveness, type ProcessLiveness } from './processes/livenes
 import { createMailer, type Mailer } from './mail/mailer.js';
 import { createEventBus, type EventBus } from './realtime/bus.js';
 import { createS3Storage } from './storage/s3-storage.js';
-import { createLocalStorage, type FileStorage } from './storage/storage.js';
+import { createLocalStorage, type FileStorage, type LocalFileStorage } from './storage/storage.js';
 
 export interface Platform {
   config: Config;
@@ -34,7 +34,9 @@ export async function openPlatform(config: Config, logger: Pick<FastifyBaseLogge
   // PGlite's data belongs to one process: at start, every other process row is of a dead one.
   const liveness = createProcessLiveness(database, { role, timeoutSeconds: config.processTimeoutSeconds, exclusive: database.kind === 'pglite', logger });
   await liveness.start();
-  const storage = openStorage(config);
+  const storage = openStorage(config, liveness.id);
+  // A process killed mid-write leaves its unfinished file behind; once it counts as gone, it goes.
+  if ('removeAbandonedWrites' in storage) liveness.onBeat(async () => void (await storage.removeAbandonedWrites((ids) => liveness.goneOf(ids))));
   logger.info(
     config.filesS3 ? { files: 's3', bucket: config.filesS3.bucket, endpoint: config.filesS3.endpoint } : { files: 'local', dir: path.join(config.dataDir, 'files') },
     config.filesS3 ? 'files: S3-compatible object store' : 'files: local folder (every process of a deployment must share it)',
@@ -61,7 +63,7 @@ export async function closePlatform(platform: Platform): Promise<void> {
 }
 
 /** FILES_S3_* set: the object store every process reaches; unset: DATA_DIR/files of this machine. */
-function openStorage(config: Config): FileStorage {
-  if (!config.filesS3) return createLocalStorage(path.join(config.dataDir, 'files'));
+function openStorage(config: Config, writerId: string): FileStorage | LocalFileStorage {
+  if (!config.filesS3) return createLocalStorage(path.join(config.dataDir, 'files'), { writerId });
   return createS3Storage(config.filesS3);
 }
