@@ -6,12 +6,10 @@ import type { FileStorage } from '../../platform/storage/storage.js';
 import { presentSession } from '../admin-sessions/admin-sessions.schemas.js';
 import { presentAssistant } from '../assistants/assistants.presenter.js';
 import { presentCollection, presentFile } from '../files/files.presenter.js';
-import { uniqueNames } from '../files/zip.js';
 import { safeDisplayName } from '../files/detect.js';
 import { presentFeedback, presentHistoryDetail } from '../history/history.presenter.js';
 import { presentMemory } from '../memory/memory.presenter.js';
-import type { ArchiveEntry } from './archive.js';
-import { jsonArray } from './archive.js';
+import { jsonArray, uniqueNames, type ArchiveEntry } from '../../platform/storage/zip-stream.js';
 import {
   historyPage,
   personalAssistants,

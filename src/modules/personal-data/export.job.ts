@@ -10,7 +10,7 @@ import type { Database } from '../../platform/db/client.js';
 import type { JobContext, JobQueue } from '../../platform/jobs/queue.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import type { FileStorage } from '../../platform/storage/storage.js';
-import { zipEntries } from './archive.js';
+import { zipEntries } from '../../platform/storage/zip-stream.js';
 import { archiveEntries, workUnits } from './export-contents.js';
 import { setProgress, updateExport, findExport } from './exports.repo.js';
 import { countPersonalData, personOf } from './personal-data.repo.js';

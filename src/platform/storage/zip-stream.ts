@@ -1,6 +1,7 @@
 // A ZIP archive built as a stream: entries are read one after the other (a JSON document produced page
 // by page, a stored file read from storage) and deflated as they go, so the archive never sits in
-// memory whole; the bytes come out of an async iterator that storage.put consumes at its own pace.
+// memory whole; the bytes come out of an async iterator its reader (storage.put, an HTTP reply)
+// consumes at its own pace. Used by a collection's download and the personal-data export.
 import { Zip, ZipDeflate, ZipPassThrough } from 'fflate';
 
 export interface ArchiveEntry {
@@ -9,7 +10,20 @@ export interface ArchiveEntry {
   /** Stored as is (original uploads, mostly compressed formats already) rather than deflated. */
   stored?: boolean;
   /** The entry's bytes, produced on demand when the archive reaches it. */
-  body(): AsyncIterable<Uint8Array | string>;
+  body(): AsyncIterable<Uint8Array | string> | NodeJS.ReadableStream;
+}
+
+/** Names made unique inside an archive, case-insensitively: `a.txt`, `a (2).txt`, … */
+export function uniqueNames(names: string[]): string[] {
+  const seen = new Map<string, number>();
+  return names.map((name) => {
+    const count = seen.get(name.toLowerCase()) ?? 0;
+    seen.set(name.toLowerCase(), count + 1);
+    if (count === 0) return name;
+    const dot = name.lastIndexOf('.');
+    const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+    return `${stem} (${count + 1})${ext}`;
+  });
 }
 
 const encoder = new TextEncoder();
@@ -32,7 +46,7 @@ export async function* zipEntries(entries: AsyncIterable<ArchiveEntry> | Iterabl
     signal?.throwIfAborted();
     const file = entry.stored ? new ZipPassThrough(entry.name) : new ZipDeflate(entry.name, { level: 6 });
     zip.add(file);
-    for await (const piece of entry.body()) {
+    for await (const piece of entry.body() as AsyncIterable<Uint8Array | string>) {
       signal?.throwIfAborted();
       file.push(typeof piece === 'string' ? encoder.encode(piece) : piece);
       yield* drain();
