@@ -326,6 +326,7 @@ describe('failures in words', () => {
     expect(failure(400, { code: 'CODE_EXPIRED', message: 'This code has expired; ask for a new one' }).title).toBe('That code has expired');
     expect(failure(401, { code: 'MFA_EXPIRED', message: 'This sign-in has expired or ended; sign in again' }).detail).toContain('Start again');
     expect(failure(401, { code: 'INVALID_CREDENTIALS', message: 'Invalid email or password' }).title).toBe('Wrong email or password');
+    expect(failure(401, { code: 'INVALID_LAUNCH_TOKEN', message: 'This launch token is invalid, used or expired' }).title).toBe('This link no longer works');
   });
 
   it('never leaves a person with a blank notice', () => {

@@ -161,6 +161,11 @@ describe('the web client in a browser', () => {
     await signInUi(page, 'ada@example.test');
     await expect.poll(() => page.getByRole('heading', { name: 'Two-step verification' }).isVisible(), POLL).toBe(true);
     await checkScreen(page, 'sign-in-second-factor');
+    // Choosing an emailed code mails one; the authenticator still works after.
+    await page.getByRole('radio', { name: 'Emailed code' }).check();
+    await expect.poll(() => page.locator('#mfa-help').innerText(), POLL).toBe('We emailed a code to ada@example.test.');
+    expect(await mailedCode('ada@example.test', 1)).toMatch(/^\d{6}$/);
+    await page.getByRole('radio', { name: 'Authenticator app' }).check();
     await page.getByLabel('Code from your authenticator app').fill(totpOf(setup.secret).generate());
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.getByLabel('Your question').waitFor();
@@ -568,6 +573,11 @@ describe('the web client in a browser', () => {
     await notice.getByText('Confirmed: this session may now do everything your account may.').waitFor(POLL);
     await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
     await page.getByRole('img', { name: 'QR code to scan with your authenticator app' }).waitFor(POLL);
+
+    // A launch link works once: opened again, it says so.
+    await page.goto(`/launch#token=${encodeURIComponent(launch.token)}`);
+    await expect.poll(() => page.getByRole('alert').innerText(), POLL).toContain('This link no longer works');
+    await checkScreen(page, 'launch-used-link');
     await page.context().close();
   }, JOURNEY_MS);
 

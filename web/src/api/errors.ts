@@ -44,6 +44,8 @@ export function explainError(error: unknown): Explained {
       return { title: 'That code has expired', detail: 'Ask for a new code and enter it within 10 minutes.' };
     case 'MFA_EXPIRED':
       return { title: 'This sign-in has ended', detail: 'It expired, or too many codes were wrong. Start again with your email and password.' };
+    case 'INVALID_LAUNCH_TOKEN':
+      return { title: 'This link no longer works', detail: 'A launch link works once, for a short time. Open it again from the page that sent you here.' };
     case 'PASSWORD_CHANGE_REQUIRED':
       return { title: 'Change your password', detail: 'Your administrator asks you to choose a new password before you continue.' };
     case 'INSTITUTION_INACTIVE':

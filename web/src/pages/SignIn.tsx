@@ -26,6 +26,8 @@ export function SignInPage() {
   const [code, setCode] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [info, setInfo] = useState<string | null>(null);
+  /** Whether a code was mailed for this sign-in (choosing "Emailed code" mails one when none was). */
+  const [mailed, setMailed] = useState(false);
   const [busy, setBusy] = useState(false);
 
   const finish = (token: string, profile: Parameters<typeof session.signedIn>[1]) => {
@@ -42,6 +44,7 @@ export function SignInPage() {
       if ('mfaRequired' in answer) {
         setChallenge(answer);
         setMethod(answer.mfaMethod);
+        setMailed(answer.mfaMethod === 'email');
         setInfo(answer.mfaMethod === 'email' ? `We emailed a code to ${email}.` : null);
       } else finish(answer.token, answer.profile);
     } catch (caught) {
@@ -72,6 +75,7 @@ export function SignInPage() {
     setChallenge(null);
     setCode('');
     setInfo(null);
+    setMailed(false);
   };
 
   const resend = async () => {
@@ -81,11 +85,17 @@ export function SignInPage() {
       const answer = await unwrap(api.POST('/api/auth/mfa-resend', { body: { mfaToken: challenge.mfaToken } }));
       setMethod('email');
       setCode('');
-      setInfo(`${answer.message ?? `We emailed a new code to ${email}`}. Earlier codes no longer work.`);
+      setInfo(mailed ? `${answer.message ?? `We emailed a new code to ${email}`}. Earlier codes no longer work.` : `We emailed a code to ${email}.`);
+      setMailed(true);
     } catch (caught) {
       setError(caught);
       if (caught instanceof ApiError && caught.code === 'MFA_EXPIRED') restart();
     }
+  };
+
+  const choose = (choice: Method) => {
+    setMethod(choice);
+    if (choice === 'email' && !mailed) void resend();
   };
 
   return (
@@ -119,7 +129,7 @@ export function SignInPage() {
               <legend>How do you want to confirm?</legend>
               {challenge.methods.map((choice) => (
                 <label key={choice} className="radio">
-                  <input type="radio" name="method" value={choice} checked={method === choice} onChange={() => setMethod(choice)} />
+                  <input type="radio" name="method" value={choice} checked={method === choice} onChange={() => choose(choice)} />
                   {choice === 'totp' ? 'Authenticator app' : choice === 'email' ? 'Emailed code' : 'Backup code'}
                 </label>
               ))}
