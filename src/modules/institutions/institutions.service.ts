@@ -3,9 +3,8 @@
 // Also the rule every feature applies: an inactive twin cannot be used.
 import type { Database } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
-import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
-import { requireSomeTwin } from './admin-twins.js';
-import { hasPermission, managedInstitutionIds } from './access.js';
+import { ForbiddenError } from '../../platform/http/errors.js';
+import { checkAccess, requireAccess } from '../access/access.js';
 import {
   findInstitutionById,
   insertInstitution,
@@ -59,19 +58,19 @@ export function createInstitutionsService(db: Database) {
   /** The twin when the caller holds `permission` there; 404 otherwise (never leaks another twin). */
   async function load(actor: Actor, id: string, permission: 'institutions.list' | 'institutions.edit'): Promise<InstitutionRow> {
     const row = await findInstitutionById(db, id);
-    if (!row || !(await hasPermission(db, actor, id, permission))) throw new NotFoundError(INSTITUTION_NOT_FOUND);
-    return row;
+    await requireAccess(db, actor, permission === 'institutions.list' ? 'twin.read' : 'twin.edit', { twin: row });
+    return row!;
   }
 
   return {
     async create(actor: Actor, input: EditInstitutionInput & { name: string }) {
-      if (!isSuper(actor)) throw new ForbiddenError('Only a super admin can create a Digital Twin', 'SUPER_ONLY');
+      await requireAccess(db, actor, 'twin.create', {});
       const row = await insertInstitution(db, { ...toColumns(input, null), name: input.name });
       return presentAdminInstitution(row);
     },
 
     async list(actor: Actor, query: { page: number; limit: number; search?: string; status?: 'active' | 'inactive' }) {
-      const scope = await managedInstitutionIds(db, actor, 'institutions.list');
+      const scope = await requireAccess(db, actor, 'twins.managed', { permission: 'institutions.list', ifNone: 'empty', withDeleted: true });
       const { rows, total } = await listInstitutions(
         db,
         { scope, search: query.search, status: query.status },
@@ -103,16 +102,15 @@ export function createInstitutionsService(db: Database) {
 
     async remove(actor: Actor, id: string): Promise<void> {
       await load(actor, id, 'institutions.list');
-      if (!isSuper(actor)) throw new ForbiddenError('Only a super admin can delete a Digital Twin', 'SUPER_ONLY');
+      await requireAccess(db, actor, 'twin.delete', {});
       await softDeleteInstitutions(db, [id]);
     },
 
     /** Behaviour 13: twins outside the caller's reach are left alone; deleting is for super admins. */
     async bulk(actor: Actor, action: 'activate' | 'deactivate' | 'delete', ids: string[]): Promise<number> {
-      const scope = await managedInstitutionIds(db, actor, 'institutions.edit');
-      requireSomeTwin(scope);
+      const scope = await requireAccess(db, actor, 'twins.managed', { permission: 'institutions.edit', withDeleted: true });
       const unique = [...new Set(ids)];
-      if (action === 'delete') return isSuper(actor) ? (await softDeleteInstitutions(db, unique)).length : 0;
+      if (action === 'delete') return (await checkAccess(db, actor, 'twin.delete', {})) ? (await softDeleteInstitutions(db, unique)).length : 0;
       const actionable = scope === 'all' ? unique : unique.filter((id) => scope.includes(id));
       return (await setInstitutionStatus(db, actionable, action === 'activate' ? 'active' : 'inactive')).length;
     },
