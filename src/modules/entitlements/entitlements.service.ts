@@ -4,8 +4,7 @@ import type { Database, Executor } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { requireSomeTwin } from '../institutions/admin-twins.js';
-import { managedInstitutionIds } from '../institutions/access.js';
+import { requireAccess } from '../access/access.js';
 import {
   activeEntitlementsOf,
   deleteEntitlements,
@@ -68,7 +67,7 @@ export async function grantsOf(db: Executor, institutionId: string) {
 }
 
 export function createEntitlementsService(db: Database) {
-  const scope = (actor: Actor) => managedInstitutionIds(db, actor, 'institutions.list');
+  const scope = (actor: Actor) => requireAccess(db, actor, 'twins.managed', { permission: 'institutions.list', ifNone: 'empty', withDeleted: true });
 
   async function checkTarget(values: Partial<NewEntitlement>, current?: EntitlementRow): Promise<void> {
     const institutionId = values.institutionId !== undefined ? values.institutionId : current?.institutionId ?? null;
@@ -118,7 +117,7 @@ export function createEntitlementsService(db: Database) {
 
     /** Behaviour 13: rows the caller may not delete are left alone (all of them, for a non-super). */
     async bulkDelete(actor: Actor, ids: string[]): Promise<number> {
-      requireSomeTwin(await scope(actor));
+      await requireAccess(db, actor, 'twins.managed', { permission: 'institutions.list', withDeleted: true });
       if (!isSuper(actor)) return 0;
       return deleteEntitlements(db, [...new Set(ids)]);
     },
