@@ -1,9 +1,9 @@
 // The administrators' side of credits: awarding free credits to a twin (super admins) and reading a
 // twin's ledger (credits.edit in it).
 import type { Database } from '../../platform/db/client.js';
-import { isSuper, type Actor } from '../../platform/http/actor.js';
-import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
-import { hasPermission } from '../institutions/access.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { NotFoundError } from '../../platform/http/errors.js';
+import { requireAccess } from '../access/access.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { listLedger } from './credits.repo.js';
 import type { LedgerEntryWire } from './credits.schemas.js';
@@ -25,7 +25,7 @@ const present = (row: CreditLedgerRow): LedgerEntryWire => ({
 export function createCreditsAdmin(db: Database) {
   return {
     async awardFree(actor: Actor, institutionId: string, credits: number): Promise<string> {
-      if (!isSuper(actor)) throw new ForbiddenError('Only a super admin can award free credits', 'SUPER_ONLY');
+      await requireAccess(db, actor, 'credits.award', {});
       const twin = await findInstitutionById(db, institutionId);
       if (!twin) throw new NotFoundError('Institution not found');
       const change = await awardCredits(db, {
@@ -40,9 +40,7 @@ export function createCreditsAdmin(db: Database) {
     },
 
     async ledger(actor: Actor, institutionId: string, page: { page: number; limit: number }) {
-      if (!(await hasPermission(db, actor, institutionId, 'credits.edit')) || !(await findInstitutionById(db, institutionId))) {
-        throw new NotFoundError('Institution not found');
-      }
+      await requireAccess(db, actor, 'credits.read', { institutionId });
       const { rows, total } = await listLedger(db, { institutionId }, { offset: (page.page - 1) * page.limit, limit: page.limit });
       return { success: true as const, data: rows.map(present), page: page.page, limit: page.limit, total };
     },
