@@ -2,10 +2,10 @@
 // rows), create, edit and delete. Rows the caller cannot see (another person's personal row, any row
 // of another twin) answer 404; visible shared rows they may not change answer 403.
 import type { Database } from '../../platform/db/client.js';
-import { isSuper, type Actor } from '../../platform/http/actor.js';
+import type { Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { hasPermission } from '../institutions/access.js';
+import { checkAccess } from '../access/access.js';
 import { findUserById } from '../users/users.repo.js';
 import { presentMemory } from './memory.presenter.js';
 import { deleteMemory, findMemory, insertMemory, listVisibleMemories, updateMemory, type MemoryUpdate, type MemoryWithTwin } from './memory.repo.js';
@@ -35,8 +35,7 @@ function workingTwin(actor: Actor): string | null {
 export function createMemoryService(db: Database): MemoryService {
   /** Super admins and holders of institutions.edit on the twin (its admins) manage its shared memory. */
   async function managesTwin(actor: Actor, institutionId: string): Promise<boolean> {
-    if (isSuper(actor) && !actor.launchScope) return true;
-    return hasPermission(db, actor, institutionId, 'institutions.edit');
+    return checkAccess(db, actor, 'memory.manage', { twin: institutionId });
   }
 
   function viewOf(actor: Actor, row: MemoryWithTwin, manages: boolean): { isAuthor: boolean; editable: boolean } {
