@@ -2,9 +2,9 @@
 // a twin the caller cannot administer answers as not found; revocation bites at once in every process.
 import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { BadRequestError, NotFoundError } from '../../platform/http/errors.js';
+import { BadRequestError } from '../../platform/http/errors.js';
 import type { SessionCache } from '../auth/session-cache.js';
-import { hasPermission, requirePermission } from '../institutions/access.js';
+import { requireAccess } from '../access/access.js';
 import { findLiveSession, listTwinSessions, revokeTwinSessions } from './admin-sessions.repo.js';
 import { presentSession } from './admin-sessions.schemas.js';
 
@@ -18,24 +18,22 @@ export function createAdminSessionsService({ db, cache }: { db: Database; cache:
   return {
     async list(actor: Actor, query: { page: number; limit: number; institutionId?: string }) {
       const twin = twinOf(actor, query.institutionId);
-      await requirePermission(db, actor, twin, 'sessions.list');
+      await requireAccess(db, actor, 'sessions.list', { twin });
       const { rows, total } = await listTwinSessions(db, twin, query.page, query.limit);
       return { data: rows.map(presentSession), page: query.page, limit: query.limit, total };
     },
 
     async remove(actor: Actor, id: string): Promise<void> {
       const session = await findLiveSession(db, id);
-      if (!session?.institutionId || !(await hasPermission(db, actor, session.institutionId, 'sessions.delete'))) {
-        throw new NotFoundError('Session not found');
-      }
-      const revoked = await revokeTwinSessions(db, session.institutionId, [id]);
+      await requireAccess(db, actor, 'session.delete', { session });
+      const revoked = await revokeTwinSessions(db, session!.institutionId!, [id]);
       await cache.invalidate({ sessionIds: revoked });
     },
 
     /** Only sessions of the caller's current twin are actionable; the rest are skipped and not counted. */
     async bulkRemove(actor: Actor, ids: string[]): Promise<number> {
       const twin = twinOf(actor);
-      await requirePermission(db, actor, twin, 'sessions.delete');
+      await requireAccess(db, actor, 'sessions.delete', { twin });
       const revoked = await revokeTwinSessions(db, twin, [...new Set(ids)]);
       if (revoked.length > 0) await cache.invalidate({ sessionIds: revoked });
       return revoked.length;
