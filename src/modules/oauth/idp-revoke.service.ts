@@ -6,11 +6,11 @@ import * as client from 'openid-client';
 import type { Config } from '../../config.js';
 import type { Database, Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { AppError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { AppError } from '../../platform/http/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { institutions } from '../institutions/institutions.tables.js';
-import { hasPermission, isMemberOf } from '../institutions/access.js';
+import { requireAccess } from '../access/access.js';
 import { providerConfiguration, resolveProvider } from './oauth.providers.js';
 
 /** The `<provider>` key of the spec's identity-provider segment (`idp`). */
@@ -60,10 +60,8 @@ export function createIdpRevokeService({ db, secrets, config, log }: RevokeDeps)
     /** Returns whether a stored token was found (and removed). */
     async revoke(actor: Actor, institutionId: string): Promise<boolean> {
       const twin = await findInstitutionById(db, institutionId);
-      // A twin the caller does not belong to is not shown (404), as everywhere else.
-      if (!twin || !(await isMemberOf(db, actor, institutionId))) throw new NotFoundError('Institution not found');
-      if (!(await hasPermission(db, actor, institutionId, 'institutions.edit'))) throw new ForbiddenError('Not authorized');
-      const record = twin.cloudServices[IDP_PROVIDER_KEY];
+      await requireAccess(db, actor, 'twin.revoke', { twin });
+      const record = twin!.cloudServices[IDP_PROVIDER_KEY];
       try {
         await db
           .update(institutions)

@@ -4,7 +4,7 @@ import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { BadRequestError, NotFoundError } from '../../platform/http/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
-import { requirePermission } from '../institutions/access.js';
+import { requireAccess } from '../access/access.js';
 import { deleteSsoProviders, findSsoProvider, insertSsoProvider, listSsoProviders, updateSsoProvider } from './oauth.repo.js';
 import { presentSsoProvider, type SsoProviderWire } from './sso-providers.schemas.js';
 
@@ -18,7 +18,7 @@ export interface SsoProviderInput {
 export function createSsoProviderService({ db, secrets }: { db: Database; secrets: SecretBox }) {
   async function twinOf(actor: Actor): Promise<string> {
     if (!actor.institutionId) throw new BadRequestError('Choose a twin first: you have no current twin', 'NO_TWIN');
-    await requirePermission(db, actor, actor.institutionId, 'sso.edit');
+    await requireAccess(db, actor, 'sso.edit', { twin: actor.institutionId });
     return actor.institutionId;
   }
 
