@@ -4,10 +4,9 @@
 import type { Database } from '../../platform/db/client.js';
 import { withTransaction } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { isSuper } from '../../platform/http/actor.js';
-import { AppError, BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { AppError, BadRequestError, NotFoundError } from '../../platform/http/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
-import { hasPermission, isMemberOf } from '../institutions/access.js';
+import { requireAccess } from '../access/access.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
 import type { UserRow } from '../users/users.tables.js';
 import type { ClientInfo } from './auth.service.js';
@@ -88,15 +87,9 @@ export function createFactorService({ db, secrets, cache, throttle }: FactorServ
      * with two-step verification on keeps it, with emailed codes, until they set up a new app.
      */
     async adminReset(actor: Actor, userId: string): Promise<void> {
-      const target = await findUserById(db, userId);
-      if (!target) throw new NotFoundError('User not found');
-      const twin = target.currentInstitutionId ?? actor.institutionId;
-      if (!twin || !(await hasPermission(db, actor, twin, 'users.edit'))) {
-        // An account of a twin the caller does not belong to is not shown (404); a member lacking the right gets 403.
-        if (!twin || !(await isMemberOf(db, actor, twin))) throw new NotFoundError('User not found');
-        throw new ForbiddenError();
-      }
-      if (target.accountType === 'super' && !isSuper(actor)) throw new ForbiddenError('Only a super admin can edit a super admin');
+      const found = await findUserById(db, userId);
+      await requireAccess(db, actor, 'user.reset-factors', { user: found });
+      const target = found!;
       await withTransaction(db, async (tx) => {
         await updateUser(tx, target.id, { ...removal, mfaMethod: target.mfaEnabled ? 'email' : null });
         await deleteBackupCodes(tx, target.id);
