@@ -4,10 +4,10 @@
 import type { Database } from '../../platform/db/client.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
-import { isSuper, type Actor } from '../../platform/http/actor.js';
-import { ConflictError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { ConflictError, NotFoundError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { inTwins, requireSomeTwin, twinsWhere } from '../institutions/admin-twins.js';
+import { requireAccess } from '../access/access.js';
 import { presentAdminCustomModel, presentCustomModel } from './custom-models.presenter.js';
 import {
   deleteCustomModels,
@@ -54,14 +54,9 @@ export function createCustomModelService(db: Database, secrets: Pick<SecretBox, 
 
   /** The model as an admin may reach it: 404 outside their twins; writes of deployment-wide ones need a super admin. */
   async function reach(actor: Actor, id: string, intent: 'read' | 'write'): Promise<CustomModelRow> {
-    const twins = await twinsWhere(db, actor, 'models.edit');
     const row = await findCustomModelById(db, id);
-    const visible = row && (row.institutionId ? inTwins(twins, row.institutionId) : twins === 'all' || twins.length > 0);
-    if (!row || !visible) throw new NotFoundError(MODEL_NOT_FOUND, 'MODEL_NOT_FOUND');
-    if (intent === 'write' && !row.institutionId && !isSuper(actor)) {
-      throw new ForbiddenError('Only a super admin can change a deployment-wide model', 'FORBIDDEN');
-    }
-    return row;
+    await requireAccess(db, actor, intent === 'read' ? 'model.read' : 'model.write', { model: row });
+    return row!;
   }
 
   return {
@@ -70,8 +65,7 @@ export function createCustomModelService(db: Database, secrets: Pick<SecretBox, 
     },
 
     async list(actor: Actor, query: AdminModelsQuery) {
-      const twins = await twinsWhere(db, actor, 'models.edit');
-      if (twins !== 'all' && twins.length === 0) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
+      const twins = await requireAccess(db, actor, 'twins.managed', { permission: 'models.edit' });
       const { rows, total } = await listCustomModelsForAdmin(db, { twins, institutionId: query.institution, search: query.search, page: query.page, limit: query.limit });
       return { data: rows.map(presentAdminCustomModel), page: query.page, limit: query.limit, total };
     },
@@ -82,11 +76,8 @@ export function createCustomModelService(db: Database, secrets: Pick<SecretBox, 
 
     async create(actor: Actor, body: CustomModelCreateInput): Promise<AdminCustomModelWire> {
       const institutionId = body.institution === undefined ? actor.institutionId : body.institution;
-      if (institutionId === null) {
-        if (!isSuper(actor) || actor.launchScope) throw new ForbiddenError('Only a super admin can add a deployment-wide model', 'FORBIDDEN');
-      } else {
-        const twins = await twinsWhere(db, actor, 'models.edit');
-        if (!inTwins(twins, institutionId)) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
+      await requireAccess(db, actor, 'model.create', { institutionId });
+      if (institutionId !== null) {
         if (!(await findInstitutionById(db, institutionId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
       }
       const row = await save(() => insertCustomModel(db, { ...columns(body), name: body.name, model: body.model, institutionId }));
@@ -105,8 +96,7 @@ export function createCustomModelService(db: Database, secrets: Pick<SecretBox, 
     },
 
     async bulkDelete(actor: Actor, ids: string[]): Promise<number> {
-      const twins = await twinsWhere(db, actor, 'models.edit');
-      requireSomeTwin(twins);
+      const twins = await requireAccess(db, actor, 'twins.managed', { permission: 'models.edit' });
       return deleteCustomModels(db, ids, twins);
     },
   };
