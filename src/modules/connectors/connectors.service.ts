@@ -7,10 +7,10 @@ import type { McpPool } from '../../ai/mcp/mcp-pool.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/client.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
-import { isSuper, type Actor } from '../../platform/http/actor.js';
-import { ConflictError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { ConflictError, NotFoundError } from '../../platform/http/errors.js';
 import { OutboundRefusedError, type OutboundPolicy } from '../../platform/net/outbound-guard.js';
-import { inTwins, requireSomeTwin, twinsWhere } from '../institutions/admin-twins.js';
+import { requireAccess } from '../access/access.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { endpointOf, scrubbed } from './connector-endpoint.js';
 import { presentMcpServer } from './connectors.presenter.js';
@@ -79,20 +79,14 @@ export function createConnectorService({ db, secrets, policy, pool }: ConnectorS
 
   /** The server as an admin may reach it: 404 outside their twins; writes of servers of every twin need a super admin. */
   async function reach(actor: Actor, id: string, intent: 'read' | 'write'): Promise<McpServerRow> {
-    const twins = await twinsWhere(db, actor, 'mcp.edit');
     const row = await findMcpServerById(db, id);
-    const visible = row && (row.institutionId ? inTwins(twins, row.institutionId) : twins === 'all' || twins.length > 0);
-    if (!row || !visible) throw new NotFoundError(MCP_SERVER_NOT_FOUND, 'MCP_SERVER_NOT_FOUND');
-    if (intent === 'write' && !row.institutionId && !isSuper(actor)) {
-      throw new ForbiddenError('Only a super admin can change an MCP server of every twin', 'FORBIDDEN');
-    }
-    return row;
+    await requireAccess(db, actor, intent === 'read' ? 'mcp.read' : 'mcp.write', { server: row });
+    return row!;
   }
 
   return {
     async list(actor: Actor, query: McpServersQuery) {
-      const twins = await twinsWhere(db, actor, 'mcp.edit');
-      requireSomeTwin(twins);
+      const twins = await requireAccess(db, actor, 'twins.managed', { permission: 'mcp.edit' });
       const { rows, total } = await listMcpServersForAdmin(db, { twins, institutionId: query.institution, search: query.search, page: query.page, limit: query.limit });
       return { data: rows.map(presentMcpServer), page: query.page, limit: query.limit, total };
     },
@@ -103,11 +97,8 @@ export function createConnectorService({ db, secrets, policy, pool }: ConnectorS
 
     async create(actor: Actor, body: McpServerCreateInput): Promise<McpServerWire> {
       const institutionId = body.institution === undefined ? actor.institutionId : body.institution;
-      if (institutionId === null) {
-        if (!isSuper(actor) || actor.launchScope) throw new ForbiddenError('Only a super admin can add an MCP server of every twin', 'FORBIDDEN');
-      } else {
-        const twins = await twinsWhere(db, actor, 'mcp.edit');
-        if (!inTwins(twins, institutionId)) throw new ForbiddenError('Not authorized', 'FORBIDDEN');
+      await requireAccess(db, actor, 'mcp.create', { institutionId });
+      if (institutionId !== null) {
         if (!(await findInstitutionById(db, institutionId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
       }
       await guard(body.url);
@@ -136,8 +127,7 @@ export function createConnectorService({ db, secrets, policy, pool }: ConnectorS
     },
 
     async bulkDelete(actor: Actor, ids: string[]): Promise<number> {
-      const twins = await twinsWhere(db, actor, 'mcp.edit');
-      requireSomeTwin(twins);
+      const twins = await requireAccess(db, actor, 'twins.managed', { permission: 'mcp.edit' });
       const deleted = await deleteMcpServers(db, ids, twins);
       await Promise.all(deleted.map((id) => pool.close(id)));
       return deleted.length;

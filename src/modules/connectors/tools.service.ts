@@ -5,7 +5,7 @@ import type { ConnectorCatalog, ConnectorTool } from '../../ai/tools/connector-c
 import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { NotFoundError } from '../../platform/http/errors.js';
-import { requirePermission } from '../institutions/access.js';
+import { requireAccess } from '../access/access.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { setToolDisabled } from './connectors.repo.js';
 import type { ToolWire } from './connectors.schemas.js';
@@ -23,7 +23,7 @@ export function createToolService(deps: { db: Database; catalog: Pick<ConnectorC
   async function twinOf(actor: Actor): Promise<string> {
     const institutionId = actor.institutionId;
     if (!institutionId) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
-    await requirePermission(db, actor, institutionId, 'tools.edit');
+    await requireAccess(db, actor, 'tools.edit', { twin: institutionId });
     return institutionId;
   }
 
