@@ -4,7 +4,7 @@
 import type { DatabaseHandle } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { createLocalEmbedder, type Embedder } from '../../ai/embeddings.js';
-import { hasPermission } from '../institutions/access.js';
+import { checkAccess } from '../access/access.js';
 import { searchFullText, searchVector, type ChunkHit, type SearchScope } from './chunks.repo.js';
 import { searchableFilesOf } from './files.repo.js';
 import { redactConfidential } from '../history/history.detail.js';
@@ -68,7 +68,7 @@ export function toEntry(hit: ChunkHit, mode: string): RetrievalEntry {
 export async function searchScopeFor(database: DatabaseHandle, actor: Actor): Promise<SearchScope | null> {
   const institutionId = actor.launchScope?.institutionId ?? actor.institutionId;
   if (!institutionId) return null;
-  const includeShared = await hasPermission(database.db, actor, institutionId, 'files.access');
+  const includeShared = await checkAccess(database.db, actor, 'files.access', { twin: institutionId });
   return { institutionId, userId: actor.userId, includeShared };
 }
 
