@@ -1,16 +1,14 @@
 // A twin's administrators set a member's role and extra permission grants, or remove the person from
 // the twin. Needs users.edit in that twin; super accounts are for supers only; never one's own.
 import { eq } from 'drizzle-orm';
-import { isSuper, type Actor } from '../../platform/http/actor.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { BadRequestError } from '../../platform/http/errors.js';
 import type { Permission } from '../../platform/http/permissions.js';
 import { memberships, type MembershipRow } from '../institutions/institutions.tables.js';
 import { deleteMembership, findMembershipById, nextTwinFor } from '../memberships/memberships.repo.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
 import { requireAccess } from '../access/access.js';
 import type { AdminUsersDeps } from './admin-users.service.js';
-
-const NOT_FOUND = 'Membership not found';
 
 export const presentMembership = (row: MembershipRow) => ({ _id: row.id, institution: row.institutionId, user: row.userId, role: row.role, permissions: row.permissions });
 

@@ -4,7 +4,7 @@
 import type { Database, Executor } from '../../platform/db/client.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
-import { BadRequestError, ConflictError, ForbiddenError } from '../../platform/http/errors.js';
+import { BadRequestError, ConflictError } from '../../platform/http/errors.js';
 import type { SessionCache } from '../auth/session-cache.js';
 import { hashPassword } from '../../platform/crypto/passwords.js';
 import { applySecurityChange } from '../auth/security-effects.js';
