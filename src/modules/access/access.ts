@@ -114,6 +114,8 @@ interface Actions {
   'mcp.read': [{ server: { institutionId: string | null } | undefined }, void];
   'mcp.write': [{ server: { institutionId: string | null } | undefined }, void];
   'mcp.create': [{ institutionId: string | null }, void];
+  /** Free credits: super admins only. */
+  'credits.award': [Record<string, never>, void];
   /** Credits ledger of a twin: credits.edit there, else 404. */
   'credits.read': [{ institutionId: string }, void];
   /** Managing a twin's shared memory: super admins (outside a launch session) and holders of institutions.edit. */
@@ -443,6 +445,10 @@ const RULES: Rules = {
   'mcp.read': (access, { server }) => adminRow(access, server, 'mcp.edit', serverNotFound),
   'mcp.write': (access, { server }) => adminRow(access, server, 'mcp.edit', serverNotFound, 'Only a super admin can change an MCP server of every twin'),
   'mcp.create': (access, { institutionId }) => adminCreate(access, institutionId, 'mcp.edit', 'Only a super admin can add an MCP server of every twin'),
+
+  async 'credits.award'(access) {
+    if (!isSuper(access.actor)) throw new ForbiddenError('Only a super admin can award free credits', 'SUPER_ONLY');
+  },
 
   async 'credits.read'(access, { institutionId }) {
     if (!(await access.holds(institutionId, 'credits.edit')) || !(await isLiveTwin(access.db, institutionId))) {
