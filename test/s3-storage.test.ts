@@ -3,13 +3,19 @@
 // peer where it matters (a failed upload leaves no object under its key).
 // s3rver implements neither AbortMultipartUpload nor ListMultipartUploads: that a failed multipart
 // upload's parts are removed is the SDK's (lib-storage) behaviour on a real store, not checked here.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createS3Storage, type S3Storage } from '../src/platform/storage/s3-storage.js';
 import { newStorageKey } from '../src/platform/storage/storage.js';
+import { freePort } from './support/processes.js';
 import { startS3, type TestS3 } from './support/s3.js';
 
 async function collect(stream: NodeJS.ReadableStream): Promise<Buffer> {
@@ -162,6 +168,51 @@ describe('createS3Storage on an S3 peer', () => {
       await noBucket.close();
     }
   });
+
+  it('checks at start that the bucket can be used: yes for the bucket, no for a missing bucket or a store that does not answer', async () => {
+    await expect(storage.check()).resolves.toBeUndefined();
+    const stores = [
+      createS3Storage({ bucket: 'no-such-bucket', endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: s3.credentials }),
+      createS3Storage({ bucket: s3.bucket, endpoint: `http://127.0.0.1:${await freePort()}`, region: 'us-east-1', forcePathStyle: true, credentials: s3.credentials }),
+    ];
+    try {
+      await expect(stores[0].check()).rejects.toMatchObject({ name: 'NoSuchBucket' });
+      await expect(stores[1].check()).rejects.toThrow(); // nothing listens there
+    } finally {
+      for (const store of stores) await store.close();
+    }
+  });
+
+  it('a service process whose bucket cannot be used refuses to start, naming it, and writes nothing', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'dt-s3-refused-'));
+    try {
+      // Asynchronously: the S3 peer answers from this process.
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'api'], {
+        env: {
+          ...process.env,
+          ...s3.env,
+          FILES_S3_BUCKET: 'no-such-bucket',
+          DATA_DIR: dataDir,
+          PORT: '0',
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+          JWT_SECRET: randomBytes(32).toString('hex'),
+          ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr!.on('data', (piece: Buffer) => (stderr += piece.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      const [status] = (await once(child, 'exit')) as [number | null];
+      clearTimeout(timer);
+      expect(status).toBe(1);
+      expect(stderr).toContain(`Failed to start: FILES_S3_BUCKET "no-such-bucket" at ${s3.endpoint} cannot be used (NoSuchBucket:`);
+      expect(await readdir(dataDir)).toEqual([]);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
 
 describe('FILES_S3_* configuration', () => {

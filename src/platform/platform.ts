@@ -25,6 +25,7 @@ export interface Platform {
 }
 
 export async function openPlatform(config: Config, logger: Pick<FastifyBaseLogger, 'info' | 'error'>, role = 'all'): Promise<Platform> {
+  if (config.filesS3) await checkBucket(config.filesS3);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   logger.info(
     { database: database.kind, vector: database.vector },
@@ -66,4 +67,18 @@ export async function closePlatform(platform: Platform): Promise<void> {
 function openStorage(config: Config, writerId: string): FileStorage | LocalFileStorage {
   if (!config.filesS3) return createLocalStorage(path.join(config.dataDir, 'files'), { writerId });
   return createS3Storage(config.filesS3);
+}
+
+/** A bucket that cannot be used stops the process at start, before anything is opened, naming it. */
+async function checkBucket(options: NonNullable<Config['filesS3']>): Promise<void> {
+  const store = createS3Storage(options);
+  try {
+    await store.check();
+  } catch (error) {
+    const where = options.endpoint ? ` at ${options.endpoint}` : '';
+    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw new Error(`FILES_S3_BUCKET "${options.bucket}"${where} cannot be used (${reason})`);
+  } finally {
+    await store.close();
+  }
 }

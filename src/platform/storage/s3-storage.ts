@@ -18,6 +18,8 @@ import { assertValidKey, type FileStorage, type StorageBody } from './storage.js
 
 /** Smallest part S3 accepts (5 MiB); a body below it goes up in one request. */
 const PART_SIZE = 5 * 1024 * 1024;
+/** Never a service-made key (those have a '/' and a date), so the check never finds an object. */
+const CHECK_KEY = 'startup-check';
 /** Parts in flight per upload: bounds an upload's memory to about QUEUE_SIZE × PART_SIZE. */
 const QUEUE_SIZE = 2;
 
@@ -33,6 +35,12 @@ export interface S3StorageOptions {
 }
 
 export interface S3Storage extends FileStorage {
+  /**
+   * Reads a key that does not exist: resolves when the store answers "no such key" (the bucket is there
+   * and the credentials may read it), throws the store's own error otherwise (no bucket, access denied,
+   * no answer). A store that answers a missing key with 403 (no s3:ListBucket) fails it too.
+   */
+  check(): Promise<void>;
   /** Closes the client's connections. */
   close(): Promise<void>;
 }
@@ -103,6 +111,15 @@ export function createS3Storage(options: S3StorageOptions): S3Storage {
       } catch (error) {
         if (isMissing(error)) return false;
         throw error;
+      }
+    },
+
+    async check() {
+      try {
+        const response = await client.send(new GetObjectCommand({ Bucket, Key: CHECK_KEY }));
+        (response.Body as Readable | undefined)?.destroy();
+      } catch (error) {
+        if (!(error instanceof S3ServiceException && error.name === 'NoSuchKey')) throw error;
       }
     },
 
