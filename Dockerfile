@@ -15,10 +15,14 @@ RUN DATA_DIR=/tmp/build-data npm run build:web && rm -rf /tmp/build-data
 
 # --- runtime: production dependencies, the sources (run by tsx) and the built web client, as a non-root user
 FROM node:20-bookworm-slim AS runtime
+# npm runs a script through a shell and passes a stop's SIGTERM to that shell only: Debian's sh (dash)
+# would die and leave the service running until SIGKILL; bash replaces itself with node, which then
+# gets the signal and shuts down gracefully.
 ENV NODE_ENV=production \
     DATA_DIR=/data \
     PORT=3000 \
-    HOST=0.0.0.0
+    HOST=0.0.0.0 \
+    npm_config_script_shell=/bin/bash
 WORKDIR /app
 COPY package.json package-lock.json ./
 # No install scripts: the postinstall would install the web client's build tools, which the bundle no longer needs.

@@ -14,6 +14,7 @@ const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
 
 interface Service {
   image?: string;
+  init?: boolean;
   build?: string | { context: string; dockerfile?: string };
   command?: string[] | string;
   entrypoint?: string[] | string;
@@ -215,6 +216,12 @@ describe('Dockerfile', () => {
 
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
     for (const script of ['start', 'start:api', 'start:worker']) expect(scripts[script], script).toBeDefined();
+  });
+
+  it("lets a stop's SIGTERM reach the service through npm: scripts run by bash, which execs node", () => {
+    const env = finalStage.filter((line) => line.startsWith('ENV ')).join(' ');
+    expect(env).toMatch(/\bnpm_config_script_shell=\/bin\/bash\b/);
+    expect(services['api-1'].init).toBe(true); // PID 1 passes signals on and reaps
   });
 
   it('leaves local data, installed modules and secrets out of the build context', () => {
