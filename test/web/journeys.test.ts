@@ -203,6 +203,22 @@ describe('the web client in a browser', () => {
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     await expect.poll(() => lastAnswer(page).getByRole('button', { name: 'Copy code' }).isVisible(), POLL).toBe(true);
     await checkScreen(page, 'chat-answer');
+
+    // An empty answer is the try-again notice, and Try again asks the same question again; so does Regenerate.
+    model.setDefault({ chunks: [] });
+    await ask(page, 'Say something');
+    const tryAgain = lastAnswer(page).getByRole('button', { name: 'Try again' });
+    await tryAgain.waitFor(POLL);
+    expect(await lastAnswer(page).getByRole('status').innerText()).toContain('The model returned an empty answer. Please try again.');
+    model.setDefault({ chunks: ['Something, at last.'] });
+    await tryAgain.click();
+    await expect.poll(() => lastAnswer(page).innerText(), POLL).toContain('Something, at last.');
+    await expect.poll(() => lastAnswer(page).getAttribute('data-status'), POLL).toBe('complete');
+    model.setDefault({ chunks: ['Something else, regenerated.'] });
+    await page.getByRole('button', { name: 'Regenerate' }).click();
+    await expect.poll(() => lastAnswer(page).innerText(), POLL).toContain('Something else, regenerated.');
+    expect(await page.locator('.message-question').last().innerText()).toContain('Say something');
+    expect(JSON.stringify(model.requests.at(-1)!.messages.at(-1))).toContain('Say something');
     await page.context().close();
   }, JOURNEY_MS);
   it("switches twin and shows that twin's assistants", async () => {
