@@ -40,7 +40,7 @@ export async function openPlatform(config: Config, logger: Pick<FastifyBaseLogge
   if ('removeAbandonedWrites' in storage) liveness.onBeat(async () => void (await storage.removeAbandonedWrites((ids) => liveness.goneOf(ids))));
   logger.info(
     config.filesS3 ? { files: 's3', bucket: config.filesS3.bucket, endpoint: config.filesS3.endpoint } : { files: 'local', dir: path.join(config.dataDir, 'files') },
-    config.filesS3 ? 'files: S3-compatible object store' : 'files: local folder (every process of a deployment must share it)',
+    config.filesS3 ? 'files: S3-compatible object store' : 'files: local folder (processes of a deployment that has several must all reach it)',
   );
   return {
     config,
