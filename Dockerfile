@@ -10,8 +10,8 @@ COPY web/package.json web/package-lock.json web/
 # postinstall installs web/'s dependencies from its own lockfile.
 RUN npm ci --no-audit --no-fund
 COPY . .
-# The OpenAPI document the web client is typed from is built on a throwaway embedded database.
-RUN DATA_DIR=/tmp/build-data npm run build:web && rm -rf /tmp/build-data
+# The OpenAPI document the web client is typed from is read from the app on a throw-away embedded database.
+RUN npm run build:web
 
 # --- runtime: production dependencies, the sources (run by tsx) and the built web client, as a non-root user
 FROM node:20-bookworm-slim AS runtime
