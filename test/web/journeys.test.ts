@@ -258,6 +258,17 @@ describe('the web client in a browser', () => {
     await expect.poll(() => row.locator('[data-status]').getAttribute('data-status'), { timeout: 30_000 }).toBe('ready');
     expect(await row.innerText()).toMatch(/Ready · \d+ passages?/);
     await checkScreen(page, 'files');
+    // A confidential file: answers quote it only redacted.
+    await page.getByLabel('Confidential (answers quote it only redacted)').check();
+    await page.getByLabel('File', { exact: true }).setInputFiles({
+      name: 'kestrel.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from(`Project Kestrel briefing for the steering group, restricted distribution, do not forward or print. The vault code of project Kestrel is FIG-77.\n`),
+    });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    const secretRow = page.getByRole('row', { name: /kestrel\.txt/ });
+    await expect.poll(() => secretRow.locator('[data-status]').getAttribute('data-status'), { timeout: 30_000 }).toBe('ready');
+    expect(await secretRow.innerText()).toContain('Confidential');
 
     model.setDefault({ chunks: ['The launch code is PLUM-42.'] });
     await page.getByRole('link', { name: 'Chat' }).click();
@@ -272,6 +283,17 @@ describe('the web client in a browser', () => {
     // Feedback on the answer: the button shows it pressed, and the record keeps it.
     await lastAnswer(page).getByRole('button', { name: 'Helpful', exact: true }).click();
     await expect.poll(() => lastAnswer(page).getByRole('button', { name: 'Helpful', exact: true }).getAttribute('aria-pressed'), POLL).toBe('true');
+
+    // The confidential file's passage is shown redacted, and labelled so.
+    model.setDefault({ chunks: ['That code is confidential.'] });
+    await ask(page, 'What is the vault code of project Kestrel?');
+    await expect.poll(() => lastAnswer(page).getAttribute('data-status'), { timeout: 15_000 }).toBe('complete');
+    const redacted = lastAnswer(page).locator('details.sources');
+    await redacted.locator('summary').click();
+    const kestrel = redacted.getByRole('listitem').filter({ hasText: 'kestrel.txt' });
+    await expect.poll(() => kestrel.innerText(), POLL).toContain('Redacted');
+    expect(await kestrel.innerText()).toContain('Project Kestrel briefing');
+    expect(await kestrel.innerText()).not.toContain('FIG-77');
     expect(model.requests.at(-1)!.system + JSON.stringify(model.requests.at(-1)!.messages)).toContain('PLUM-42');
     await page.context().close();
   }, JOURNEY_MS);
