@@ -127,6 +127,39 @@ describe('twins', () => {
   });
 });
 
+describe('working in a twin', () => {
+  it('twin.switch: its members and super admins; another twin 404', async () => {
+    expect(await outcome(member, 'twin.switch', { twin: twinA })).toBe('ok');
+    expect(await outcome(elsewhere, 'twin.switch', { twin: twinA })).toBe('ok');
+    expect(await outcome(superAdmin, 'twin.switch', { twin: twinB })).toBe('ok');
+    expect(await outcome(outsider, 'twin.switch', { twin: twinA })).toBe('404');
+    expect(await outcome(member, 'twin.switch', { twin: undefined })).toBe('404');
+  });
+
+  it('membership.leave: one\'s own membership only', async () => {
+    expect(await outcome(member, 'membership.leave', { membership: { userId: ids.member } })).toBe('ok');
+    expect(await outcome(admin, 'membership.leave', { membership: { userId: ids.member } })).toBe('403 NOT_YOURS');
+    expect(await outcome(outsider, 'membership.leave', { membership: undefined })).toBe('404');
+  });
+
+  it('launch.sign: an administrator of the current twin, not in a launch session', async () => {
+    expect(await outcome(admin, 'launch.sign', {})).toBe('ok');
+    expect(await outcome(member, 'launch.sign', {})).toBe('403 NOT_TWIN_ADMIN');
+    expect(await outcome({ ...admin, launchScope: { institutionId: twinA.id } }, 'launch.sign', {})).toBe('403 NOT_TWIN_ADMIN');
+  });
+
+  it('file.upload: with uploads off for users, its administrators only', async () => {
+    expect(await outcome(member, 'file.upload', { twin: { disableFileUploadForUser: false } })).toBe('ok');
+    expect(await outcome(admin, 'file.upload', { twin: { disableFileUploadForUser: true } })).toBe('ok');
+    expect(await outcome(member, 'file.upload', { twin: { disableFileUploadForUser: true } })).toBe('403 FILE_UPLOAD_DISABLED');
+  });
+
+  it('entitlement.edit: super admins only', async () => {
+    expect(await outcome(superAdmin, 'entitlement.edit', {})).toBe('ok');
+    expect(await outcome(admin, 'entitlement.edit', {})).toBe('403 SUPER_ONLY');
+  });
+});
+
 describe('people', () => {
   it('user.enrol / user.move: a twin named in a body; unknown or another twin 404, a member 403', async () => {
     for (const action of ['user.enrol', 'user.move'] as const) {

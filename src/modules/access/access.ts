@@ -25,6 +25,7 @@ export const INSTITUTION_NOT_FOUND = 'Institution not found';
 export const USER_NOT_FOUND = 'User not found';
 export const ASSISTANT_NOT_FOUND = 'Assistant not found!';
 export const SUPER_ONLY_EDIT = 'Only a super admin can edit a super admin';
+export const MEMBERSHIP_NOT_YOURS = 'Invalid Membership. Not yours!';
 
 const notAuthorized = () => new ForbiddenError('Not authorized', 'FORBIDDEN');
 
@@ -116,6 +117,16 @@ interface Actions {
   'mcp.create': [{ institutionId: string | null }, void];
   /** Free credits: super admins only. */
   'credits.award': [Record<string, never>, void];
+  /** Working in a twin: its members (super admins anywhere), else 404. */
+  'twin.switch': [{ twin: { id: string } | undefined }, void];
+  /** Leaving a twin: one's own membership only. */
+  'membership.leave': [{ membership: { userId: string } | undefined }, void];
+  /** Signing launch tokens: an administrator of the current twin, outside a launch session. */
+  'launch.sign': [Record<string, never>, void];
+  /** Uploading to the vault of a twin that turned uploads off for its users: its administrators only. */
+  'file.upload': [{ twin: { disableFileUploadForUser: boolean } }, void];
+  /** Creating, changing and deleting entitlements: super admins only. */
+  'entitlement.edit': [Record<string, never>, void];
   /** Credits ledger of a twin: credits.edit there, else 404. */
   'credits.read': [{ institutionId: string }, void];
   /** Managing a twin's shared memory: super admins (outside a launch session) and holders of institutions.edit. */
@@ -445,6 +456,33 @@ const RULES: Rules = {
   'mcp.read': (access, { server }) => adminRow(access, server, 'mcp.edit', serverNotFound),
   'mcp.write': (access, { server }) => adminRow(access, server, 'mcp.edit', serverNotFound, 'Only a super admin can change an MCP server of every twin'),
   'mcp.create': (access, { institutionId }) => adminCreate(access, institutionId, 'mcp.edit', 'Only a super admin can add an MCP server of every twin'),
+
+  async 'twin.switch'(access, { twin }) {
+    const member = twin && (isSuper(access.actor) || (await findMembership(access.db, access.actor.userId, twin.id)));
+    if (!member) throw new NotFoundError(INSTITUTION_NOT_FOUND);
+  },
+
+  async 'membership.leave'(access, { membership }) {
+    if (!membership) throw new NotFoundError('Not Found');
+    if (membership.userId !== access.actor.userId) throw new ForbiddenError(MEMBERSHIP_NOT_YOURS, 'NOT_YOURS');
+  },
+
+  async 'launch.sign'({ actor }) {
+    if (!actor.institutionId || actor.launchScope || (actor.role !== 'admin' && !isSuper(actor))) {
+      throw new ForbiddenError('Only an administrator of the current twin can sign launch tokens', 'NOT_TWIN_ADMIN');
+    }
+  },
+
+  async 'file.upload'({ actor }, { twin }) {
+    const administers = !actor.launchScope && (isSuper(actor) || actor.role === 'admin');
+    if (twin.disableFileUploadForUser && !administers) {
+      throw new ForbiddenError('File uploads are turned off for users of this Digital Twin', 'FILE_UPLOAD_DISABLED');
+    }
+  },
+
+  async 'entitlement.edit'({ actor }) {
+    if (!isSuper(actor)) throw new ForbiddenError('Only a super admin can change entitlements', 'SUPER_ONLY');
+  },
 
   async 'credits.award'(access) {
     if (!isSuper(access.actor)) throw new ForbiddenError('Only a super admin can award free credits', 'SUPER_ONLY');
