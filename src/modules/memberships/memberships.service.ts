@@ -4,6 +4,7 @@
 import type { Database } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import { MEMBERSHIP_NOT_YOURS, requireAccess } from '../access/access.js';
 import type { SessionCache } from '../auth/session-cache.js';
 import { findInstitutionById, findInstitutionByPublicId, findMembership } from '../institutions/institutions.repo.js';
 import { assertInstitutionUsable } from '../institutions/institutions.service.js';
@@ -13,7 +14,7 @@ import type { ProfileService } from '../users/profile.service.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
 import { deleteMembership, ensureMembership, findMembershipById, listMembershipsWithTwins, nextTwinFor } from './memberships.repo.js';
 
-export const NOT_YOURS = 'Invalid Membership. Not yours!';
+export const NOT_YOURS = MEMBERSHIP_NOT_YOURS;
 
 export interface MembershipsDeps {
   db: Database;
@@ -53,17 +54,16 @@ export function createMembershipsService({ db, cache, profiles }: MembershipsDep
     async switchTo(actor: Actor, institutionId: string) {
       refuseLaunchScope(actor);
       const twin = await findInstitutionById(db, institutionId);
-      const member = twin && (isSuper(actor) || (await findMembership(db, actor.userId, institutionId)));
-      if (!twin || !member) throw new NotFoundError('Institution not found');
-      if (!isSuper(actor)) assertInstitutionUsable(twin);
+      await requireAccess(db, actor, 'twin.switch', { twin });
+      if (!isSuper(actor)) assertInstitutionUsable(twin!);
       await workIn(actor.userId, institutionId);
       return profiles.load(actor.userId);
     },
 
     async leave(actor: Actor, membershipId: string): Promise<string> {
-      const membership = await findMembershipById(db, membershipId);
-      if (!membership) throw new NotFoundError('Not Found');
-      if (membership.userId !== actor.userId) throw new ForbiddenError(NOT_YOURS, 'NOT_YOURS');
+      const found = await findMembershipById(db, membershipId);
+      await requireAccess(db, actor, 'membership.leave', { membership: found });
+      const membership = found!;
       refuseLaunchScope(actor);
       await deleteMembership(db, membership.id);
       const user = await findUserById(db, actor.userId);
