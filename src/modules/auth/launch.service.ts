@@ -6,8 +6,8 @@ import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Database } from '../../platform/db/client.js';
 import { withTransaction } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { isSuper } from '../../platform/http/actor.js';
 import { ForbiddenError, UnauthorizedError } from '../../platform/http/errors.js';
+import { requireAccess } from '../access/access.js';
 import { hashToken, randomToken } from '../../platform/crypto/hash.js';
 import { findInstitutionById, findMembership, insertMembership } from '../institutions/institutions.repo.js';
 import { findUserByEmail } from '../users/users.repo.js';
@@ -30,10 +30,8 @@ export interface LaunchInput {
 export function createLaunchService({ db, auth, startingCredits }: { db: Database; auth: AuthService; startingCredits: number }) {
   return {
     async sign(actor: Actor, input: LaunchInput): Promise<{ token: string; expiresAt: Date }> {
-      const twin = actor.institutionId;
-      if (!twin || actor.launchScope || (actor.role !== 'admin' && !isSuper(actor))) {
-        throw new ForbiddenError('Only an administrator of the current twin can sign launch tokens', 'NOT_TWIN_ADMIN');
-      }
+      await requireAccess(db, actor, 'launch.sign', {});
+      const twin = actor.institutionId!;
       const token = TOKEN_PREFIX + randomToken(32);
       const expiresAt = new Date(Date.now() + (input.expiresIn ?? LAUNCH_TOKEN_DEFAULT_SECONDS) * 1000);
       await db.insert(launchTokens).values({
