@@ -1,10 +1,10 @@
 // Entitlements administration: super admins write them; a twin's administrators read those that apply
 // to their twins (any other answers 404). Also what later features ask: the merged grant of a twin.
 import type { Database, Executor } from '../../platform/db/client.js';
-import { isSuper, type Actor } from '../../platform/http/actor.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { BadRequestError, NotFoundError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { requireAccess } from '../access/access.js';
+import { checkAccess, requireAccess } from '../access/access.js';
 import {
   activeEntitlementsOf,
   deleteEntitlements,
@@ -18,7 +18,6 @@ import type { EntitlementInput, EntitlementWire } from './entitlements.schemas.j
 import type { EntitlementCaps, EntitlementRow } from './entitlements.tables.js';
 
 const NOT_FOUND = 'Entitlement not found';
-const SUPER_ONLY = 'Only a super admin can change entitlements';
 
 export function presentEntitlement(row: EntitlementRow): EntitlementWire {
   return {
@@ -93,7 +92,7 @@ export function createEntitlementsService(db: Database) {
     },
 
     async create(actor: Actor, input: EntitlementInput & { name: string }) {
-      if (!isSuper(actor)) throw new ForbiddenError(SUPER_ONLY, 'SUPER_ONLY');
+      await requireAccess(db, actor, 'entitlement.edit', {});
       const values = toColumns(input);
       await checkTarget(values);
       return presentEntitlement(await insertEntitlement(db, { ...values, name: input.name, createdBy: actor.userId }));
@@ -102,7 +101,7 @@ export function createEntitlementsService(db: Database) {
     async edit(actor: Actor, id: string, input: EntitlementInput) {
       const current = await findEntitlement(db, id, await scope(actor));
       if (!current) throw new NotFoundError(NOT_FOUND);
-      if (!isSuper(actor)) throw new ForbiddenError(SUPER_ONLY, 'SUPER_ONLY');
+      await requireAccess(db, actor, 'entitlement.edit', {});
       const values = toColumns(input);
       await checkTarget(values, current);
       return presentEntitlement((await updateEntitlement(db, id, values)) ?? current);
@@ -111,14 +110,14 @@ export function createEntitlementsService(db: Database) {
     async remove(actor: Actor, id: string) {
       const current = await findEntitlement(db, id, await scope(actor));
       if (!current) throw new NotFoundError(NOT_FOUND);
-      if (!isSuper(actor)) throw new ForbiddenError(SUPER_ONLY, 'SUPER_ONLY');
+      await requireAccess(db, actor, 'entitlement.edit', {});
       await deleteEntitlements(db, [id]);
     },
 
     /** Behaviour 13: rows the caller may not delete are left alone (all of them, for a non-super). */
     async bulkDelete(actor: Actor, ids: string[]): Promise<number> {
       await requireAccess(db, actor, 'twins.managed', { permission: 'institutions.list', withDeleted: true });
-      if (!isSuper(actor)) return 0;
+      if (!(await checkAccess(db, actor, 'entitlement.edit', {}))) return 0;
       return deleteEntitlements(db, [...new Set(ids)]);
     },
   };
