@@ -61,10 +61,7 @@ export function createFilesService(deps: FilesServiceDeps) {
       if (!institutionId) throw new BadRequestError('Join a Digital Twin before uploading files', 'NO_TWIN');
       const twin = await findInstitutionById(db, institutionId);
       if (!twin) throw new BadRequestError('Join a Digital Twin before uploading files', 'NO_TWIN');
-      const isTwinAdmin = !actor.launchScope && (actor.accountType === 'super' || actor.role === 'admin');
-      if (twin.disableFileUploadForUser && !isTwinAdmin) {
-        throw new ForbiddenError('File uploads are turned off for users of this Digital Twin', 'FILE_UPLOAD_DISABLED');
-      }
+      await requireAccess(db, actor, 'file.upload', { twin });
       const limitReached = async () =>
         twin.maxFiles > 0 && (await countFilesOf(db, institutionId, actor.userId)) >= twin.maxFiles;
       const tooMany = () => new ForbiddenError(`You have reached this Digital Twin's limit of ${twin.maxFiles} files`, 'FILE_LIMIT_REACHED');
