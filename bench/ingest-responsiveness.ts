@@ -6,6 +6,8 @@
 // another (BENCH_PROBE_MS, 20 ms apart) and streamed answers on the SSE route one after another.
 // Targets: GET /api/test p99 ≤ 50 ms while ingesting; between-chunk p99 within 10 ms of idle.
 //   npm run bench:ingest
+//   BENCH_PROFILE=<dir> …    the service's CPU profile, written when it stops
+//   BENCH_NODE_ARGS='--import /path/probe.mjs' …    extra node options for the service (a diagnostic preload)
 // Figures and how they were taken: docs/decisions.md ("Ingestion off the event loop").
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -22,6 +24,10 @@ const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 5_000);
 const FILE_MB = Number(process.env.BENCH_FILE_MB ?? 3);
 const PROBE_MS = Number(process.env.BENCH_PROBE_MS ?? 20);
 const TARGET = { probe99: 50, gapAdded99: 10 };
+const NODE_ARGS = [
+  ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
+  ...(process.env.BENCH_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []),
+];
 
 interface Samples {
   probes: number[];
@@ -85,7 +91,7 @@ async function ingest(base: string, token: string): Promise<number> {
 
 async function main(): Promise<void> {
   const model = await startModel();
-  const service = await startService({ modelUrl: model.url });
+  const service = await startService({ modelUrl: model.url, nodeArgs: NODE_ARGS });
   try {
     const [person] = await createPeople(service.url, 1);
     await viaSse(service.url, person.token); // warm-up: the first answer's connections and caches

@@ -40,10 +40,12 @@ async function rows<T>(db: Executor, query: SQL): Promise<T[]> {
 const vectorLiteral = (values: number[]) => `[${values.map((v) => (Number.isFinite(v) ? v : 0)).join(',')}]`;
 
 /**
- * Adds the vector column and its HNSW index where pgvector exists. Idempotent; safe when several
- * processes start at once. Returns false (full-text only) when the column has another dimension.
+ * Adds the vector column and its HNSW index where pgvector exists, after the embedded database's own
+ * settings of the table (tuneEmbeddedChunks). Idempotent; safe when several processes start at once.
+ * Returns false (full-text only) when the column has another dimension.
  */
 export async function ensureVectorSchema(database: DatabaseHandle, dimensions: number): Promise<{ ready: boolean; reason?: string }> {
+  await tuneEmbeddedChunks(database);
   if (!database.vector) return { ready: false, reason: 'pgvector is not installed' };
   const db = database.db;
   await db.execute(sql.raw(`alter table file_chunks add column if not exists embedding vector(${Math.trunc(dimensions)})`));
@@ -61,6 +63,34 @@ export async function ensureVectorSchema(database: DatabaseHandle, dimensions: n
     if ((error as { code?: string }).code !== '23505' && (error as { code?: string }).code !== '42P07') throw error;
   }
   return { ready: true };
+}
+
+/**
+ * PGlite runs in the API's thread, so whatever one of its statements does holds every request
+ * (docs/decisions.md, "Ingestion off the event loop"). Two defaults of the chunks table cost a large
+ * ingestion long pauses there, and are turned off on PGlite only (on a server these statements run in
+ * its own processes, and autovacuum empties the pending list):
+ * - the full-text index's pending list (`fastupdate`): inserts are cheap until the list is full, then
+ *   one unlucky insert merges it all into the index (0.3 s of CPU every ~1,000 chunks of a 3 MB file).
+ *   Without it each insert adds its own entries, for about the same total. A list left by an earlier
+ *   start is merged once, here.
+ * - planner statistics of `tsv`: nearly all of an ANALYZE of the table (0.2 s of 0.2 s after a 3 MB
+ *   file). Without them a full-text match is estimated at 0.5% of the rows, which keeps the GIN index in
+ *   the plan; every other column keeps its statistics.
+ */
+async function tuneEmbeddedChunks(database: Pick<DatabaseHandle, 'kind' | 'executeSql'>): Promise<void> {
+  if (database.kind !== 'pglite') return;
+  const { rows: [state] } = await database.executeSql(
+    `select coalesce('fastupdate=off' = any(i.reloptions), false) as "listOff", coalesce(a.attstattarget = 0, false) as "statsOff"
+       from pg_class i, pg_attribute a
+      where i.oid = 'file_chunks_tsv_idx'::regclass and a.attrelid = 'file_chunks'::regclass and a.attname = 'tsv'`,
+    [],
+  );
+  if (!state.listOff) {
+    await database.executeSql('alter index file_chunks_tsv_idx set (fastupdate = off)');
+    await database.executeSql(`select gin_clean_pending_list('file_chunks_tsv_idx')`);
+  }
+  if (!state.statsOff) await database.executeSql('alter table file_chunks alter column tsv set statistics 0');
 }
 
 /** Removes rows of every generation but `keep` (crashed or superseded ingestions). */
