@@ -205,6 +205,8 @@ export class AccessContext {
 
   /** Would `require` pass? A refusal (403 or 404) is false; anything else still throws. */
   async check<A extends AccessAction>(action: A, target: AccessTarget<A>): Promise<boolean> {
+    // A plain grant is answered without building a refusal (shared files on every turn and listing ask this).
+    if (!Object.hasOwn(RULES, action)) return this.holds((target as { twin: string }).twin, action as Permission);
     try {
       await this.require(action, target);
       return true;
