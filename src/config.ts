@@ -108,6 +108,11 @@ const envSchema = z.object({
    */
   PROCESS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   /**
+   * Test switch of the crash harness, never for a deployment: `ingest:<stage>` makes the process kill
+   * itself (SIGKILL) when an ingestion reaches that stage, so a kill lands at a chosen point.
+   */
+  FAULT_KILL_AT: optionalString.pipe(z.string().regex(/^ingest:(extract|chunk|sanitize|embed|finalize)$/, 'must be ingest:<stage>').optional()),
+  /**
    * Bearer token the Prometheus scraper must send to /metrics (at least 16 characters). Unset: /metrics
    * is open to anyone who reaches the port, so expose it to the monitoring network only.
    */
@@ -163,6 +168,8 @@ export interface Config {
   approvalTimeoutMs: number;
   /** A process unheard for this long is gone: its jobs and streaming answers are taken back. */
   processTimeoutSeconds: number;
+  /** FAULT_KILL_AT (crash tests only): the ingestion stage at which the process kills itself. */
+  faultKillAt?: string;
   /** Bearer token /metrics requires; unset: /metrics is open. */
   metricsToken?: string;
   trustProxy: boolean | string[];
@@ -269,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,
     approvalTimeoutMs: vars.APPROVAL_TIMEOUT_MS,
     processTimeoutSeconds: vars.PROCESS_TIMEOUT_SECONDS,
+    faultKillAt: vars.FAULT_KILL_AT,
     metricsToken: vars.METRICS_TOKEN,
     trustProxy: parseTrustProxy(vars.TRUST_PROXY),
     oidcProviders: parseOidcProviders(vars.OIDC_PROVIDERS),

@@ -86,6 +86,41 @@ describe(`the service killed mid-work on ${process.env.TEST_DATABASE_URL ? 'Post
     });
   }, 420_000);
 
+  it('finishes an ingestion killed at its chunk stage and again at its finalize, with the chunks of a clean ingestion', async () => {
+    // Each process kills itself at the stage (FAULT_KILL_AT), so the kills land exactly there.
+    const atChunk = { FAULT_KILL_AT: 'ingest:chunk' };
+    const atFinalize = { FAULT_KILL_AT: 'ingest:finalize' };
+    const first = await deployment.start(deployment.scaled ? 'api' : 'all', deployment.scaled ? {} : atChunk);
+    const worker = deployment.scaled ? await deployment.start('worker', atChunk) : first;
+    const token = await signInAdmin(first.url);
+    const fileId = await uploadText(first.url, token, 'stages.txt', TEXT);
+    expect(await worker.exited).toBeNull(); // killed by a signal, at the chunk stage
+
+    const second = await deployment.start(deployment.scaled ? 'worker' : 'all', atFinalize, { mayDie: true });
+    await second.exited; // took the job back, wrote every chunk, and was killed before the file turned ready
+    if (!deployment.scaled) {
+      await deployment.inspect(async (database) => {
+        const { rows } = await database.executeSql(`select status, stage from files where id = $1`, [fileId]);
+        expect(rows).toEqual([{ status: 'processing', stage: 'finalize' }]);
+        expect((await chunkGenerations(database, fileId)).map((row: { chunks: number }) => row.chunks)).toEqual([EXPECTED_CHUNKS]);
+      });
+    }
+
+    const third = await deployment.start(deployment.scaled ? 'worker' : 'all');
+    const url = deployment.scaled ? first.url : third.url;
+    const file = await waitForValue('the file ready', async () => {
+      const current = (await api(url, `/api/user/files/${fileId}`, token)).body.data;
+      return current.status === 'ready' ? current : undefined;
+    }, 60_000);
+    expect(file).toMatchObject({ stage: 'finalize', progress: 100, chunkCount: EXPECTED_CHUNKS });
+    await deployment.stopAll();
+    await deployment.inspect(async (database) => {
+      expect(await chunkGenerations(database, fileId)).toEqual([{ generation: expect.any(Number), chunks: EXPECTED_CHUNKS }]);
+      expect(await unfinishedJobs(database)).toEqual([]);
+      expect(await heldAttempts(database)).toEqual([]);
+    });
+  }, 420_000);
+
   it('keeps every write answered 2xx before a kill in the middle of a burst', async () => {
     const service = await deployment.start(deployment.scaled ? 'api' : 'all');
     const other = deployment.scaled ? await deployment.start('api') : undefined;

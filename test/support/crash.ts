@@ -17,8 +17,11 @@ export interface CrashDeployment {
   /** PostgreSQL + Redis when the run has TEST_DATABASE_URL, else PGlite in `dataDir`. */
   scaled: boolean;
   dataDir: string;
-  /** Starts one process of the role (`all` on the embedded shape) on the deployment's data. */
-  start(role?: 'all' | 'api' | 'worker'): Promise<ServiceProcess>;
+  /**
+   * Starts one process of the role (`all` on the embedded shape) on the deployment's data, with extra
+   * environment (FAULT_KILL_AT). `mayDie`: a process that kills itself while starting is no failure.
+   */
+  start(role?: 'all' | 'api' | 'worker', env?: Record<string, string>, options?: { mayDie?: boolean }): Promise<ServiceProcess>;
   /** SIGKILL: no shutdown of any kind; resolves once the process is gone. */
   kill(service: ServiceProcess): Promise<void>;
   /** SIGTERM to every process still running. */
@@ -52,8 +55,8 @@ export async function deployForCrashes(env: Record<string, string>): Promise<Cra
   return {
     scaled,
     dataDir,
-    async start(role = 'all') {
-      const service = await startService(role, base);
+    async start(role = 'all', env = {}, options = {}) {
+      const service = await startService(role, { ...base, ...env }, options.mayDie);
       running.add(service);
       void service.exited.then(() => running.delete(service));
       return service;
@@ -80,7 +83,7 @@ export async function deployForCrashes(env: Record<string, string>): Promise<Cra
 }
 
 /** `node --import tsx src/main.ts <role>`, waited for until /api/test answers (a start takes tens of seconds on a loaded machine). */
-async function startService(role: string, env: Record<string, string>, timeoutMs = 180_000): Promise<ServiceProcess> {
+async function startService(role: string, env: Record<string, string>, mayDie = false, timeoutMs = 180_000): Promise<ServiceProcess> {
   const port = await freePort();
   // A worker serves no HTTP: it is up once it logs that it started (its log is read, not shown).
   const worker = role === 'worker';
@@ -94,7 +97,10 @@ async function startService(role: string, env: Record<string, string>, timeoutMs
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the ${role} process exited with ${child.exitCode}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      if (mayDie) return { child, url, exited };
+      throw new Error(`the ${role} process exited with ${child.exitCode ?? child.signalCode}`);
+    }
     if (worker ? started : await fetch(`${url}/api/test`).then((r) => r.ok, () => false)) return { child, url, exited };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

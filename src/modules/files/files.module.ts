@@ -11,7 +11,7 @@ import { ensureVectorSchema } from './chunks.repo.js';
 import { createCollectionsService } from './collections.service.js';
 import { fileRoutes } from './files.routes.js';
 import { createFilesService } from './files.service.js';
-import { defineIngestionJob } from './ingestion.js';
+import { defineIngestionJob, type IngestionDeps } from './ingestion.js';
 import { registerRetrieval } from './retrieval.js';
 import { uploadsAdminRoutes } from './uploads-admin.routes.js';
 import { createCpuPool, siblingModule } from '../../platform/workers/pool.js';
@@ -38,7 +38,18 @@ export async function defineFilesJobs(deps: FilesDeps, logger: Logger): Promise<
   if (deps.database.vector && !vector.ready) logger.warn({ reason: vector.reason }, 'retrieval: full text only');
   logger.info({ embedder: embedder.id, dimensions: embedder.dimensions, hybrid: vector.ready }, vector.ready ? 'retrieval: hybrid (full text + pgvector, RRF)' : 'retrieval: full text only');
   registerRetrieval(deps.database, { embedder, hybrid: vector.ready });
-  defineIngestionJob(deps.jobs, { database: deps.database, storage: deps.storage, embedder, hybrid: vector.ready, logger, cpu });
+  const onProgress = killAtStage(deps.config.faultKillAt, logger);
+  defineIngestionJob(deps.jobs, { database: deps.database, storage: deps.storage, embedder, hybrid: vector.ready, logger, cpu, onProgress });
+}
+
+/** FAULT_KILL_AT=ingest:<stage> (the crash harness only): SIGKILL this process when an ingestion reaches the stage. */
+function killAtStage(fault: string | undefined, logger: Logger): IngestionDeps['onProgress'] {
+  const stage = fault?.startsWith('ingest:') ? fault.slice('ingest:'.length) : undefined;
+  if (!stage) return undefined;
+  logger.warn({ stage }, 'FAULT_KILL_AT: this process kills itself when an ingestion reaches the stage (a test switch)');
+  return (event) => {
+    if (event.stage === stage) process.kill(process.pid, 'SIGKILL');
+  };
 }
 
 /** The files family's services and routes. app.ts calls this once, after the jobs are defined. */

@@ -134,6 +134,34 @@ describe(`recovery of a gone process's jobs on ${adminUrl ? 'PostgreSQL' : 'PGli
     expect(seen).toEqual([2]);
   });
 
+  it('on an exclusive database takes a job back again when the restarted process dies in it too', async () => {
+    const name = uniqueName('twice');
+    const seen: string[] = [];
+    const start = async (label: string, perform: JobDefinition<{ n: number }>['perform']) => {
+      const liveness = createProcessLiveness(database, { role: 'all', timeoutSeconds: 60, exclusive: true });
+      await liveness.start();
+      livenesses.push(liveness);
+      const queue = newQueue({ name, schema: z.object({ n: z.number() }), concurrency: 1, perform }, liveness);
+      await queue.start({ work: true });
+      return { label, queue };
+    };
+    const id = await sendFromApi({ name, schema: z.object({ n: z.number() }), perform: async () => {} }, { n: 6 });
+    await dieHolding(name, id, { secondsSinceHeard: 0 });
+
+    // The first restart takes the job back and dies in the retry (its perform never ends: no cleanup of any kind).
+    await start('first restart', async (_p, { attempt }) => {
+      seen.push(`first restart: attempt ${attempt}`);
+      await new Promise(() => {});
+    });
+    await waitFor(async () => seen.length === 1, 5_000);
+    // The second restart takes it back once more and finishes it.
+    const second = await start('second restart', async (_p, { attempt }) => void seen.push(`second restart: attempt ${attempt}`));
+    await second.queue.drain(name, 5_000);
+
+    expect(seen).toEqual(['first restart: attempt 2', 'second restart: attempt 3']);
+    expect(await jobState(id)).toBe('completed');
+  });
+
   it('leaves alone the job of a process that is still heard from, however long it runs', async () => {
     const name = uniqueName('alive');
     const attempts: number[] = [];

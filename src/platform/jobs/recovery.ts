@@ -1,7 +1,7 @@
 // Taking back the jobs of a gone process. pg-boss 10 knows no worker, so each perform writes its
 // attempt into job_attempts (queue.ts); after each liveness beat a working process claims the attempts
 // of gone processes (and active jobs with no attempt row that started more than the timeout ago: a
-// worker that died between pg-boss's fetch and its row), fails them through pg-boss (a retry, or failed
+// worker that died between pg-boss's fetch and its row, or an embedded process that writes none), fails them through pg-boss (a retry, or failed
 // when the retries are spent), lets a retry start at once, and tells the job kind of a job failed for
 // good so it can undo what the attempt left visible. A claim is one statement, so two processes never
 // take back the same attempt.
@@ -72,12 +72,17 @@ async function claimAbandoned(database: DatabaseHandle, { processId, timeoutSeco
       returning a.job_id as id, a.job_name as name`,
     [processId, timeoutSeconds],
   );
+  // Rowless also means: only the row of an earlier taken-back attempt (process null, older than the
+  // job's current start), left when the retry's process died before recording itself, or never records
+  // (PGlite). Its update is conditional again on the locked row, so two processes never both claim it.
   const { rows: rowless } = await database.executeSql(
     `insert into job_attempts (job_id, job_name, process_id)
      select j.id, j.name, null from pgboss.job j
       where j.state = 'active' and j.started_on <= now() - $1 * interval '1 second'
-        and not exists (select 1 from job_attempts a where a.job_id = j.id)
-     on conflict (job_id) do nothing
+        and not exists (select 1 from job_attempts a where a.job_id = j.id and (a.process_id is not null or a.started_at >= j.started_on))
+     on conflict (job_id) do update set started_at = now()
+      where job_attempts.process_id is null
+        and job_attempts.started_at < (select j.started_on from pgboss.job j where j.id = job_attempts.job_id and j.name = job_attempts.job_name)
      returning job_id as id, job_name as name`,
     [rowlessAfterSeconds],
   );
