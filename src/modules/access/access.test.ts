@@ -154,6 +154,12 @@ describe('working in a twin', () => {
     expect(await outcome(member, 'file.upload', { twin: { disableFileUploadForUser: true } })).toBe('403 FILE_UPLOAD_DISABLED');
   });
 
+  it('subscription.manage: an administrator of the current twin; no twin 404', async () => {
+    expect(await outcome(admin, 'subscription.manage', { twin: twinA })).toBe('ok');
+    expect(await outcome(member, 'subscription.manage', { twin: twinA })).toBe('403 NOT_TWIN_ADMIN');
+    expect(await outcome(superAdmin, 'subscription.manage', { twin: undefined })).toBe('404');
+  });
+
   it('entitlement.edit: super admins only', async () => {
     expect(await outcome(superAdmin, 'entitlement.edit', {})).toBe('ok');
     expect(await outcome(admin, 'entitlement.edit', {})).toBe('403 SUPER_ONLY');
@@ -308,6 +314,18 @@ describe('assistants', () => {
     expect(await outcome(outsider, 'assistant.edit', hidden(ids.member))).toBe('404 ASSISTANT_NOT_FOUND');
   });
 
+  it('assistant.edit with a change: moves, status and editable_others for owners and managers; system assistants stay', async () => {
+    const change = { moving: false, status: true, editableOthers: false, standard: false };
+    const shared = ofTwinA(ids.admin, { editableOthers: true });
+    expect(await outcome(lister, 'assistant.edit', { ...shared, change: { ...change, status: false } })).toBe('ok');
+    expect(await outcome(lister, 'assistant.edit', { ...shared, change })).toBe('403 ASSISTANT_OWNER_ONLY');
+    expect(await outcome(admin, 'assistant.edit', { ...shared, change })).toBe('ok');
+    const system = { ...ofTwinA(null), assistant: { userId: null, institutionId: null, status: 'active', editableOthers: false } };
+    expect(await outcome(superAdmin, 'assistant.edit', { ...system, change: { ...change, status: false, moving: true } })).toBe('403 SYSTEM_ASSISTANT');
+    expect(await outcome(superAdmin, 'assistant.edit', { ...system, change: { ...change, standard: true } })).toBe('403 SYSTEM_ASSISTANT');
+    expect(await outcome(superAdmin, 'assistant.edit', { ...system, change })).toBe('ok');
+  });
+
   it('assistant.delete: owner or assistants.delete; the standard one never', async () => {
     expect(await outcome(member, 'assistant.delete', { ...ofTwinA(ids.member), standard: false })).toBe('ok');
     expect(await outcome(admin, 'assistant.delete', { ...ofTwinA(ids.member), standard: false })).toBe('ok');
@@ -320,6 +338,9 @@ describe('assistants', () => {
     expect(await requireAccess(db(), admin, 'assistant.place', { twin: twinA })).toBe(true);
     expect(await requireAccess(db(), member, 'assistant.place', { twin: twinA })).toBe(false);
     expect(await outcome(outsider, 'assistant.place', { twin: twinA })).toBe('404 INSTITUTION_NOT_FOUND');
+    const closed = { ...twinA, disableAssistantsForUser: true };
+    expect(await requireAccess(db(), admin, 'assistant.place', { twin: closed })).toBe(true);
+    expect(await outcome(member, 'assistant.place', { twin: closed })).toBe('403 ASSISTANTS_DISABLED');
   });
 });
 

@@ -24,7 +24,9 @@ export function inScope(scope: TwinScope, institutionId: string | null): boolean
 export const INSTITUTION_NOT_FOUND = 'Institution not found';
 export const USER_NOT_FOUND = 'User not found';
 export const ASSISTANT_NOT_FOUND = 'Assistant not found!';
+export const ASSISTANTS_DISABLED_MESSAGE = 'Assistant creation is turned off for this twin';
 export const SUPER_ONLY_EDIT = 'Only a super admin can edit a super admin';
+export const SUBSCRIPTION_NOT_ADMIN = 'Only an administrator of this Digital Twin may manage its subscription';
 export const MEMBERSHIP_NOT_YOURS = 'Invalid Membership. Not yours!';
 
 const notAuthorized = () => new ForbiddenError('Not authorized', 'FORBIDDEN');
@@ -49,6 +51,14 @@ export interface AssistantAccess {
   /** Holds assistants.edit on its twin (super for personal and system assistants). */
   manages: boolean;
   canEdit: boolean;
+}
+
+export interface AssistantChange {
+  moving: boolean;
+  status: boolean;
+  editableOthers: boolean;
+  /** The assistant is the standard one (New Conversation). */
+  standard: boolean;
 }
 
 interface AccountTarget {
@@ -104,10 +114,14 @@ interface Actions {
   'feedback.read': [{ feedback: { institutionId: string } | undefined; scope: TwinScope }, void];
   /** Seeing, editing, deleting one assistant; what the caller may do with it comes back. */
   'assistant.read': [AssistantTarget, AssistantAccess];
-  'assistant.edit': [AssistantTarget, AssistantAccess];
+  /** With `change`: moving it, its status or editable_others are for its owner and managers; a system assistant stays one, the standard one active. */
+  'assistant.edit': [AssistantTarget & { change?: AssistantChange }, AssistantAccess];
   'assistant.delete': [AssistantTarget & { standard: boolean }, AssistantAccess];
-  /** An assistant put into a twin (create, move): the caller belongs there; answers whether they manage its assistants. */
-  'assistant.place': [{ twin: { id: string } | undefined }, boolean];
+  /**
+   * An assistant put into a twin (create, move): the caller belongs there, and where the twin turned assistant
+   * creation off for its users, manages its assistants; answers whether they manage them.
+   */
+  'assistant.place': [{ twin: { id: string; disableAssistantsForUser: boolean } | undefined }, boolean];
   /** A custom model or MCP server row (admin, models.edit / mcp.edit): 404 outside one's twins; writes of deployment-wide rows super only. */
   'model.read': [{ model: { institutionId: string | null } | undefined }, void];
   'model.write': [{ model: { institutionId: string | null } | undefined }, void];
@@ -125,6 +139,8 @@ interface Actions {
   'launch.sign': [Record<string, never>, void];
   /** Uploading to the vault of a twin that turned uploads off for its users: its administrators only. */
   'file.upload': [{ twin: { disableFileUploadForUser: boolean } }, void];
+  /** A twin's chat subscription: the current twin (404 without one), administered by the caller. */
+  'subscription.manage': [{ twin: { id: string } | undefined }, void];
   /** Creating, changing and deleting entitlements: super admins only. */
   'entitlement.edit': [Record<string, never>, void];
   /** Credits ledger of a twin: credits.edit there, else 404. */
@@ -436,6 +452,17 @@ const RULES: Rules = {
   async 'assistant.edit'(access, target) {
     const granted = await assistantAccess(access, target);
     if (!granted.canEdit) throw new ForbiddenError('You are not allowed to edit this assistant', 'ASSISTANT_NOT_EDITABLE');
+    const change = target.change;
+    if (!change) return granted;
+    if ((change.moving || change.status || change.editableOthers) && !(granted.owner || granted.manages)) {
+      throw new ForbiddenError(
+        "Only the owner or the twin's assistant editors may move this assistant or change its status or editable_others",
+        'ASSISTANT_OWNER_ONLY',
+      );
+    }
+    if (granted.system && (change.moving || (change.status && change.standard))) {
+      throw new ForbiddenError('A system assistant stays a system assistant, and the standard one stays active', 'SYSTEM_ASSISTANT');
+    }
     return granted;
   },
 
@@ -449,7 +476,9 @@ const RULES: Rules = {
 
   async 'assistant.place'(access, { twin }) {
     if (!twin || !(await access.memberOf(twin.id))) throw new NotFoundError(INSTITUTION_NOT_FOUND, 'INSTITUTION_NOT_FOUND');
-    return access.holds(twin.id, 'assistants.edit');
+    const manages = await access.holds(twin.id, 'assistants.edit');
+    if (twin.disableAssistantsForUser && !manages) throw new ForbiddenError(ASSISTANTS_DISABLED_MESSAGE, 'ASSISTANTS_DISABLED');
+    return manages;
   },
 
   'model.read': (access, { model }) => adminRow(access, model, 'models.edit', modelNotFound),
@@ -479,6 +508,13 @@ const RULES: Rules = {
     const administers = !actor.launchScope && (isSuper(actor) || actor.role === 'admin');
     if (twin.disableFileUploadForUser && !administers) {
       throw new ForbiddenError('File uploads are turned off for users of this Digital Twin', 'FILE_UPLOAD_DISABLED');
+    }
+  },
+
+  async 'subscription.manage'({ actor }, { twin }) {
+    if (!twin) throw new NotFoundError(INSTITUTION_NOT_FOUND);
+    if (actor.launchScope || (!isSuper(actor) && actor.role !== 'admin')) {
+      throw new ForbiddenError(SUBSCRIPTION_NOT_ADMIN, 'NOT_TWIN_ADMIN');
     }
   },
 
