@@ -5,8 +5,9 @@
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Executor } from '../../platform/db/client.js';
 import { sqlStateOf } from '../../platform/db/errors.js';
-import { isSuper, type Actor } from '../../platform/http/actor.js';
-import { AppError, NotFoundError } from '../../platform/http/errors.js';
+import type { Actor } from '../../platform/http/actor.js';
+import { AppError } from '../../platform/http/errors.js';
+import { INSTITUTION_NOT_FOUND, requireAccess, SUBSCRIPTION_NOT_ADMIN } from '../access/access.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { ProviderError, type SubscriptionProvider } from './subscription.provider.js';
 import { claimPoll, completeSignIn, deleteConnection, dropPending, findConnection, savePending, slowDown } from './subscription.repo.js';
@@ -14,8 +15,8 @@ import type { SubscriptionConnectionRow } from './subscription.tables.js';
 import { sealTokens, type SubscriptionLog, type TokenKeeper } from './subscription.tokens.js';
 
 export const SUBSCRIPTION_MESSAGES = {
-  noTwin: 'Institution not found',
-  notAdmin: "Only an administrator of this Digital Twin may manage its subscription",
+  noTwin: INSTITUTION_NOT_FOUND,
+  notAdmin: SUBSCRIPTION_NOT_ADMIN,
   notConfigured: 'Connecting a subscription is not available on this deployment',
   refused: 'The subscription provider does not allow signing in from a device for this service',
   startFailed: 'The subscription provider could not start a sign-in; try again later',
@@ -58,10 +59,8 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
   /** The caller's current twin, which the caller must administer: 404 without one, 403 otherwise. */
   async function adminTwin(actor: Actor): Promise<string> {
     const twin = actor.institutionId ? await findInstitutionById(db, actor.institutionId) : undefined;
-    if (!twin) throw new NotFoundError(SUBSCRIPTION_MESSAGES.noTwin);
-    const administers = !actor.launchScope && (isSuper(actor) || actor.role === 'admin');
-    if (!administers) throw new SubscriptionError(403, 'NOT_TWIN_ADMIN', SUBSCRIPTION_MESSAGES.notAdmin);
-    return twin.id;
+    await requireAccess(db, actor, 'subscription.manage', { twin });
+    return twin!.id;
   }
 
   /** Runs a database step; a failure becomes the route's coded 500 (or 502), its cause logged without values. */
