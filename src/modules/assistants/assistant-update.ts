@@ -4,7 +4,6 @@
 // creation is off there), then the update in one statement.
 import type { Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { ForbiddenError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { requireAccess } from '../access/access.js';
 import { contentColumns, requestedInstitution, requestedSharing } from './assistant-fields.js';
@@ -14,7 +13,6 @@ import { STANDARD_ASSISTANT_KEY } from './scope.js';
 import { decideSharing } from './sharing.js';
 
 export const ASSISTANT_UPDATED = 'Assistant updated successfully';
-export const ASSISTANTS_DISABLED_MESSAGE = 'Assistant creation is turned off for this twin';
 
 export interface UpdateOutcome {
   success: true;
@@ -31,29 +29,24 @@ export async function updateAssistantAs(
   options: { includeDeleted?: boolean } = {},
 ): Promise<UpdateOutcome> {
   const found = await assistantTarget(db, actor, id, options);
-  const access = await requireAccess(db, actor, 'assistant.edit', found);
-  const row = found.assistant!;
-
+  const before = found.assistant;
   const named = requestedInstitution(body);
-  const targetId = named === undefined ? row.institutionId : named;
-  const moving = targetId !== row.institutionId;
-  const statusChange = body.status !== undefined && body.status !== row.status;
-  const editableChange = body.editable_others !== undefined && body.editable_others !== row.editableOthers;
-  if ((moving || statusChange || editableChange) && !(access.owner || access.manages)) {
-    throw new ForbiddenError(
-      "Only the owner or the twin's assistant editors may move this assistant or change its status or editable_others",
-      'ASSISTANT_OWNER_ONLY',
-    );
-  }
-  if (access.system && (moving || (statusChange && row.systemKey === STANDARD_ASSISTANT_KEY))) {
-    throw new ForbiddenError('A system assistant stays a system assistant, and the standard one stays active', 'SYSTEM_ASSISTANT');
-  }
+  const targetId = named === undefined ? before?.institutionId ?? null : named;
+  const moving = targetId !== (before?.institutionId ?? null);
+  const statusChange = body.status !== undefined && body.status !== before?.status;
+  const change = {
+    moving,
+    status: statusChange,
+    editableOthers: body.editable_others !== undefined && body.editable_others !== before?.editableOthers,
+    standard: before?.systemKey === STANDARD_ASSISTANT_KEY,
+  };
+  const access = await requireAccess(db, actor, 'assistant.edit', { ...found, change });
+  const row = before!;
 
   const target = targetId ? await findInstitutionById(db, targetId) : undefined;
   let managesTarget = access.manages;
   if (moving && targetId) {
     managesTarget = await requireAccess(db, actor, 'assistant.place', { twin: target });
-    if (target!.disableAssistantsForUser && !managesTarget) throw new ForbiddenError(ASSISTANTS_DISABLED_MESSAGE, 'ASSISTANTS_DISABLED');
   }
 
   const outcome = decideSharing({

@@ -2,11 +2,11 @@
 // update (assistant-update.ts) and delete (status becomes deleted).
 import type { Database } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
-import { BadRequestError, ForbiddenError } from '../../platform/http/errors.js';
+import { BadRequestError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
 import { AccessContext, requireAccess } from '../access/access.js';
 import { contentColumns, requestedInstitution, requestedSharing } from './assistant-fields.js';
-import { ASSISTANTS_DISABLED_MESSAGE, updateAssistantAs } from './assistant-update.js';
+import { updateAssistantAs } from './assistant-update.js';
 import { presentAssistant } from './assistants.presenter.js';
 import { assistantTarget, insertAssistant, listPickableAssistants, updateAssistant } from './assistants.repo.js';
 import type { AssistantCreateInput, AssistantScope, AssistantUpdateInput, AssistantWire } from './assistants.schemas.js';
@@ -68,7 +68,6 @@ export function createAssistantService(db: Database) {
       if (targetId) {
         const twin = await findInstitutionById(db, targetId);
         managesTarget = await requireAccess(db, actor, 'assistant.place', { twin });
-        if (twin!.disableAssistantsForUser && !managesTarget) throw new ForbiddenError(ASSISTANTS_DISABLED_MESSAGE, 'ASSISTANTS_DISABLED');
         hasAccount = Boolean(twin!.accountId);
       }
       const outcome = decideSharing({
