@@ -386,6 +386,25 @@ describe('credits and memory', () => {
   });
 });
 
+describe('memories', () => {
+  const own = () => ({ userId: ids.member, shared: false, institutionId: twinA.id });
+  const shared = () => ({ userId: ids.member, shared: true, institutionId: twinA.id });
+
+  it('memory.read: shared rows and one\'s own; another person\'s personal row 404', async () => {
+    expect(await requireAccess(db(), member, 'memory.read', { memory: own() })).toEqual({ manages: false });
+    expect(await requireAccess(db(), admin, 'memory.read', { memory: shared() })).toEqual({ manages: true });
+    expect(await outcome(admin, 'memory.read', { memory: own() })).toBe('404');
+    expect(await outcome(outsider, 'memory.read', { memory: undefined })).toBe('404');
+  });
+
+  it('memory.edit: one\'s own, or a shared row of a twin one manages; else 403', async () => {
+    expect(await outcome(member, 'memory.edit', { memory: own() })).toBe('ok');
+    expect(await outcome(admin, 'memory.edit', { memory: shared() })).toBe('ok');
+    expect(await outcome(lister, 'memory.edit', { memory: shared() })).toBe('403 MEMORY_NOT_EDITABLE');
+    expect(await outcome(admin, 'memory.edit', { memory: own() })).toBe('404');
+  });
+});
+
 describe('an access context', () => {
   it('reads another twin\'s permissions once for many questions', async () => {
     const access = new AccessContext(db(), elsewhere);

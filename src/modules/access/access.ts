@@ -25,6 +25,8 @@ export const INSTITUTION_NOT_FOUND = 'Institution not found';
 export const USER_NOT_FOUND = 'User not found';
 export const ASSISTANT_NOT_FOUND = 'Assistant not found!';
 export const ASSISTANTS_DISABLED_MESSAGE = 'Assistant creation is turned off for this twin';
+export const MEMORY_NOT_FOUND = 'Memory not found';
+export const MEMORY_NOT_EDITABLE = 'You may not change this memory';
 export const SUPER_ONLY_EDIT = 'Only a super admin can edit a super admin';
 export const SUBSCRIPTION_NOT_ADMIN = 'Only an administrator of this Digital Twin may manage its subscription';
 export const MEMBERSHIP_NOT_YOURS = 'Invalid Membership. Not yours!';
@@ -147,6 +149,9 @@ interface Actions {
   'credits.read': [{ institutionId: string }, void];
   /** Managing a twin's shared memory: super admins (outside a launch session) and holders of institutions.edit. */
   'memory.manage': [{ twin: string }, void];
+  /** A memory row of the working twin: shared or one's own to see (else 404); one's own, or shared and managed, to change (else 403). Answers whether the caller manages the twin. */
+  'memory.read': [{ memory: { userId: string; shared: boolean; institutionId: string } | undefined }, { manages: boolean }];
+  'memory.edit': [{ memory: { userId: string; shared: boolean; institutionId: string } | undefined }, { manages: boolean }];
 }
 
 /** A grant held in one twin (403 "Not authorized" without it), or one of the named actions above. */
@@ -530,6 +535,18 @@ const RULES: Rules = {
     if (!(await access.holds(institutionId, 'credits.edit')) || !(await isLiveTwin(access.db, institutionId))) {
       throw new NotFoundError(INSTITUTION_NOT_FOUND);
     }
+  },
+
+  async 'memory.read'(access, { memory }) {
+    if (!memory || (!memory.shared && memory.userId !== access.actor.userId)) throw new NotFoundError(MEMORY_NOT_FOUND);
+    return { manages: await access.check('memory.manage', { twin: memory.institutionId }) };
+  },
+
+  async 'memory.edit'(access, { memory }) {
+    const { manages } = await access.require('memory.read', { memory });
+    const editable = memory!.userId === access.actor.userId || (memory!.shared && manages);
+    if (!editable) throw new ForbiddenError(MEMORY_NOT_EDITABLE, 'MEMORY_NOT_EDITABLE');
+    return { manages };
   },
 
   async 'memory.manage'(access, { twin }) {
