@@ -5,15 +5,13 @@ import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { checkAccess } from '../access/access.js';
+import { checkAccess, MEMORY_NOT_FOUND, requireAccess } from '../access/access.js';
 import { findUserById } from '../users/users.repo.js';
 import { presentMemory } from './memory.presenter.js';
 import { deleteMemory, findMemory, insertMemory, listVisibleMemories, updateMemory, type MemoryUpdate, type MemoryWithTwin } from './memory.repo.js';
 import type { CreateMemoryInput, EditMemoryInput, MemoryParameterWire } from './memory.schemas.js';
 import { DEFAULT_NAMESPACE } from './memory.tables.js';
 
-export const MEMORY_NOT_FOUND = 'Memory not found';
-export const MEMORY_NOT_EDITABLE = 'You may not change this memory';
 export const MEMORY_ADMINS_ONLY = 'Only administrators of this twin may share memories';
 export const USER_MEMORY_OFF = 'Enable User Memory is off: personal memories are not saved';
 export const NO_TWIN = 'Choose a twin first';
@@ -43,12 +41,12 @@ export function createMemoryService(db: Database): MemoryService {
     return { isAuthor, editable: isAuthor || (row.shared && manages) };
   }
 
-  /** The row as the caller sees it, with whether they manage its twin; 404 when they cannot see it. */
-  async function visibleRow(actor: Actor, id: string): Promise<{ row: MemoryWithTwin; manages: boolean }> {
+  /** The row the caller may change, with whether they manage its twin; 404 when they cannot see it, 403 when not theirs to change. */
+  async function editableRow(actor: Actor, id: string): Promise<{ row: MemoryWithTwin; manages: boolean }> {
     const twin = workingTwin(actor);
     const row = twin ? await findMemory(db, twin, id) : undefined;
-    if (!row || (!row.shared && row.userId !== actor.userId)) throw new NotFoundError(MEMORY_NOT_FOUND);
-    return { row, manages: await managesTwin(actor, row.institutionId) };
+    const { manages } = await requireAccess(db, actor, 'memory.edit', { memory: row });
+    return { row: row!, manages };
   }
 
   /** memoryAdminsOnly: only those who manage the twin may create shared rows or switch rows to shared. */
@@ -93,8 +91,7 @@ export function createMemoryService(db: Database): MemoryService {
     },
 
     async edit(actor, id, input) {
-      const { row, manages } = await visibleRow(actor, id);
-      if (!viewOf(actor, row, manages).editable) throw new ForbiddenError(MEMORY_NOT_EDITABLE, 'MEMORY_NOT_EDITABLE');
+      const { row, manages } = await editableRow(actor, id);
       if (input.shared === true && !row.shared) await checkMayShare(actor, row.institutionId, manages);
       const values: MemoryUpdate = {};
       if (input.key_value !== undefined) values.keyValue = input.key_value;
@@ -107,8 +104,7 @@ export function createMemoryService(db: Database): MemoryService {
     },
 
     async remove(actor, id) {
-      const { row, manages } = await visibleRow(actor, id);
-      if (!viewOf(actor, row, manages).editable) throw new ForbiddenError(MEMORY_NOT_EDITABLE, 'MEMORY_NOT_EDITABLE');
+      const { row } = await editableRow(actor, id);
       await deleteMemory(db, row.institutionId, row.id);
     },
   };
