@@ -49,7 +49,12 @@ async function requestsThenSigterm(
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as Record<string, unknown>); // a torn line would throw here
-  await beforeSignal?.(readLines, ids);
+  try {
+    await beforeSignal?.(readLines, ids);
+  } catch (error) {
+    child.kill('SIGKILL'); // a failed check must not leave the service running
+    throw error;
+  }
   child.kill('SIGTERM');
   const exitCode = await exited;
   return { lines: readLines(), ids, exitCode };
