@@ -48,7 +48,7 @@ export async function openPlatform(config: Config, logger: Pick<FastifyBaseLogge
     bus,
     mailer: createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, outboxDir: path.join(config.dataDir, 'outbox'), logger }),
     storage,
-    jobs: createJobQueue(database, { logger, liveness }),
+    jobs: createJobQueue(database, { logger, liveness, pollingIntervalSeconds: pollingSeconds(database) }),
     secrets: createSecretBox(config.encryptionKey),
     liveness,
   };
@@ -81,4 +81,14 @@ async function checkBucket(options: NonNullable<Config['filesS3']>): Promise<voi
   } finally {
     await store.close();
   }
+}
+
+/**
+ * How often each job slot asks for work. On PGlite a fetch runs on the main thread (a few ms each, and
+ * every slot asks), and every job is sent by this very process, which wakes its slots at once: the
+ * polling only picks up delayed retries and cron jobs, so it can be slow. A server's fetch costs the
+ * process nothing, and other processes send jobs: every 2 s.
+ */
+function pollingSeconds(database: DatabaseHandle): number {
+  return database.kind === 'pglite' ? 10 : 2;
 }
