@@ -15,7 +15,8 @@ import type { DatabaseHandle } from '../src/platform/db/client.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { readSse } from './support/sse-client.js';
 import { collect, connectSocket, register } from './support/socket-client.js';
-import { api, deployForCrashes, sampleText, signInAdmin, uploadText, waitForValue, type CrashDeployment } from './support/crash.js';
+import { api, deployForCrashes, sampleText, signInAdmin, uploadBytes, uploadText, waitForValue, type CrashDeployment } from './support/crash.js';
+import type { ServiceProcess } from './support/processes.js';
 
 /** Short for the test: a process unheard for 2 s is gone (the default is 15 s). */
 const TIMEOUT_SECONDS = 2;
@@ -64,15 +65,7 @@ describe(`the service killed mid-work on ${process.env.TEST_DATABASE_URL ? 'Post
       return file.stage === 'embed' && file.progress > 40 ? file : undefined;
     }, 30_000, 10);
 
-    let url = first.url;
-    if (deployment.scaled) {
-      // Another worker is up; the one running the job dies and stays down.
-      await deployment.start('worker');
-      await deployment.kill(worker);
-    } else {
-      await deployment.kill(first);
-      url = (await deployment.start('all')).url;
-    }
+    const url = await killTheWorker(first, worker);
     const resumedFrom = Date.now();
     const file = await waitForValue('the file ready', async () => {
       const current = (await api(url, `/api/user/files/${fileId}`, token)).body.data;
@@ -169,14 +162,7 @@ describe(`an export killed mid-archive on ${process.env.TEST_DATABASE_URL ? 'Pos
       return current.status === 'running' && current.progress >= 20 ? current : undefined;
     }, 60_000, 10);
 
-    let url = first.url;
-    if (deployment.scaled) {
-      await deployment.start('worker');
-      await deployment.kill(worker);
-    } else {
-      await deployment.kill(first);
-      url = (await deployment.start('all')).url;
-    }
+    const url = await killTheWorker(first, worker);
     const ready = await waitForValue('the export ready', async () => {
       const current = (await api(url, `/api/user/data/export/${exportId}`, token)).body;
       if (current.status === 'failed') throw new Error('the export failed');
@@ -209,6 +195,21 @@ describe(`an export killed mid-archive on ${process.env.TEST_DATABASE_URL ? 'Pos
   }, 420_000);
 });
 
+/**
+ * Kills the process running the job: on the scaled shape another worker is started first and the one
+ * running the job dies and stays down; on the embedded one the process dies and is started again.
+ * Answers the URL to ask from then on.
+ */
+async function killTheWorker(first: ServiceProcess, worker: ServiceProcess): Promise<string> {
+  if (deployment.scaled) {
+    await deployment.start('worker');
+    await deployment.kill(worker);
+    return first.url;
+  }
+  await deployment.kill(first);
+  return (await deployment.start('all')).url;
+}
+
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /** The download link of an export mail (.eml, its body possibly quoted-printable). */
@@ -217,14 +218,6 @@ function exportLink(eml: string): string | undefined {
   return body.match(/https?:\/\/\S+\/api\/user\/data\/export\/[0-9a-f]{24}\/download\?token=[^\s"<]+/)?.[0];
 }
 
-async function uploadBytes(url: string, token: string, filename: string, bytes: Buffer, type: string): Promise<string> {
-  const form = new FormData();
-  form.append('file', new Blob([new Uint8Array(bytes)], { type }), filename);
-  const response = await fetch(`${url}/api/user/files`, { method: 'POST', headers: { 'x-access-token': token }, body: form });
-  const body = (await response.json()) as { uploadId?: string };
-  if (response.status !== 201 || !body.uploadId) throw new Error(`upload failed: ${response.status} ${JSON.stringify(body)}`);
-  return body.uploadId;
-}
 
 /** Asks over SSE; resolves with the pieces once two have arrived (the model then stalls). */
 async function askOverSse(url: string, token: string, question: string): Promise<string[]> {

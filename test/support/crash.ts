@@ -124,9 +124,13 @@ export async function signInAdmin(url: string): Promise<string> {
   return signedIn.body.token as string;
 }
 
-export async function uploadText(url: string, token: string, filename: string, text: string): Promise<string> {
+export function uploadText(url: string, token: string, filename: string, text: string): Promise<string> {
+  return uploadBytes(url, token, filename, Buffer.from(text), 'text/plain');
+}
+
+export async function uploadBytes(url: string, token: string, filename: string, bytes: Buffer, type: string): Promise<string> {
   const form = new FormData();
-  form.append('file', new Blob([text], { type: 'text/plain' }), filename);
+  form.append('file', new Blob([new Uint8Array(bytes)], { type }), filename);
   const response = await fetch(`${url}/api/user/files`, { method: 'POST', headers: { 'x-access-token': token }, body: form });
   const body = (await response.json()) as { uploadId?: string };
   if (response.status !== 201 || !body.uploadId) throw new Error(`upload failed: ${response.status} ${JSON.stringify(body)}`);
