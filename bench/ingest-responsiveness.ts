@@ -3,7 +3,8 @@
 // embedding model configured), the bench's fake model streaming BENCH_CHUNKS (40) pieces BENCH_GAP_MS
 // (25) ms apart. Two phases of the same probes: idle for BENCH_IDLE_MS (5 s), then while a
 // BENCH_FILE_MB (3) MB text file is uploaded and ingested until ready. The probes: GET /api/test one after
-// another (BENCH_PROBE_MS, 20 ms apart) and streamed answers on the SSE route one after another.
+// another (BENCH_PROBE_MS, 20 ms apart) and streamed answers on the SSE route, one after another for each
+// of BENCH_PEOPLE (5) people at once; the first of them uploads the file.
 // Targets: GET /api/test p99 ≤ 50 ms while ingesting; between-chunk p99 within 10 ms of idle.
 //   npm run bench:ingest
 //   BENCH_PROFILE=<dir> …    the service's CPU profile, written when it stops
@@ -23,6 +24,7 @@ const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 25);
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 5_000);
 const FILE_MB = Number(process.env.BENCH_FILE_MB ?? 3);
 const PROBE_MS = Number(process.env.BENCH_PROBE_MS ?? 20);
+const PEOPLE = Math.max(1, Number(process.env.BENCH_PEOPLE ?? 5));
 const TARGET = { probe99: 50, gapAdded99: 10 };
 const NODE_ARGS = [
   ...(process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
@@ -51,7 +53,7 @@ function startModel(): Promise<{ child: ChildProcess; url: string }> {
 }
 
 /** Probes and streams until `done` resolves; answers what they measured. */
-async function measure(base: string, token: string, done: Promise<unknown>): Promise<Samples> {
+async function measure(base: string, tokens: string[], done: Promise<unknown>): Promise<Samples> {
   const samples: Samples = { probes: [], gaps: [] };
   let finished = false;
   void done.finally(() => (finished = true));
@@ -64,13 +66,13 @@ async function measure(base: string, token: string, done: Promise<unknown>): Pro
       await new Promise((resolve) => setTimeout(resolve, PROBE_MS));
     }
   })();
-  const streaming = (async () => {
+  const streaming = tokens.map(async (token) => {
     while (!finished) {
       const timing = await viaSse(base, token);
       samples.gaps.push(...timing.gaps);
     }
-  })();
-  await Promise.all([done, probing, streaming]);
+  });
+  await Promise.all([done, probing, ...streaming]);
   return samples;
 }
 
@@ -93,17 +95,18 @@ async function main(): Promise<void> {
   const model = await startModel();
   const service = await startService({ modelUrl: model.url, nodeArgs: NODE_ARGS });
   try {
-    const [person] = await createPeople(service.url, 1);
-    await viaSse(service.url, person.token); // warm-up: the first answer's connections and caches
-    const idle = await measure(service.url, person.token, new Promise((resolve) => setTimeout(resolve, IDLE_MS)));
-    const ingestion = ingest(service.url, person.token);
-    const busy = await measure(service.url, person.token, ingestion);
+    const people = await createPeople(service.url, PEOPLE);
+    const tokens = people.map((person) => person.token);
+    await Promise.all(tokens.map((token) => viaSse(service.url, token))); // warm-up: connections and caches
+    const idle = await measure(service.url, tokens, new Promise((resolve) => setTimeout(resolve, IDLE_MS)));
+    const ingestion = ingest(service.url, tokens[0]);
+    const busy = await measure(service.url, tokens, ingestion);
     const ingestMs = await ingestion;
 
     const row = (label: string, samples: Samples) =>
       `${label.padEnd(10)} GET /api/test p50 ${percentile(samples.probes, 50).toFixed(1)} ms, p99 ${percentile(samples.probes, 99).toFixed(1)} ms, max ${Math.max(...samples.probes).toFixed(1)} ms (${samples.probes.length}); ` +
       `between chunks p50 ${percentile(samples.gaps, 50).toFixed(1)} ms, p99 ${percentile(samples.gaps, 99).toFixed(1)} ms (${samples.gaps.length})`;
-    console.log(`shape: ${service.shape}; a ${FILE_MB} MB text file ingested in ${(ingestMs / 1000).toFixed(1)} s`);
+    console.log(`shape: ${service.shape}; ${PEOPLE} people streaming; a ${FILE_MB} MB text file ingested in ${(ingestMs / 1000).toFixed(1)} s`);
     console.log(row('idle', idle));
     console.log(row('ingesting', busy));
     const probe99 = percentile(busy.probes, 99);
