@@ -67,21 +67,13 @@ describe(`the service killed mid-work on ${process.env.TEST_DATABASE_URL ? 'Post
 
     const url = await killTheWorker(first, worker);
     const resumedFrom = Date.now();
-    const file = await waitForValue('the file ready', async () => {
-      const current = (await api(url, `/api/user/files/${fileId}`, token)).body.data;
-      return current.status === 'ready' ? current : undefined;
-    }, 30_000);
+    const file = await fileReady(url, token, fileId, 30_000);
     const tookMs = Date.now() - resumedFrom;
 
     expect(file.chunkCount).toBe(EXPECTED_CHUNKS);
     // Taken back within the bound, then ingested once more (a few seconds on a loaded machine at most).
     expect(tookMs).toBeLessThan(TAKE_BACK_BOUND_MS + 15_000);
-    await deployment.stopAll();
-    await deployment.inspect(async (database) => {
-      expect(await chunkGenerations(database, fileId)).toEqual([{ generation: expect.any(Number), chunks: EXPECTED_CHUNKS }]);
-      expect(await unfinishedJobs(database)).toEqual([]);
-      expect(await heldAttempts(database)).toEqual([]);
-    });
+    await expectCleanIngestion(fileId);
   }, 420_000);
 
   it('finishes an ingestion killed at its chunk stage and again at its finalize, with the chunks of a clean ingestion', async () => {
@@ -106,17 +98,9 @@ describe(`the service killed mid-work on ${process.env.TEST_DATABASE_URL ? 'Post
 
     const third = await deployment.start(deployment.scaled ? 'worker' : 'all');
     const url = deployment.scaled ? first.url : third.url;
-    const file = await waitForValue('the file ready', async () => {
-      const current = (await api(url, `/api/user/files/${fileId}`, token)).body.data;
-      return current.status === 'ready' ? current : undefined;
-    }, 60_000);
+    const file = await fileReady(url, token, fileId, 60_000);
     expect(file).toMatchObject({ stage: 'finalize', progress: 100, chunkCount: EXPECTED_CHUNKS });
-    await deployment.stopAll();
-    await deployment.inspect(async (database) => {
-      expect(await chunkGenerations(database, fileId)).toEqual([{ generation: expect.any(Number), chunks: EXPECTED_CHUNKS }]);
-      expect(await unfinishedJobs(database)).toEqual([]);
-      expect(await heldAttempts(database)).toEqual([]);
-    });
+    await expectCleanIngestion(fileId);
   }, 420_000);
 
   it('keeps every write answered 2xx before a kill in the middle of a burst', async () => {
@@ -284,6 +268,23 @@ describe(`an answer killed mid-stream on ${process.env.TEST_DATABASE_URL ? 'Post
     });
   }, 420_000);
 });
+
+async function fileReady(url: string, token: string, fileId: string, timeoutMs: number) {
+  return waitForValue('the file ready', async () => {
+    const current = (await api(url, `/api/user/files/${fileId}`, token)).body.data;
+    return current.status === 'ready' ? current : undefined;
+  }, timeoutMs);
+}
+
+/** Once every process has stopped: one generation of the file with the chunks of a clean ingestion, no job left running or held. */
+async function expectCleanIngestion(fileId: string): Promise<void> {
+  await deployment.stopAll();
+  await deployment.inspect(async (database) => {
+    expect(await chunkGenerations(database, fileId)).toEqual([{ generation: expect.any(Number), chunks: EXPECTED_CHUNKS }]);
+    expect(await unfinishedJobs(database)).toEqual([]);
+    expect(await heldAttempts(database)).toEqual([]);
+  });
+}
 
 async function chunkGenerations(database: DatabaseHandle, fileId: string) {
   const { rows } = await database.executeSql(`select generation, count(*)::int as chunks from file_chunks where file_id = $1 group by generation`, [fileId]);
