@@ -14,7 +14,7 @@ import { localEmbedding } from '../src/ai/local-embedder.js';
 import { createLocalEmbedder } from '../src/ai/embeddings.js';
 import { createPglite, openDatabase, type DatabaseHandle } from '../src/platform/db/client.js';
 import { createLocalStorage, newStorageKey } from '../src/platform/storage/storage.js';
-import { insertInstitution } from '../src/modules/institutions/institutions.repo.js';
+import { insertTwin } from '../src/modules/twins/twins.repo.js';
 import { insertUser } from '../src/modules/users/users.repo.js';
 import { ensureVectorSchema, searchFullText, searchVector, type SearchScope } from '../src/modules/files/chunks.repo.js';
 import { insertFile } from '../src/modules/files/files.repo.js';
@@ -88,9 +88,9 @@ async function bench(database: DatabaseHandle, label: string): Promise<{ ingestR
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-bench-'));
   const storage = createLocalStorage(dataDir);
   const db = database.db;
-  const twin = await insertInstitution(db, { name: 'Bench twin' });
+  const twin = await insertTwin(db, { name: 'Bench twin' });
   const user = await insertUser(db, { email: `bench-${Date.now()}@example.test` });
-  const scope: SearchScope = { institutionId: twin.id, userId: user.id, includeShared: false };
+  const scope: SearchScope = { twinId: twin.id, userId: user.id, includeShared: false };
   const embedder = createLocalEmbedder(DIMENSIONS);
   const vector = (await ensureVectorSchema(database, DIMENSIONS)).ready;
   // Bulk load first, index after: inserting into an HNSW-indexed table is ~17x slower.
@@ -106,7 +106,7 @@ async function bench(database: DatabaseHandle, label: string): Promise<{ ingestR
     const key = newStorageKey('bench');
     await storage.put(key, Buffer.from(text));
     const file = await insertFile(db, {
-      institutionId: twin.id, userId: user.id, originalname: 'doc.md', extension: '.md', mimetype: 'text/markdown',
+      twinId: twin.id, userId: user.id, originalname: 'doc.md', extension: '.md', mimetype: 'text/markdown',
       kind: 'markdown', size: text.length, storageKey: key,
     });
     const { ms } = await time(() => ingestFile(deps, { fileId: file.id, generation: 1 }, { signal, attempt: 1 }));

@@ -42,7 +42,7 @@ import { registerAdminUsers } from './modules/admin-users/admin-users.module.js'
 import { registerBranding } from './modules/branding/branding.module.js';
 import { registerCredits } from './modules/credits/credits.module.js';
 import { registerEntitlements } from './modules/entitlements/entitlements.module.js';
-import { registerInstitutions } from './modules/institutions/institutions.module.js';
+import { registerTwins } from './modules/twins/twins.module.js';
 import { registerMemberships } from './modules/memberships/memberships.module.js';
 import { registerMemory } from './modules/memory/memory.module.js';
 import { registerPersonalData } from './modules/personal-data/personal-data.module.js';
@@ -139,7 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const connectors = registerConnectors(app, { db, secrets: deps.secrets, changes, settings: config.connectors });
   registerAdminUsers(app, { db, cache, startingCredits: config.billing.startingCredits });
   registerCredits(app, { db });
-  registerInstitutions(app, { db });
+  registerTwins(app, { db });
   registerMemberships(app, { db, cache, profiles });
   registerSettings(app, { db });
   registerMemory(app, { db });
@@ -148,7 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const subscription = registerSubscription(app, { db, secrets: deps.secrets, config: config.subscription });
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log });
   registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor ?? undefined, tools: { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database }) }, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
-  registerBranding(app, { db, idpConfigured: (institutionId) => hasIdentityProvider(db, config, institutionId) });
+  registerBranding(app, { db, idpConfigured: (twinId) => hasIdentityProvider(db, config, twinId) });
   registerFiles(app, deps);
   registerPersonalData(app, { db, jobs: deps.jobs, storage: deps.storage, secrets: deps.secrets, throttle, now: deps.now });
 

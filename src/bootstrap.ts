@@ -3,7 +3,7 @@
 import { sql } from 'drizzle-orm';
 import type { Database } from './platform/db/client.js';
 import { withTransaction } from './platform/db/client.js';
-import { insertInstitution, insertMembership } from './modules/institutions/institutions.repo.js';
+import { insertTwin, insertMembership } from './modules/twins/twins.repo.js';
 import { hashPassword } from './platform/crypto/passwords.js';
 import { insertAccount } from './modules/credits/starting-credits.js';
 import { countUsers, updateUser } from './modules/users/users.repo.js';
@@ -14,7 +14,7 @@ export async function bootstrapFirstAdmin(
   db: Database,
   admin: { email: string; password: string } | undefined,
   startingCredits = 0,
-): Promise<{ created: boolean; userId?: string; institutionId?: string }> {
+): Promise<{ created: boolean; userId?: string; twinId?: string }> {
   if (!admin) return { created: false };
   const passwordHash = await hashPassword(admin.password);
   return withTransaction(db, async (tx) => {
@@ -22,9 +22,9 @@ export async function bootstrapFirstAdmin(
     await tx.execute(sql`select pg_advisory_xact_lock(7240263)`);
     if ((await countUsers(tx)) > 0) return { created: false };
     const user = await insertAccount(tx, { email: admin.email, passwordHash, accountType: 'super', fname: 'Admin' }, startingCredits);
-    const twin = await insertInstitution(tx, { name: DEFAULT_TWIN_NAME, ainame: 'Digital Twin' });
-    await insertMembership(tx, { institutionId: twin.id, userId: user.id, role: 'admin' });
-    await updateUser(tx, user.id, { currentInstitutionId: twin.id });
-    return { created: true, userId: user.id, institutionId: twin.id };
+    const twin = await insertTwin(tx, { name: DEFAULT_TWIN_NAME, ainame: 'Digital Twin' });
+    await insertMembership(tx, { twinId: twin.id, userId: user.id, role: 'admin' });
+    await updateUser(tx, user.id, { currentTwinId: twin.id });
+    return { created: true, userId: user.id, twinId: twin.id };
   });
 }

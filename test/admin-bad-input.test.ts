@@ -3,26 +3,26 @@
 // someone who holds its permission in no twin is a 403, like the lists and single-item routes; a twin
 // admin still gets changed: 0 for ids outside their twins.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InstitutionRow } from '../src/modules/institutions/institutions.tables.js';
+import type { TwinRow } from '../src/modules/twins/twins.tables.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { buildInstitution, buildUser, signIn } from './support/factories.js';
+import { buildTwin, buildUser, signIn } from './support/factories.js';
 import { requester } from './support/http.js';
 
 let t: TestApp;
 let req: ReturnType<typeof requester>;
-let twinA: InstitutionRow;
-let twinB: InstitutionRow;
+let twinA: TwinRow;
+let twinB: TwinRow;
 const token = {} as Record<'super' | 'adminA' | 'plain', string>;
 
 beforeAll(async () => {
   t = await startTestApp();
   req = requester(t.app);
   const db = t.platform.database.db;
-  twinA = await buildInstitution(db);
-  twinB = await buildInstitution(db);
-  token.super = await signIn(t.app, (await buildUser(db, { institution: twinA, accountType: 'super' })).user.email);
-  token.adminA = await signIn(t.app, (await buildUser(db, { institution: twinA, role: 'admin' })).user.email);
-  token.plain = await signIn(t.app, (await buildUser(db, { institution: twinA })).user.email);
+  twinA = await buildTwin(db);
+  twinB = await buildTwin(db);
+  token.super = await signIn(t.app, (await buildUser(db, { twin: twinA, accountType: 'super' })).user.email);
+  token.adminA = await signIn(t.app, (await buildUser(db, { twin: twinA, role: 'admin' })).user.email);
+  token.plain = await signIn(t.app, (await buildUser(db, { twin: twinA })).user.email);
 });
 afterAll(() => t.close());
 

@@ -4,7 +4,7 @@
 import type { Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
-import { buildInstitution, buildUser } from './support/factories.js';
+import { buildTwin, buildUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { startMcpServer, type TestMcpServer } from './support/mcp-server.js';
 import { collect, connectSocket, register } from './support/socket-client.js';
@@ -36,9 +36,9 @@ describe.runIf(enabled)('an approval decided on another process', () => {
   });
 
   it('runs the call on A right after the decision reaches B, and both tabs hear it', async () => {
-    const twin = await buildInstitution(database.db);
-    const admin = await buildUser(database.db, { institution: twin, role: 'admin' });
-    const ada = await buildUser(database.db, { institution: twin });
+    const twin = await buildTwin(database.db);
+    const admin = await buildUser(database.db, { twin, role: 'admin' });
+    const ada = await buildUser(database.db, { twin });
     const adminToken = await signInAt(a.url, admin.user.email, admin.password);
     const token = await signInAt(b.url, ada.user.email, ada.password);
     const headers = (bearer: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${bearer}` });

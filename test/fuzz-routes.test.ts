@@ -4,9 +4,9 @@
 // a 2xx that is not JSON. A fixed seed and a bounded number of runs per route keep it repeatable.
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { InstitutionRow } from '../src/modules/institutions/institutions.tables.js';
+import type { TwinRow } from '../src/modules/twins/twins.tables.js';
 import { startTestApp, type TestApp } from './support/app.js';
-import { buildInstitution, buildUser, signIn } from './support/factories.js';
+import { buildTwin, buildUser, signIn } from './support/factories.js';
 import { uploadFile } from './support/files.js';
 import { requestsFor, type GeneratedRequest, type JsonSchema, type Operation, type Parameter } from './support/fuzz-inputs.js';
 
@@ -41,7 +41,7 @@ const CONTRACT_5XX: Record<string, Array<[number, string]>> = {
 const SIGNED_IN_SKIP = new Set(['POST /api/auth/signout']);
 
 let t: TestApp;
-let twinA: InstitutionRow;
+let twinA: TwinRow;
 const tokens = {} as Record<Role, string | null>;
 const ids: string[] = [];
 /**
@@ -55,11 +55,11 @@ beforeAll(async () => {
   // Uploads queue their ingestion: the queue must run (no workers needed: nothing waits for the jobs).
   await t.platform.jobs.start({ work: false });
   const db = t.platform.database.db;
-  twinA = await buildInstitution(db);
-  const twinB = await buildInstitution(db);
-  tokens.super = await signIn(t.app, (await buildUser(db, { institution: twinA, accountType: 'super' })).user.email);
-  tokens.twinAdmin = await signIn(t.app, (await buildUser(db, { institution: twinA, role: 'admin' })).user.email);
-  tokens.plain = await signIn(t.app, (await buildUser(db, { institution: twinA })).user.email);
+  twinA = await buildTwin(db);
+  const twinB = await buildTwin(db);
+  tokens.super = await signIn(t.app, (await buildUser(db, { twin: twinA, accountType: 'super' })).user.email);
+  tokens.twinAdmin = await signIn(t.app, (await buildUser(db, { twin: twinA, role: 'admin' })).user.email);
+  tokens.plain = await signIn(t.app, (await buildUser(db, { twin: twinA })).user.email);
   tokens.nobody = null;
   const seeded = await seedRows(twinB);
   ssoProviderId = seeded.provider;
@@ -71,7 +71,7 @@ afterAll(() => t?.close());
  * Rows for the generated requests to reach past "not found": ids for path params and bodies. None of
  * them is a user, membership or twin A: deleting those would turn every later run of a role into a 401.
  */
-async function seedRows(twinB: InstitutionRow): Promise<Record<string, string>> {
+async function seedRows(twinB: TwinRow): Promise<Record<string, string>> {
   const as = async (role: Role, url: string, payload: object) => {
     const response = await t.app.inject({ method: 'POST', url, headers: { 'x-access-token': tokens[role]! }, payload });
     if (response.statusCode >= 300) throw new Error(`seeding ${url}: ${response.statusCode} ${response.body}`);

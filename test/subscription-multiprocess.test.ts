@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subscriptionConnections } from '../src/modules/subscription/subscription.tables.js';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { DEVICE_CLIENT_ID, startDeviceProvider, type TestDeviceProvider } from './support/device-provider.js';
-import { buildInstitution, buildUser } from './support/factories.js';
+import { buildTwin, buildUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { askQanda } from './support/http.js';
 import { signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
@@ -68,9 +68,9 @@ describe.runIf(enabled)('the subscription connection across two API processes', 
   };
 
   it('connects through A and B, answers from the subscription on B, and after a disconnect on A the next turn on B uses the deployment', async () => {
-    const twin = await buildInstitution(database.db);
-    const admin = await buildUser(database.db, { institution: twin, role: 'admin' });
-    const member = await buildUser(database.db, { institution: twin, credits: 1_000 });
+    const twin = await buildTwin(database.db);
+    const admin = await buildUser(database.db, { twin, role: 'admin' });
+    const member = await buildUser(database.db, { twin, credits: 1_000 });
     const adminToken = await signInAt(a.url, admin.user.email, admin.password);
     const memberToken = await signInAt(b.url, member.user.email, member.password);
     const ask = async (question: string) => (await askQanda(b.url, memberToken, { inputs: [question], requestArgs: {} })).body;
@@ -83,7 +83,7 @@ describe.runIf(enabled)('the subscription connection across two API processes', 
     expect(await send(b, adminToken, 'POST', 'poll')).toEqual({ status: 200, body: { success: true, connected: false, pending: true } });
     await idp.approve(started.body.verificationUriComplete as string, 'subscriber-1');
     // As if the 5-second interval had passed (the claim is in the database, shared by both processes).
-    await database.db.update(subscriptionConnections).set({ pendingNextPollAt: sql`now() - interval '1 second'` }).where(eq(subscriptionConnections.institutionId, twin.id));
+    await database.db.update(subscriptionConnections).set({ pendingNextPollAt: sql`now() - interval '1 second'` }).where(eq(subscriptionConnections.twinId, twin.id));
     expect(await send(b, adminToken, 'POST', 'poll')).toEqual({ status: 200, body: { success: true, connected: true, pending: false } });
     expect(await send(a, adminToken, 'GET', 'status')).toEqual({ status: 200, body: { success: true, connected: true } });
 

@@ -3,7 +3,7 @@
 // never reads the database).
 import type { Database } from '../../src/platform/db/client.js';
 import type { Actor } from '../../src/platform/http/actor.js';
-import { findMembership } from '../../src/modules/institutions/institutions.repo.js';
+import { findMembership } from '../../src/modules/twins/twins.repo.js';
 import { insertAssistant } from '../../src/modules/assistants/assistants.repo.js';
 import type { AssistantRow, NewAssistant } from '../../src/modules/assistants/assistants.tables.js';
 import { permissionsFor } from '../../src/platform/http/permissions.js';
@@ -18,13 +18,13 @@ export function buildAssistant(db: Database, overrides: Partial<NewAssistant> = 
 export async function actorFor(db: Database, userId: string): Promise<Actor> {
   const user = await findUserById(db, userId);
   if (!user) throw new Error(`no user ${userId}`);
-  const membership = user.currentInstitutionId ? await findMembership(db, user.id, user.currentInstitutionId) : undefined;
+  const membership = user.currentTwinId ? await findMembership(db, user.id, user.currentTwinId) : undefined;
   return {
     userId: user.id,
     sessionId: 'test-session',
     email: user.email,
     accountType: user.accountType,
-    institutionId: user.currentInstitutionId,
+    twinId: user.currentTwinId,
     role: membership?.role ?? null,
     permissions: permissionsFor(user.accountType, membership?.role, membership?.permissions ?? []),
     launchScope: null,
@@ -39,7 +39,7 @@ export function plainActor(userId: string, overrides: Partial<Actor> = {}): Acto
     sessionId: `session-of-${userId}`,
     email: `${userId}@example.test`,
     accountType: 'user',
-    institutionId: `twin-of-${userId}`,
+    twinId: `twin-of-${userId}`,
     role: 'user',
     permissions: [],
     launchScope: null,

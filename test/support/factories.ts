@@ -2,8 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../src/platform/db/client.js';
 import { hashPassword } from '../../src/platform/crypto/passwords.js';
-import { insertInstitution, insertMembership, type NewInstitution } from '../../src/modules/institutions/institutions.repo.js';
-import type { InstitutionRow, MembershipRow } from '../../src/modules/institutions/institutions.tables.js';
+import { insertTwin, insertMembership, type NewTwin } from '../../src/modules/twins/twins.repo.js';
+import type { TwinRow, MembershipRow } from '../../src/modules/twins/twins.tables.js';
 import { insertUser, updateUser, type NewUser } from '../../src/modules/users/users.repo.js';
 import type { UserRow } from '../../src/modules/users/users.tables.js';
 import type { App } from '../../src/platform/http/schemas.js';
@@ -13,35 +13,35 @@ let sequence = 0;
 const unique = () => `${++sequence}${randomBytes(3).toString('hex')}`;
 let cachedHash: Promise<string> | undefined;
 
-export function buildInstitution(db: Database, overrides: Partial<NewInstitution> = {}): Promise<InstitutionRow> {
-  return insertInstitution(db, { name: `Twin ${unique()}`, ainame: 'Twin AI', ...overrides });
+export function buildTwin(db: Database, overrides: Partial<NewTwin> = {}): Promise<TwinRow> {
+  return insertTwin(db, { name: `Twin ${unique()}`, ainame: 'Twin AI', ...overrides });
 }
 
 export interface BuiltUser {
   user: UserRow;
-  institution: InstitutionRow | null;
+  twin: TwinRow | null;
   membership: MembershipRow | null;
   password: string;
 }
 
 /**
- * A person with a password, a member of `institution` (created when not given) with `role`,
- * and that twin as current. `institution: null` makes a person with no twin.
+ * A person with a password, a member of `twin` (created when not given) with `role`,
+ * and that twin as current. `twin: null` makes a person with no twin.
  */
 export async function buildUser(
   db: Database,
-  overrides: Partial<NewUser> & { password?: string; institution?: InstitutionRow | null; role?: 'user' | 'admin'; grants?: string[] } = {},
+  overrides: Partial<NewUser> & { password?: string; twin?: TwinRow | null; role?: 'user' | 'admin'; grants?: string[] } = {},
 ): Promise<BuiltUser> {
-  const { password, institution: given, role = 'user', grants = [], ...fields } = overrides;
+  const { password, twin: given, role = 'user', grants = [], ...fields } = overrides;
   const passwordHash = password ? await hashPassword(password) : await (cachedHash ??= hashPassword(DEFAULT_PASSWORD));
-  const institution = given === undefined ? await buildInstitution(db) : given;
+  const twin = given === undefined ? await buildTwin(db) : given;
   let user = await insertUser(db, { email: `person-${unique()}@example.test`, fname: 'Test', lname: 'Person', passwordHash, ...fields });
   let membership: MembershipRow | null = null;
-  if (institution) {
-    membership = await insertMembership(db, { institutionId: institution.id, userId: user.id, role, permissions: grants });
-    user = (await updateUser(db, user.id, { currentInstitutionId: institution.id }))!;
+  if (twin) {
+    membership = await insertMembership(db, { twinId: twin.id, userId: user.id, role, permissions: grants });
+    user = (await updateUser(db, user.id, { currentTwinId: twin.id }))!;
   }
-  return { user, institution, membership, password: password ?? DEFAULT_PASSWORD };
+  return { user, twin, membership, password: password ?? DEFAULT_PASSWORD };
 }
 
 /** Signs in through the real route and returns the token. */

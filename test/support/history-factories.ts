@@ -22,10 +22,10 @@ export const fullDetail: Omit<FinishRecordInput, 'answer' | 'status'> = {
 
 export async function buildRecord(
   db: Executor,
-  input: { institutionId: string; userId: string; question?: string; answer?: string; conversationId?: string; at?: Date; detail?: Partial<FinishRecordInput> },
+  input: { twinId: string; userId: string; question?: string; answer?: string; conversationId?: string; at?: Date; detail?: Partial<FinishRecordInput> },
 ): Promise<HistoryRow> {
   const started = await startRecord(db, {
-    institutionId: input.institutionId,
+    twinId: input.twinId,
     userId: input.userId,
     conversationId: input.conversationId,
     assistantId: 'c'.repeat(24),

@@ -30,7 +30,7 @@ export interface ConnectorCallResult {
 
 export interface ConnectorCatalog {
   /** The active connectors' tools for a twin: its own servers and the system-wide ones, each server's `allowedTools` applied (not the twin's `toolsDisabled`: the turn applies that). */
-  toolsFor(institutionId: string): Promise<ConnectorTool[]>;
+  toolsFor(twinId: string): Promise<ConnectorTool[]>;
   /** Calls one tool through this process's client of that server (guarded address, call timeout). Rejects when the server cannot be reached or times out; a tool's own failure resolves with isError. */
   call(serverId: string, tool: string, args: unknown, options?: { signal?: AbortSignal }): Promise<ConnectorCallResult>;
 }

@@ -14,10 +14,10 @@ async function rows<T>(db: Executor, query: SQL): Promise<T[]> {
   return ((await db.execute(query)) as unknown as { rows: T[] }).rows;
 }
 
-export async function findMembership(db: Executor, userId: string, institutionId: string): Promise<Membership | undefined> {
+export async function findMembership(db: Executor, userId: string, twinId: string): Promise<Membership | undefined> {
   const [row] = await rows<Membership>(
     db,
-    sql`select role, permissions from memberships where institution_id = ${institutionId} and user_id = ${userId} limit 1`,
+    sql`select role, permissions from memberships where institution_id = ${twinId} and user_id = ${userId} limit 1`,
   );
   return row;
 }
@@ -33,8 +33,8 @@ export async function twinsGranting(db: Executor, userId: string, permission: st
   return found.map((row) => row.id);
 }
 
-export async function isLiveTwin(db: Executor, institutionId: string): Promise<boolean> {
-  const found = await rows(db, sql`select 1 from institutions where id = ${institutionId} and deleted_at is null limit 1`);
+export async function isLiveTwin(db: Executor, twinId: string): Promise<boolean> {
+  const found = await rows(db, sql`select 1 from institutions where id = ${twinId} and deleted_at is null limit 1`);
   return found.length > 0;
 }
 

@@ -3,20 +3,20 @@
 // 404 for an object, 403 for a grant). Targets stand for the rows a service has loaded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
-import { buildInstitution, buildUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser } from '../../../test/support/factories.js';
 import { actorFor } from '../../../test/support/assistants.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { AppError } from '../../platform/http/errors.js';
 import { PERMISSIONS } from '../../platform/http/permissions.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
-import { insertMembership } from '../institutions/institutions.repo.js';
+import type { TwinRow } from '../twins/twins.tables.js';
+import { insertMembership } from '../twins/twins.repo.js';
 import { AccessContext, checkAccess, requireAccess, type AccessAction, type AccessTarget } from './access.js';
 
 let database: TestDatabase;
 const db = () => database.db;
 
-let twinA: InstitutionRow;
-let twinB: InstitutionRow;
+let twinA: TwinRow;
+let twinB: TwinRow;
 /** Admin of A (working in A). */
 let admin: Actor;
 /** Member of A without grants (working in A). */
@@ -32,17 +32,17 @@ const ids: Record<string, string> = {};
 
 beforeAll(async () => {
   database = await openTestDatabase();
-  twinA = await buildInstitution(db(), { name: 'Twin A' });
-  twinB = await buildInstitution(db(), { name: 'Twin B' });
+  twinA = await buildTwin(db(), { name: 'Twin A' });
+  twinB = await buildTwin(db(), { name: 'Twin B' });
   const built = {
-    admin: await buildUser(db(), { institution: twinA, role: 'admin' }),
-    member: await buildUser(db(), { institution: twinA }),
-    lister: await buildUser(db(), { institution: twinA, grants: ['users.list', 'uploads.list'] }),
-    outsider: await buildUser(db(), { institution: twinB, role: 'admin' }),
-    elsewhere: await buildUser(db(), { institution: twinB }),
-    superAdmin: await buildUser(db(), { institution: null, accountType: 'super' }),
+    admin: await buildUser(db(), { twin: twinA, role: 'admin' }),
+    member: await buildUser(db(), { twin: twinA }),
+    lister: await buildUser(db(), { twin: twinA, grants: ['users.list', 'uploads.list'] }),
+    outsider: await buildUser(db(), { twin: twinB, role: 'admin' }),
+    elsewhere: await buildUser(db(), { twin: twinB }),
+    superAdmin: await buildUser(db(), { twin: null, accountType: 'super' }),
   };
-  await insertMembership(db(), { institutionId: twinA.id, userId: built.elsewhere.user.id, role: 'admin' });
+  await insertMembership(db(), { twinId: twinA.id, userId: built.elsewhere.user.id, role: 'admin' });
   for (const [name, person] of Object.entries(built)) ids[name] = person.user.id;
   admin = await actorFor(db(), ids.admin);
   member = await actorFor(db(), ids.member);
@@ -74,7 +74,7 @@ describe('a grant held in one twin (every permission)', () => {
   });
 
   it('a launch session holds no admin grant, even in its own twin (behaviour 16)', async () => {
-    const launched = { ...admin, launchScope: { institutionId: twinA.id } };
+    const launched = { ...admin, launchScope: { twinId: twinA.id } };
     expect(await outcome(launched, 'users.edit', { twin: twinA.id })).toBe('403 FORBIDDEN');
   });
 });
@@ -89,8 +89,8 @@ describe('twin scopes', () => {
   });
 
   it('twins.managed leaves a deleted twin out unless withDeleted', async () => {
-    const gone = await buildInstitution(db(), { deletedAt: new Date() });
-    const person = await buildUser(db(), { institution: gone, role: 'admin' });
+    const gone = await buildTwin(db(), { deletedAt: new Date() });
+    const person = await buildUser(db(), { twin: gone, role: 'admin' });
     const actor = await actorFor(db(), person.user.id);
     expect(await outcome(actor, 'twins.managed', { permission: 'users.list' })).toBe('403 FORBIDDEN');
     expect(await requireAccess(db(), actor, 'twins.managed', { permission: 'users.list', withDeleted: true })).toEqual([gone.id]);
@@ -145,7 +145,7 @@ describe('working in a twin', () => {
   it('launch.sign: an administrator of the current twin, not in a launch session', async () => {
     expect(await outcome(admin, 'launch.sign', {})).toBe('ok');
     expect(await outcome(member, 'launch.sign', {})).toBe('403 NOT_TWIN_ADMIN');
-    expect(await outcome({ ...admin, launchScope: { institutionId: twinA.id } }, 'launch.sign', {})).toBe('403 NOT_TWIN_ADMIN');
+    expect(await outcome({ ...admin, launchScope: { twinId: twinA.id } }, 'launch.sign', {})).toBe('403 NOT_TWIN_ADMIN');
   });
 
   it('file.upload: with uploads off for users, its administrators only', async () => {
@@ -169,10 +169,10 @@ describe('working in a twin', () => {
 describe('people', () => {
   it('user.enrol / user.move: a twin named in a body; unknown or another twin 404, a member 403', async () => {
     for (const action of ['user.enrol', 'user.move'] as const) {
-      expect(await outcome(admin, action, { institutionId: twinA.id })).toBe('ok');
-      expect(await outcome(member, action, { institutionId: twinA.id })).toBe('403 FORBIDDEN');
-      expect(await outcome(outsider, action, { institutionId: twinA.id })).toBe('404');
-      expect(await outcome(admin, action, { institutionId: 'ffffffffffffffffffffffff' })).toBe('404');
+      expect(await outcome(admin, action, { twinId: twinA.id })).toBe('ok');
+      expect(await outcome(member, action, { twinId: twinA.id })).toBe('403 FORBIDDEN');
+      expect(await outcome(outsider, action, { twinId: twinA.id })).toBe('404');
+      expect(await outcome(admin, action, { twinId: 'ffffffffffffffffffffffff' })).toBe('404');
     }
   });
 
@@ -185,8 +185,8 @@ describe('people', () => {
   });
 
   it('user.edit / user.delete (behaviour 3): the grant on the account\'s twin; super accounts for supers', async () => {
-    const person = { accountType: 'user', currentInstitutionId: twinA.id };
-    const superAccount = { accountType: 'super', currentInstitutionId: twinA.id };
+    const person = { accountType: 'user', currentTwinId: twinA.id };
+    const superAccount = { accountType: 'super', currentTwinId: twinA.id };
     for (const action of ['user.edit', 'user.delete'] as const) {
       expect(await outcome(admin, action, { user: person })).toBe('ok');
       expect(await outcome(superAdmin, action, { user: superAccount })).toBe('ok');
@@ -202,15 +202,15 @@ describe('people', () => {
   });
 
   it('user.reset-factors: users.edit on their twin; a member 403, another twin 404', async () => {
-    const person = { accountType: 'user', currentInstitutionId: twinA.id };
+    const person = { accountType: 'user', currentTwinId: twinA.id };
     expect(await outcome(admin, 'user.reset-factors', { user: person })).toBe('ok');
     expect(await outcome(member, 'user.reset-factors', { user: person })).toBe('403');
     expect(await outcome(outsider, 'user.reset-factors', { user: person })).toBe('404');
-    expect(await outcome(admin, 'user.reset-factors', { user: { accountType: 'super', currentInstitutionId: twinA.id } })).toBe('403');
+    expect(await outcome(admin, 'user.reset-factors', { user: { accountType: 'super', currentTwinId: twinA.id } })).toBe('403');
   });
 
   it('membership.edit: users.list to see it, users.edit to change it, a super admin\'s for supers', async () => {
-    const membership = { institutionId: twinA.id };
+    const membership = { twinId: twinA.id };
     const person = { accountType: 'user' };
     expect(await outcome(admin, 'membership.edit', { membership, person })).toBe('ok');
     expect(await outcome(lister, 'membership.edit', { membership, person })).toBe('403 FORBIDDEN');
@@ -220,14 +220,14 @@ describe('people', () => {
   });
 
   it('session.delete: sessions.delete in the session\'s twin, else 404', async () => {
-    expect(await outcome(admin, 'session.delete', { session: { institutionId: twinA.id } })).toBe('ok');
-    expect(await outcome(member, 'session.delete', { session: { institutionId: twinA.id } })).toBe('404');
-    expect(await outcome(outsider, 'session.delete', { session: { institutionId: twinA.id } })).toBe('404');
+    expect(await outcome(admin, 'session.delete', { session: { twinId: twinA.id } })).toBe('ok');
+    expect(await outcome(member, 'session.delete', { session: { twinId: twinA.id } })).toBe('404');
+    expect(await outcome(outsider, 'session.delete', { session: { twinId: twinA.id } })).toBe('404');
   });
 });
 
 describe('files', () => {
-  const file = () => ({ userId: ids.member, institutionId: twinA.id });
+  const file = () => ({ userId: ids.member, twinId: twinA.id });
 
   it('file.read: the uploader or files.access in its twin; anyone else 404', async () => {
     expect(await outcome(member, 'file.read', { file: file() })).toBe('ok');
@@ -270,7 +270,7 @@ describe('files', () => {
 
 describe('history and feedback', () => {
   it('history.read: the owner or histories.list; a member of its twin 403, another twin 404', async () => {
-    const record = { userId: ids.admin, institutionId: twinA.id };
+    const record = { userId: ids.admin, twinId: twinA.id };
     expect(await outcome(admin, 'history.read', { record })).toBe('ok');
     expect(await outcome(elsewhere, 'history.read', { record })).toBe('ok');
     expect(await outcome(member, 'history.read', { record })).toBe('403');
@@ -278,7 +278,7 @@ describe('history and feedback', () => {
   });
 
   it('feedback.read: inside the scope; a member of its twin 403, another twin 404', async () => {
-    const feedback = { institutionId: twinA.id };
+    const feedback = { twinId: twinA.id };
     expect(await outcome(admin, 'feedback.read', { feedback, scope: [twinA.id] })).toBe('ok');
     expect(await outcome(member, 'feedback.read', { feedback, scope: [twinB.id] })).toBe('403');
     expect(await outcome(outsider, 'feedback.read', { feedback, scope: [twinB.id] })).toBe('404');
@@ -287,7 +287,7 @@ describe('history and feedback', () => {
 
 describe('assistants', () => {
   const ofTwinA = (userId: string | null, overrides: Partial<{ status: string; editableOthers: boolean }> = {}) => ({
-    assistant: { userId, institutionId: twinA.id, status: 'active', editableOthers: false, ...overrides },
+    assistant: { userId, twinId: twinA.id, status: 'active', editableOthers: false, ...overrides },
     pickable: async () => true,
   });
   const hidden = (userId: string | null) => ({ ...ofTwinA(userId), pickable: async () => false });
@@ -320,7 +320,7 @@ describe('assistants', () => {
     expect(await outcome(lister, 'assistant.edit', { ...shared, change: { ...change, status: false } })).toBe('ok');
     expect(await outcome(lister, 'assistant.edit', { ...shared, change })).toBe('403 ASSISTANT_OWNER_ONLY');
     expect(await outcome(admin, 'assistant.edit', { ...shared, change })).toBe('ok');
-    const system = { ...ofTwinA(null), assistant: { userId: null, institutionId: null, status: 'active', editableOthers: false } };
+    const system = { ...ofTwinA(null), assistant: { userId: null, twinId: null, status: 'active', editableOthers: false } };
     expect(await outcome(superAdmin, 'assistant.edit', { ...system, change: { ...change, status: false, moving: true } })).toBe('403 SYSTEM_ASSISTANT');
     expect(await outcome(superAdmin, 'assistant.edit', { ...system, change: { ...change, standard: true } })).toBe('403 SYSTEM_ASSISTANT');
     expect(await outcome(superAdmin, 'assistant.edit', { ...system, change })).toBe('ok');
@@ -353,8 +353,8 @@ describe('custom models and MCP servers', () => {
     const read = `${kind}.read` as const;
     const write = `${kind}.write` as const;
     const create = `${kind}.create` as const;
-    const ofA = { [key]: { institutionId: twinA.id } } as AccessTarget<typeof read>;
-    const global = { [key]: { institutionId: null } } as AccessTarget<typeof read>;
+    const ofA = { [key]: { twinId: twinA.id } } as AccessTarget<typeof read>;
+    const global = { [key]: { twinId: null } } as AccessTarget<typeof read>;
     expect(await outcome(admin, read, ofA)).toBe('ok');
     expect(await outcome(admin, write, ofA)).toBe('ok');
     expect(await outcome(admin, read, global)).toBe('ok');
@@ -362,10 +362,10 @@ describe('custom models and MCP servers', () => {
     expect(await outcome(superAdmin, write, global)).toBe('ok');
     expect(await outcome(member, read, ofA)).toBe(notFound);
     expect(await outcome(outsider, read, ofA)).toBe(notFound);
-    expect(await outcome(admin, create, { institutionId: twinA.id })).toBe('ok');
-    expect(await outcome(outsider, create, { institutionId: twinA.id })).toBe('403 FORBIDDEN');
-    expect(await outcome(admin, create, { institutionId: null })).toBe('403 FORBIDDEN');
-    expect(await outcome(superAdmin, create, { institutionId: null })).toBe('ok');
+    expect(await outcome(admin, create, { twinId: twinA.id })).toBe('ok');
+    expect(await outcome(outsider, create, { twinId: twinA.id })).toBe('403 FORBIDDEN');
+    expect(await outcome(admin, create, { twinId: null })).toBe('403 FORBIDDEN');
+    expect(await outcome(superAdmin, create, { twinId: null })).toBe('ok');
   });
 });
 
@@ -373,9 +373,9 @@ describe('credits and memory', () => {
   it('credits.award: super admins only; credits.read: credits.edit there, else 404', async () => {
     expect(await outcome(superAdmin, 'credits.award', {})).toBe('ok');
     expect(await outcome(admin, 'credits.award', {})).toBe('403 SUPER_ONLY');
-    expect(await outcome(admin, 'credits.read', { institutionId: twinA.id })).toBe('ok');
-    expect(await outcome(member, 'credits.read', { institutionId: twinA.id })).toBe('404');
-    expect(await outcome(outsider, 'credits.read', { institutionId: twinA.id })).toBe('404');
+    expect(await outcome(admin, 'credits.read', { twinId: twinA.id })).toBe('ok');
+    expect(await outcome(member, 'credits.read', { twinId: twinA.id })).toBe('404');
+    expect(await outcome(outsider, 'credits.read', { twinId: twinA.id })).toBe('404');
   });
 
   it('memory.manage: institutions.edit in the twin, or a super admin outside a launch session', async () => {
@@ -387,8 +387,8 @@ describe('credits and memory', () => {
 });
 
 describe('memories', () => {
-  const own = () => ({ userId: ids.member, shared: false, institutionId: twinA.id });
-  const shared = () => ({ userId: ids.member, shared: true, institutionId: twinA.id });
+  const own = () => ({ userId: ids.member, shared: false, twinId: twinA.id });
+  const shared = () => ({ userId: ids.member, shared: true, twinId: twinA.id });
 
   it('memory.read: shared rows and one\'s own; another person\'s personal row 404', async () => {
     expect(await requireAccess(db(), member, 'memory.read', { memory: own() })).toEqual({ manages: false });

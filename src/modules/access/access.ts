@@ -16,9 +16,9 @@ import { belongsToAny, findMembership, isLiveTwin, twinsGranting } from './acces
 /** The twins an admin list or bulk action may touch: every twin, or these. */
 export type TwinScope = 'all' | string[];
 
-export function inScope(scope: TwinScope, institutionId: string | null): boolean {
+export function inScope(scope: TwinScope, twinId: string | null): boolean {
   if (scope === 'all') return true;
-  return institutionId !== null && scope.includes(institutionId);
+  return twinId !== null && scope.includes(twinId);
 }
 
 export const INSTITUTION_NOT_FOUND = 'Institution not found';
@@ -35,11 +35,11 @@ const notAuthorized = () => new ForbiddenError('Not authorized', 'FORBIDDEN');
 
 interface Owned {
   userId: string;
-  institutionId: string;
+  twinId: string;
 }
 
 export interface AssistantTarget {
-  assistant: { userId: string | null; institutionId: string | null; status: string; editableOthers: boolean } | undefined;
+  assistant: { userId: string | null; twinId: string | null; status: string; editableOthers: boolean } | undefined;
   /** Behaviour 1's answer for this assistant (assistants/scope.ts), asked only when the rule needs it. */
   pickable: () => Promise<boolean>;
   /** Admin views also reach deleted assistants of the twins whose assistants they manage. */
@@ -65,7 +65,7 @@ export interface AssistantChange {
 
 interface AccountTarget {
   accountType: string;
-  currentInstitutionId: string | null;
+  currentTwinId: string | null;
 }
 
 /** What each action needs, and (second) what it answers. */
@@ -83,8 +83,8 @@ interface Actions {
   /** Revoking a twin's provider tokens: 404 outside one's twins, 403 "Not authorized" (no code) without institutions.edit. */
   'twin.revoke': [{ twin: { id: string } | undefined }, void];
   /** A twin named in a body: people created into it (users.create), moved to it (users.edit). */
-  'user.enrol': [{ institutionId: string }, void];
-  'user.move': [{ institutionId: string }, void];
+  'user.enrol': [{ twinId: string }, void];
+  'user.move': [{ twinId: string }, void];
   /** An account by id: visible where the caller holds users.list in one of its twins (super: all), else 404. */
   'user.read': [{ user: { id: string } | undefined }, void];
   /** Acting on a visible account (behaviour 3): the permission on its current twin; super accounts for supers. */
@@ -95,9 +95,9 @@ interface Actions {
   /** Resetting someone's second factor: users.edit on their current twin. */
   'user.reset-factors': [{ user: AccountTarget | undefined }, void];
   /** A membership row (admin): users.list to see it, users.edit to change it; a super admin's, supers only. */
-  'membership.edit': [{ membership: { institutionId: string } | undefined; person: { accountType: string } | undefined }, void];
+  'membership.edit': [{ membership: { twinId: string } | undefined; person: { accountType: string } | undefined }, void];
   /** A twin's session (admin): sessions.delete there, else 404. */
-  'session.delete': [{ session: { institutionId: string | null } | undefined }, void];
+  'session.delete': [{ session: { twinId: string | null } | undefined }, void];
   /** A vault file: its uploader, or files.access in its twin; anyone else 404. */
   'file.read': [{ file: Owned | undefined }, void];
   /** Changing a vault file: its uploader only (an admin uses the uploads family); anyone else 404. */
@@ -105,7 +105,7 @@ interface Actions {
   /** Sharing a new file with the twin: files.access there. */
   'file.share': [{ twin: string }, void];
   /** A file in the admin uploads family: 404 without any right in its twin, 403 without uploads.delete. */
-  'upload.delete': [{ file: { institutionId: string } | undefined }, void];
+  'upload.delete': [{ file: { twinId: string } | undefined }, void];
   /** A collection (behaviour 10: its owner or files.access in its twin), else 404. */
   'collection.read': [{ collection: Owned | undefined }, void];
   /** Filing an upload into a collection of the twin it goes to. */
@@ -113,7 +113,7 @@ interface Actions {
   /** A conversation record's retrieval entries: its owner or histories.list; a member of its twin 403, others 404. */
   'history.read': [{ record: Owned | undefined }, void];
   /** A feedback row within a scope from 'history.admin': a member of its twin 403, others 404. */
-  'feedback.read': [{ feedback: { institutionId: string } | undefined; scope: TwinScope }, void];
+  'feedback.read': [{ feedback: { twinId: string } | undefined; scope: TwinScope }, void];
   /** Seeing, editing, deleting one assistant; what the caller may do with it comes back. */
   'assistant.read': [AssistantTarget, AssistantAccess];
   /** With `change`: moving it, its status or editable_others are for its owner and managers; a system assistant stays one, the standard one active. */
@@ -125,12 +125,12 @@ interface Actions {
    */
   'assistant.place': [{ twin: { id: string; disableAssistantsForUser: boolean } | undefined }, boolean];
   /** A custom model or MCP server row (admin, models.edit / mcp.edit): 404 outside one's twins; writes of deployment-wide rows super only. */
-  'model.read': [{ model: { institutionId: string | null } | undefined }, void];
-  'model.write': [{ model: { institutionId: string | null } | undefined }, void];
-  'model.create': [{ institutionId: string | null }, void];
-  'mcp.read': [{ server: { institutionId: string | null } | undefined }, void];
-  'mcp.write': [{ server: { institutionId: string | null } | undefined }, void];
-  'mcp.create': [{ institutionId: string | null }, void];
+  'model.read': [{ model: { twinId: string | null } | undefined }, void];
+  'model.write': [{ model: { twinId: string | null } | undefined }, void];
+  'model.create': [{ twinId: string | null }, void];
+  'mcp.read': [{ server: { twinId: string | null } | undefined }, void];
+  'mcp.write': [{ server: { twinId: string | null } | undefined }, void];
+  'mcp.create': [{ twinId: string | null }, void];
   /** Free credits: super admins only. */
   'credits.award': [Record<string, never>, void];
   /** Working in a twin: its members (super admins anywhere), else 404. */
@@ -146,12 +146,12 @@ interface Actions {
   /** Creating, changing and deleting entitlements: super admins only. */
   'entitlement.edit': [Record<string, never>, void];
   /** Credits ledger of a twin: credits.edit there, else 404. */
-  'credits.read': [{ institutionId: string }, void];
+  'credits.read': [{ twinId: string }, void];
   /** Managing a twin's shared memory: super admins (outside a launch session) and holders of institutions.edit. */
   'memory.manage': [{ twin: string }, void];
   /** A memory row of the working twin: shared or one's own to see (else 404); one's own, or shared and managed, to change (else 403). Answers whether the caller manages the twin. */
-  'memory.read': [{ memory: { userId: string; shared: boolean; institutionId: string } | undefined }, { manages: boolean }];
-  'memory.edit': [{ memory: { userId: string; shared: boolean; institutionId: string } | undefined }, { manages: boolean }];
+  'memory.read': [{ memory: { userId: string; shared: boolean; twinId: string } | undefined }, { manages: boolean }];
+  'memory.edit': [{ memory: { userId: string; shared: boolean; twinId: string } | undefined }, { manages: boolean }];
 }
 
 /** A grant held in one twin (403 "Not authorized" without it), or one of the named actions above. */
@@ -173,43 +173,43 @@ export class AccessContext {
   ) {}
 
   /** The permissions the caller holds in a twin: a launch session none beyond its own user rights (behaviour 16). */
-  permissionsIn(institutionId: string): Promise<Permission[]> {
-    let found = this.held.get(institutionId);
+  permissionsIn(twinId: string): Promise<Permission[]> {
+    let found = this.held.get(twinId);
     if (!found) {
-      found = this.readPermissions(institutionId);
-      this.held.set(institutionId, found);
+      found = this.readPermissions(twinId);
+      this.held.set(twinId, found);
     }
     return found;
   }
 
-  private async readPermissions(institutionId: string): Promise<Permission[]> {
+  private async readPermissions(twinId: string): Promise<Permission[]> {
     const { actor } = this;
     if (actor.launchScope) return [];
-    if (actor.institutionId === institutionId) return actor.permissions;
+    if (actor.twinId === twinId) return actor.permissions;
     if (isSuper(actor)) return permissionsFor('super', undefined, []);
-    const membership = await findMembership(this.db, actor.userId, institutionId);
+    const membership = await findMembership(this.db, actor.userId, twinId);
     return permissionsFor(actor.accountType, membership?.role, membership?.permissions ?? []);
   }
 
-  async holds(institutionId: string, permission: Permission): Promise<boolean> {
-    return (await this.permissionsIn(institutionId)).includes(permission);
+  async holds(twinId: string, permission: Permission): Promise<boolean> {
+    return (await this.permissionsIn(twinId)).includes(permission);
   }
 
   /** A member (any role) of the twin? Super admins count as members everywhere. */
-  memberOf(institutionId: string): Promise<boolean> {
-    let found = this.member.get(institutionId);
+  memberOf(twinId: string): Promise<boolean> {
+    let found = this.member.get(twinId);
     if (!found) {
-      found = this.readMember(institutionId);
-      this.member.set(institutionId, found);
+      found = this.readMember(twinId);
+      this.member.set(twinId, found);
     }
     return found;
   }
 
-  private async readMember(institutionId: string): Promise<boolean> {
+  private async readMember(twinId: string): Promise<boolean> {
     const { actor } = this;
-    if (actor.launchScope) return actor.launchScope.institutionId === institutionId;
-    if (isSuper(actor) || actor.institutionId === institutionId) return true;
-    return Boolean(await findMembership(this.db, actor.userId, institutionId));
+    if (actor.launchScope) return actor.launchScope.twinId === twinId;
+    if (isSuper(actor) || actor.twinId === twinId) return true;
+    return Boolean(await findMembership(this.db, actor.userId, twinId));
   }
 
   /** Twins where the caller holds `permission`: 'all' for a super admin, none for a launch session. */
@@ -264,10 +264,10 @@ async function managedScope(access: AccessContext, permission: Permission, withD
 }
 
 /** A twin named in a body: unknown, or not the caller's, 404; the caller's without the permission 403. */
-async function namedTwin(access: AccessContext, institutionId: string, permission: Permission): Promise<void> {
-  if (!(await isLiveTwin(access.db, institutionId))) throw new NotFoundError(INSTITUTION_NOT_FOUND);
-  if (await access.holds(institutionId, permission)) return;
-  if (await access.memberOf(institutionId)) throw notAuthorized();
+async function namedTwin(access: AccessContext, twinId: string, permission: Permission): Promise<void> {
+  if (!(await isLiveTwin(access.db, twinId))) throw new NotFoundError(INSTITUTION_NOT_FOUND);
+  if (await access.holds(twinId, permission)) return;
+  if (await access.memberOf(twinId)) throw notAuthorized();
   throw new NotFoundError(INSTITUTION_NOT_FOUND);
 }
 
@@ -275,27 +275,27 @@ async function namedTwin(access: AccessContext, institutionId: string, permissio
 async function onAccount(access: AccessContext, user: AccountTarget, permission: Permission): Promise<void> {
   if (isSuper(access.actor)) return;
   if (user.accountType === 'super') throw new ForbiddenError(SUPER_ONLY_EDIT, 'SUPER_ONLY');
-  const twin = user.currentInstitutionId ?? access.actor.institutionId;
+  const twin = user.currentTwinId ?? access.actor.twinId;
   if (!twin || !(await access.holds(twin, permission))) throw notAuthorized();
 }
 
 /** Permission on an assistant's twin; personal and system assistants: super admins only. */
-async function holdsOnAssistant(access: AccessContext, institutionId: string | null, permission: Permission): Promise<boolean> {
-  if (!institutionId) return isSuper(access.actor) && !access.actor.launchScope;
-  return access.holds(institutionId, permission);
+async function holdsOnAssistant(access: AccessContext, twinId: string | null, permission: Permission): Promise<boolean> {
+  if (!twinId) return isSuper(access.actor) && !access.actor.launchScope;
+  return access.holds(twinId, permission);
 }
 
 async function assistantAccess(access: AccessContext, target: AssistantTarget): Promise<AssistantAccess> {
   const row = target.assistant;
   const notFound = () => new NotFoundError(ASSISTANT_NOT_FOUND, 'ASSISTANT_NOT_FOUND');
   if (!row) throw notFound();
-  const system = !row.userId && !row.institutionId;
+  const system = !row.userId && !row.twinId;
   // An owner who left the assistant's twin no longer reaches it through ownership.
-  const owner = row.userId === access.actor.userId && (!row.institutionId || (await access.memberOf(row.institutionId)));
-  const manages = await holdsOnAssistant(access, row.institutionId, 'assistants.edit');
+  const owner = row.userId === access.actor.userId && (!row.twinId || (await access.memberOf(row.twinId)));
+  const manages = await holdsOnAssistant(access, row.twinId, 'assistants.edit');
   if (row.status === 'deleted' && !(target.includeDeleted && manages)) throw notFound();
   const pickable = await target.pickable();
-  const lists = manages || (await holdsOnAssistant(access, row.institutionId, 'assistants.list'));
+  const lists = manages || (await holdsOnAssistant(access, row.twinId, 'assistants.list'));
   if (!pickable && !owner && !lists) throw notFound();
   const canEdit = system ? manages : owner || manages || (row.editableOthers && pickable);
   return { owner, system, pickable, manages, canEdit };
@@ -304,23 +304,23 @@ async function assistantAccess(access: AccessContext, target: AssistantTarget): 
 /** A custom model or MCP server as an admin may reach it (models.edit / mcp.edit). */
 async function adminRow(
   access: AccessContext,
-  row: { institutionId: string | null } | undefined,
+  row: { twinId: string | null } | undefined,
   permission: Permission,
   notFound: () => Error,
   superOnly?: string,
 ): Promise<void> {
   const scope = await access.twins(permission);
-  const visible = row && (row.institutionId ? inScope(scope, row.institutionId) : scope === 'all' || scope.length > 0);
+  const visible = row && (row.twinId ? inScope(scope, row.twinId) : scope === 'all' || scope.length > 0);
   if (!row || !visible) throw notFound();
-  if (superOnly && !row.institutionId && !isSuper(access.actor)) throw new ForbiddenError(superOnly, 'FORBIDDEN');
+  if (superOnly && !row.twinId && !isSuper(access.actor)) throw new ForbiddenError(superOnly, 'FORBIDDEN');
 }
 
-async function adminCreate(access: AccessContext, institutionId: string | null, permission: Permission, superOnly: string): Promise<void> {
-  if (institutionId === null) {
+async function adminCreate(access: AccessContext, twinId: string | null, permission: Permission, superOnly: string): Promise<void> {
+  if (twinId === null) {
     if (!isSuper(access.actor) || access.actor.launchScope) throw new ForbiddenError(superOnly, 'FORBIDDEN');
     return;
   }
-  if (!inScope(await access.twins(permission), institutionId)) throw notAuthorized();
+  if (!inScope(await access.twins(permission), twinId)) throw notAuthorized();
 }
 
 const modelNotFound = () => new NotFoundError('AI model not found', 'MODEL_NOT_FOUND');
@@ -357,8 +357,8 @@ const RULES: Rules = {
     if (!(await access.holds(twin.id, 'institutions.edit'))) throw new ForbiddenError('Not authorized');
   },
 
-  'user.enrol': (access, { institutionId }) => namedTwin(access, institutionId, 'users.create'),
-  'user.move': (access, { institutionId }) => namedTwin(access, institutionId, 'users.edit'),
+  'user.enrol': (access, { twinId }) => namedTwin(access, twinId, 'users.create'),
+  'user.move': (access, { twinId }) => namedTwin(access, twinId, 'users.edit'),
 
   async 'user.read'(access, { user }) {
     if (!user) throw new NotFoundError(USER_NOT_FOUND);
@@ -376,7 +376,7 @@ const RULES: Rules = {
 
   async 'user.reset-factors'(access, { user }) {
     if (!user) throw new NotFoundError(USER_NOT_FOUND);
-    const twin = user.currentInstitutionId ?? access.actor.institutionId;
+    const twin = user.currentTwinId ?? access.actor.twinId;
     if (!twin || !(await access.holds(twin, 'users.edit'))) {
       // An account of a twin the caller does not belong to is not shown (404); a member lacking the right gets 403.
       if (!twin || !(await access.memberOf(twin))) throw new NotFoundError(USER_NOT_FOUND);
@@ -387,20 +387,20 @@ const RULES: Rules = {
 
   async 'membership.edit'(access, { membership, person }) {
     const notFound = () => new NotFoundError('Membership not found');
-    if (!membership || !(await access.holds(membership.institutionId, 'users.list'))) throw notFound();
-    if (!(await access.holds(membership.institutionId, 'users.edit'))) throw notAuthorized();
+    if (!membership || !(await access.holds(membership.twinId, 'users.list'))) throw notFound();
+    if (!(await access.holds(membership.twinId, 'users.edit'))) throw notAuthorized();
     if (!person) throw notFound();
     if (person.accountType === 'super' && !isSuper(access.actor)) throw new ForbiddenError(SUPER_ONLY_EDIT, 'SUPER_ONLY');
   },
 
   async 'session.delete'(access, { session }) {
-    if (!session?.institutionId || !(await access.holds(session.institutionId, 'sessions.delete'))) {
+    if (!session?.twinId || !(await access.holds(session.twinId, 'sessions.delete'))) {
       throw new NotFoundError('Session not found');
     }
   },
 
   async 'file.read'(access, { file }) {
-    if (!file || (file.userId !== access.actor.userId && !(await access.holds(file.institutionId, 'files.access')))) {
+    if (!file || (file.userId !== access.actor.userId && !(await access.holds(file.twinId, 'files.access')))) {
       throw new NotFoundError('File not found');
     }
   },
@@ -416,21 +416,21 @@ const RULES: Rules = {
   },
 
   async 'upload.delete'(access, { file }) {
-    const permissions = file ? await access.permissionsIn(file.institutionId) : [];
+    const permissions = file ? await access.permissionsIn(file.twinId) : [];
     if (!file || permissions.length === 0) throw new NotFoundError('File not found');
     if (!permissions.includes('uploads.delete')) throw notAuthorized();
   },
 
   async 'collection.read'(access, { collection }) {
     const allowed =
-      collection && (collection.userId === access.actor.userId || (await access.holds(collection.institutionId, 'files.access')));
+      collection && (collection.userId === access.actor.userId || (await access.holds(collection.twinId, 'files.access')));
     if (!allowed) throw new NotFoundError('Collection not found');
   },
 
   async 'collection.use'(access, { collection, twin }) {
     const usable =
       collection &&
-      collection.institutionId === twin &&
+      collection.twinId === twin &&
       (collection.userId === access.actor.userId || (await access.holds(twin, 'files.access')));
     if (!usable) throw new NotFoundError('Collection not found');
   },
@@ -439,16 +439,16 @@ const RULES: Rules = {
     const notFound = () => new NotFoundError('History not found');
     if (!record) throw notFound();
     if (record.userId === access.actor.userId) return;
-    if (await access.holds(record.institutionId, 'histories.list')) return;
+    if (await access.holds(record.twinId, 'histories.list')) return;
     // A member of the record's twin learns only that they may not; anyone else learns nothing.
-    if (await access.memberOf(record.institutionId)) throw new ForbiddenError();
+    if (await access.memberOf(record.twinId)) throw new ForbiddenError();
     throw notFound();
   },
 
   async 'feedback.read'(access, { feedback, scope }) {
     if (!feedback) throw new NotFoundError('Feedback not found');
-    if (inScope(scope, feedback.institutionId)) return;
-    if (await access.memberOf(feedback.institutionId)) throw new ForbiddenError();
+    if (inScope(scope, feedback.twinId)) return;
+    if (await access.memberOf(feedback.twinId)) throw new ForbiddenError();
     throw new NotFoundError('Feedback not found');
   },
 
@@ -474,7 +474,7 @@ const RULES: Rules = {
   async 'assistant.delete'(access, target) {
     const granted = await assistantAccess(access, target);
     if (target.standard) throw new ForbiddenError('The standard assistant cannot be deleted', 'SYSTEM_ASSISTANT');
-    const allowed = granted.owner || (await holdsOnAssistant(access, target.assistant!.institutionId, 'assistants.delete'));
+    const allowed = granted.owner || (await holdsOnAssistant(access, target.assistant!.twinId, 'assistants.delete'));
     if (!allowed) throw new ForbiddenError('You are not allowed to delete this assistant', 'ASSISTANT_NOT_DELETABLE');
     return granted;
   },
@@ -488,10 +488,10 @@ const RULES: Rules = {
 
   'model.read': (access, { model }) => adminRow(access, model, 'models.edit', modelNotFound),
   'model.write': (access, { model }) => adminRow(access, model, 'models.edit', modelNotFound, 'Only a super admin can change a deployment-wide model'),
-  'model.create': (access, { institutionId }) => adminCreate(access, institutionId, 'models.edit', 'Only a super admin can add a deployment-wide model'),
+  'model.create': (access, { twinId }) => adminCreate(access, twinId, 'models.edit', 'Only a super admin can add a deployment-wide model'),
   'mcp.read': (access, { server }) => adminRow(access, server, 'mcp.edit', serverNotFound),
   'mcp.write': (access, { server }) => adminRow(access, server, 'mcp.edit', serverNotFound, 'Only a super admin can change an MCP server of every twin'),
-  'mcp.create': (access, { institutionId }) => adminCreate(access, institutionId, 'mcp.edit', 'Only a super admin can add an MCP server of every twin'),
+  'mcp.create': (access, { twinId }) => adminCreate(access, twinId, 'mcp.edit', 'Only a super admin can add an MCP server of every twin'),
 
   async 'twin.switch'(access, { twin }) {
     const member = twin && (isSuper(access.actor) || (await findMembership(access.db, access.actor.userId, twin.id)));
@@ -504,7 +504,7 @@ const RULES: Rules = {
   },
 
   async 'launch.sign'({ actor }) {
-    if (!actor.institutionId || actor.launchScope || (actor.role !== 'admin' && !isSuper(actor))) {
+    if (!actor.twinId || actor.launchScope || (actor.role !== 'admin' && !isSuper(actor))) {
       throw new ForbiddenError('Only an administrator of the current twin can sign launch tokens', 'NOT_TWIN_ADMIN');
     }
   },
@@ -531,15 +531,15 @@ const RULES: Rules = {
     if (!isSuper(access.actor)) throw new ForbiddenError('Only a super admin can award free credits', 'SUPER_ONLY');
   },
 
-  async 'credits.read'(access, { institutionId }) {
-    if (!(await access.holds(institutionId, 'credits.edit')) || !(await isLiveTwin(access.db, institutionId))) {
+  async 'credits.read'(access, { twinId }) {
+    if (!(await access.holds(twinId, 'credits.edit')) || !(await isLiveTwin(access.db, twinId))) {
       throw new NotFoundError(INSTITUTION_NOT_FOUND);
     }
   },
 
   async 'memory.read'(access, { memory }) {
     if (!memory || (!memory.shared && memory.userId !== access.actor.userId)) throw new NotFoundError(MEMORY_NOT_FOUND);
-    return { manages: await access.check('memory.manage', { twin: memory.institutionId }) };
+    return { manages: await access.check('memory.manage', { twin: memory.twinId }) };
   },
 
   async 'memory.edit'(access, { memory }) {

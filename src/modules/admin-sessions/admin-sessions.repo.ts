@@ -11,8 +11,8 @@ export interface SessionListRow {
   user: { id: string; email: string; fname: string; lname: string };
 }
 
-export async function listTwinSessions(db: Executor, institutionId: string, page: number, limit: number): Promise<{ rows: SessionListRow[]; total: number }> {
-  const where = and(eq(sessions.institutionId, institutionId), live());
+export async function listTwinSessions(db: Executor, twinId: string, page: number, limit: number): Promise<{ rows: SessionListRow[]; total: number }> {
+  const where = and(eq(sessions.twinId, twinId), live());
   const rows = await db
     .select({ session: sessions, user: { id: users.id, email: users.email, fname: users.fname, lname: users.lname } })
     .from(sessions)
@@ -31,12 +31,12 @@ export async function findLiveSession(db: Executor, id: string): Promise<Session
 }
 
 /** Revokes the live sessions among `ids` that belong to the twin; returns them. */
-export async function revokeTwinSessions(db: Executor, institutionId: string, ids: string[]): Promise<string[]> {
+export async function revokeTwinSessions(db: Executor, twinId: string, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   const rows = await db
     .update(sessions)
     .set({ revokedAt: new Date() })
-    .where(and(eq(sessions.institutionId, institutionId), inArray(sessions.id, ids), live()))
+    .where(and(eq(sessions.twinId, twinId), inArray(sessions.id, ids), live()))
     .returning({ id: sessions.id });
   return rows.map((row) => row.id);
 }

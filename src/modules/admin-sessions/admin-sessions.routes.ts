@@ -1,7 +1,7 @@
 // /api/admin/sessions: a twin's live sessions, revoked one by one or in bulk.
 import { z } from 'zod';
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { changedSchema, failures, idParams, messageSchema, objectId, paginationQuery, type App } from '../../platform/http/schemas.js';
+import { changedSchema, failures, idParams, messageSchema, objectId, paginationQuery, twinFilter, type App } from '../../platform/http/schemas.js';
 import { adminSessionSchema } from './admin-sessions.schemas.js';
 import type { AdminSessionsService } from './admin-sessions.service.js';
 
@@ -22,7 +22,7 @@ export function adminSessionRoutes(app: App, service: AdminSessionsService): voi
         },
       },
     },
-    async (request) => ({ success: true as const, ...(await service.list(actorOf(request), request.query)) }),
+    async (request) => ({ success: true as const, ...(await service.list(actorOf(request), twinFilter(request.query))) }),
   );
 
   app.delete(

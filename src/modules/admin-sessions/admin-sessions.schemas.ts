@@ -19,7 +19,7 @@ export function presentSession({ session, user }: SessionListRow): AdminSessionW
   return {
     _id: session.id,
     user: { _id: user.id, email: user.email, fname: user.fname, lname: user.lname },
-    institution: session.institutionId,
+    institution: session.twinId,
     kind: session.kind,
     ip: session.ip,
     userAgent: session.userAgent,

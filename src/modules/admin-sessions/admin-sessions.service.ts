@@ -9,15 +9,15 @@ import { findLiveSession, listTwinSessions, revokeTwinSessions } from './admin-s
 import { presentSession } from './admin-sessions.schemas.js';
 
 export function createAdminSessionsService({ db, cache }: { db: Database; cache: SessionCache }) {
-  function twinOf(actor: Actor, institutionId?: string): string {
-    const twin = institutionId ?? actor.institutionId;
+  function twinOf(actor: Actor, twinId?: string): string {
+    const twin = twinId ?? actor.twinId;
     if (!twin) throw new BadRequestError('Choose a twin first: you have no current twin', 'NO_TWIN');
     return twin;
   }
 
   return {
-    async list(actor: Actor, query: { page: number; limit: number; institutionId?: string }) {
-      const twin = twinOf(actor, query.institutionId);
+    async list(actor: Actor, query: { page: number; limit: number; twinId?: string }) {
+      const twin = twinOf(actor, query.twinId);
       await requireAccess(db, actor, 'sessions.list', { twin });
       const { rows, total } = await listTwinSessions(db, twin, query.page, query.limit);
       return { data: rows.map(presentSession), page: query.page, limit: query.limit, total };
@@ -26,7 +26,7 @@ export function createAdminSessionsService({ db, cache }: { db: Database; cache:
     async remove(actor: Actor, id: string): Promise<void> {
       const session = await findLiveSession(db, id);
       await requireAccess(db, actor, 'session.delete', { session });
-      const revoked = await revokeTwinSessions(db, session!.institutionId!, [id]);
+      const revoked = await revokeTwinSessions(db, session!.twinId!, [id]);
       await cache.invalidate({ sessionIds: revoked });
     },
 

@@ -32,31 +32,46 @@ const del = (url: string, token: string) => t.app.inject({ method: 'DELETE', url
 
 describe('GET /api/admin/sessions', () => {
   it("lists the twin's live sessions with their person", async () => {
-    const member = await buildUser(db(), { institution: admin.institution });
+    const member = await buildUser(db(), { twin: admin.twin });
     const token = await signIn(t.app, member.user.email);
     const response = await get('/api/admin/sessions?limit=100', adminToken);
     expect(response.statusCode).toBe(200);
     const body = response.json();
     const row = body.data.find((s: { _id: string }) => s._id === sid(token));
-    expect(row).toMatchObject({ kind: 'full', institution: admin.institution!.id, user: { _id: member.user.id, email: member.user.email } });
+    expect(row).toMatchObject({ kind: 'full', institution: admin.twin!.id, user: { _id: member.user.id, email: member.user.email } });
     expect(body.total).toBeGreaterThanOrEqual(2);
     // Another twin's admin does not see it.
     const other = (await get('/api/admin/sessions?limit=100', otherAdminToken)).json();
     expect(other.data.some((s: { _id: string }) => s._id === sid(token))).toBe(false);
   });
 
+  it('lists the sessions of the twin named by institutionId, refusing one the caller does not administer', async () => {
+    const member = await buildUser(db(), { twin: admin.twin });
+    const memberToken = await signIn(t.app, member.user.email);
+    const elsewhere = await buildUser(db(), { role: 'admin' });
+    const elsewhereToken = await signIn(t.app, elsewhere.user.email);
+    const superAdmin = await buildUser(db(), { accountType: 'super' });
+    const superToken = await signIn(t.app, superAdmin.user.email);
+    const named = (await get(`/api/admin/sessions?limit=100&institutionId=${admin.twin!.id}`, superToken)).json();
+    const listed = named.data.map((s: { _id: string }) => s._id);
+    expect(listed).toContain(sid(memberToken));
+    expect(listed).not.toContain(sid(elsewhereToken));
+    expect(named.data.every((s: { institution: string }) => s.institution === admin.twin!.id)).toBe(true);
+    expect((await get(`/api/admin/sessions?institutionId=${elsewhere.twin!.id}`, adminToken)).statusCode).toBe(403);
+  });
+
   it('needs sessions.list', async () => {
-    const member = await buildUser(db(), { institution: admin.institution });
+    const member = await buildUser(db(), { twin: admin.twin });
     const token = await signIn(t.app, member.user.email);
     expect((await get('/api/admin/sessions', token)).statusCode).toBe(403);
-    const granted = await buildUser(db(), { institution: admin.institution, grants: ['sessions.list'] });
+    const granted = await buildUser(db(), { twin: admin.twin, grants: ['sessions.list'] });
     expect((await get('/api/admin/sessions', await signIn(t.app, granted.user.email))).statusCode).toBe(200);
   });
 });
 
 describe('DELETE /api/admin/session/{id}', () => {
   it('revokes the session at once', async () => {
-    const member = await buildUser(db(), { institution: admin.institution });
+    const member = await buildUser(db(), { twin: admin.twin });
     const token = await signIn(t.app, member.user.email);
     expect(await profileStatus(t.app, token)).toBe(200);
     expect((await del(`/api/admin/session/${sid(token)}`, adminToken)).statusCode).toBe(200);
@@ -64,7 +79,7 @@ describe('DELETE /api/admin/session/{id}', () => {
   });
 
   it("answers 404 for another twin's session and leaves it alone", async () => {
-    const member = await buildUser(db(), { institution: admin.institution });
+    const member = await buildUser(db(), { twin: admin.twin });
     const token = await signIn(t.app, member.user.email);
     const response = await del(`/api/admin/session/${sid(token)}`, otherAdminToken);
     expect(response.statusCode).toBe(404);
@@ -74,7 +89,7 @@ describe('DELETE /api/admin/session/{id}', () => {
 
 describe('POST /api/admin/sessions/bulk-delete', () => {
   it('revokes the sessions of the twin and counts only those', async () => {
-    const member = await buildUser(db(), { institution: admin.institution });
+    const member = await buildUser(db(), { twin: admin.twin });
     const first = await signIn(t.app, member.user.email);
     const second = await signIn(t.app, member.user.email);
     const outsider = await buildUser(db());
@@ -88,7 +103,7 @@ describe('POST /api/admin/sessions/bulk-delete', () => {
   });
 
   it('needs sessions.delete', async () => {
-    const member = await buildUser(db(), { institution: admin.institution });
+    const member = await buildUser(db(), { twin: admin.twin });
     const token = await signIn(t.app, member.user.email);
     expect((await post(t.app, '/api/admin/sessions/bulk-delete', { ids: [sid(token)] }, token)).statusCode).toBe(403);
   });
@@ -96,7 +111,7 @@ describe('POST /api/admin/sessions/bulk-delete', () => {
 
 describe('POST /api/admin/user/{userId}/mfa/reset', () => {
   async function enrolledMember(): Promise<{ person: BuiltUser; secret: string; token: string }> {
-    const person = await buildUser(db(), { institution: admin.institution });
+    const person = await buildUser(db(), { twin: admin.twin });
     const token = await signIn(t.app, person.user.email);
     const { secret } = (await post(t.app, '/api/user/me/totp/setup', {}, token)).json();
     expect((await post(t.app, '/api/user/me/totp/confirm', { code: authenticatorCode(secret) }, token)).statusCode).toBe(200);
@@ -118,7 +133,7 @@ describe('POST /api/admin/user/{userId}/mfa/reset', () => {
   it("answers 404 for another twin's account and 403 for a member without users.edit", async () => {
     const { person, secret } = await enrolledMember();
     expect((await post(t.app, `/api/admin/user/${person.user.id}/mfa/reset`, {}, otherAdminToken)).statusCode).toBe(404);
-    const member = await buildUser(db(), { institution: admin.institution });
+    const member = await buildUser(db(), { twin: admin.twin });
     expect((await post(t.app, `/api/admin/user/${person.user.id}/mfa/reset`, {}, await signIn(t.app, member.user.email))).statusCode).toBe(403);
     // Untouched: the authenticator still signs in.
     const started = (await signInRaw(t.app, person.user.email, person.password)).json();
@@ -127,7 +142,7 @@ describe('POST /api/admin/user/{userId}/mfa/reset', () => {
   });
 
   it('lets only a super admin reset a super admin', async () => {
-    const superAdmin = await buildUser(db(), { institution: admin.institution, accountType: 'super' });
+    const superAdmin = await buildUser(db(), { twin: admin.twin, accountType: 'super' });
     expect((await post(t.app, `/api/admin/user/${superAdmin.user.id}/mfa/reset`, {}, adminToken)).statusCode).toBe(403);
     const root = await buildUser(db(), { accountType: 'super' });
     expect((await post(t.app, `/api/admin/user/${superAdmin.user.id}/mfa/reset`, {}, await signIn(t.app, root.user.email))).statusCode).toBe(200);

@@ -2,18 +2,18 @@
 // through the real routes on a real database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { requester } from '../../../test/support/http.js';
-import { findMembership } from '../institutions/institutions.repo.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { findMembership } from '../twins/twins.repo.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { findUserByEmail, findUserById } from '../users/users.repo.js';
 import { findAnyUser } from './admin-users.repo.js';
 import { parseCsv } from './csv.js';
 
 let t: TestApp;
 let req: ReturnType<typeof requester>;
-let twinA: InstitutionRow;
-let twinB: InstitutionRow;
+let twinA: TwinRow;
+let twinB: TwinRow;
 let adminA: BuiltUser;
 let tokenA: string;
 let tokenSuper: string;
@@ -22,10 +22,10 @@ const db = () => t.platform.database.db;
 beforeAll(async () => {
   t = await startTestApp();
   req = requester(t.app);
-  twinA = await buildInstitution(db(), { name: 'Twin A' });
-  twinB = await buildInstitution(db(), { name: 'Twin B' });
-  adminA = await buildUser(db(), { institution: twinA, role: 'admin', accountType: 'admin' });
-  const sup = await buildUser(db(), { institution: twinB, accountType: 'super' });
+  twinA = await buildTwin(db(), { name: 'Twin A' });
+  twinB = await buildTwin(db(), { name: 'Twin B' });
+  adminA = await buildUser(db(), { twin: twinA, role: 'admin', accountType: 'admin' });
+  const sup = await buildUser(db(), { twin: twinB, accountType: 'super' });
   tokenA = await signIn(t.app, adminA.user.email);
   tokenSuper = await signIn(t.app, sup.user.email);
 });
@@ -33,7 +33,7 @@ afterAll(() => t.close());
 
 /** An account of twin B with names, credits, MFA and a password of its own. */
 async function existingOfB(overrides: Parameters<typeof buildUser>[1] = {}) {
-  const person = await buildUser(db(), { institution: twinB, fname: 'Orig', lname: 'Inal', credits: 7, mfaEnabled: true, mfaMethod: 'totp', plan: 'pro', ...overrides });
+  const person = await buildUser(db(), { twin: twinB, fname: 'Orig', lname: 'Inal', credits: 7, mfaEnabled: true, mfaMethod: 'totp', plan: 'pro', ...overrides });
   return person;
 }
 
@@ -57,7 +57,7 @@ describe('POST /api/admin/user', () => {
     expect(response.status).toBe(200);
     expect(response.body.ignoredFields.sort()).toEqual(['credits', 'fname', 'lname', 'mfaEnabled', 'password', 'plan', 'status']);
     const row = (await findUserById(db(), person.user.id))!;
-    expect(row).toMatchObject({ fname: 'Orig', lname: 'Inal', credits: 7, status: 'active', plan: 'pro', currentInstitutionId: twinB.id, mfaEnabled: true, mfaMethod: 'totp', accountType: 'admin' });
+    expect(row).toMatchObject({ fname: 'Orig', lname: 'Inal', credits: 7, status: 'active', plan: 'pro', currentTwinId: twinB.id, mfaEnabled: true, mfaMethod: 'totp', accountType: 'admin' });
     expect(row.passwordHash).toBe(person.user.passwordHash);
     expect((await findMembership(db(), person.user.id, twinA.id))?.role).toBe('admin');
   });
@@ -85,7 +85,7 @@ describe('POST /api/admin/user', () => {
   });
 
   it('raises an existing membership role, never lowers it', async () => {
-    const person = await buildUser(db(), { institution: twinA, role: 'admin' });
+    const person = await buildUser(db(), { twin: twinA, role: 'admin' });
     const response = await req(tokenA, 'POST', '/api/admin/user', { email: person.user.email, role: 'user' });
     expect(response.body.ignoredFields).toEqual(['role']);
     expect((await findMembership(db(), person.user.id, twinA.id))?.role).toBe('admin');
@@ -94,16 +94,16 @@ describe('POST /api/admin/user', () => {
   it('answers 404 for a twin the caller does not belong to, and 400 for an accountType outside the enum', async () => {
     expect((await req(tokenA, 'POST', '/api/admin/user', { email: 'x1@example.test', institution: twinB.id })).status).toBe(404);
     expect((await req(tokenA, 'POST', '/api/admin/user', { email: 'x2@example.test', accountType: 'owner' })).status).toBe(400);
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     expect((await req(await signIn(t.app, member.user.email), 'POST', '/api/admin/user', { email: 'x3@example.test' })).status).toBe(403);
   });
 });
 
 describe('POST /api/admin/users/bulk', () => {
   it('acts only on rows of the admin\'s twins, reports how many changed and leaves the rest alone', async () => {
-    const mine = [await buildUser(db(), { institution: twinA }), await buildUser(db(), { institution: twinA })];
-    const theirs = await buildUser(db(), { institution: twinB });
-    const sup = await buildUser(db(), { institution: twinA, accountType: 'super' });
+    const mine = [await buildUser(db(), { twin: twinA }), await buildUser(db(), { twin: twinA })];
+    const theirs = await buildUser(db(), { twin: twinB });
+    const sup = await buildUser(db(), { twin: twinA, accountType: 'super' });
     const ids = [...mine.map((p) => p.user.id), theirs.user.id, sup.user.id, adminA.user.id, 'ffffffffffffffffffffffff'];
 
     const deactivate = await req(tokenA, 'POST', '/api/admin/users/bulk', { action: 'deactivate', ids });
@@ -121,7 +121,7 @@ describe('POST /api/admin/users/bulk', () => {
   });
 
   it('lets a super act on every twin, and refuses an unknown action', async () => {
-    const theirs = await buildUser(db(), { institution: twinB });
+    const theirs = await buildUser(db(), { twin: twinB });
     expect((await req(tokenSuper, 'POST', '/api/admin/users/bulk', { action: 'deactivate', ids: [theirs.user.id] })).body.changed).toBe(1);
     expect((await req(tokenSuper, 'POST', '/api/admin/users/bulk', { action: 'ban', ids: [theirs.user.id] })).status).toBe(400);
   });
@@ -147,7 +147,7 @@ describe('POST /api/admin/users/import', () => {
     expect(response.body.results[3]).toMatchObject({ row: 4, outcome: 'error', email: 'not-an-email' });
 
     const kept = (await findUserById(db(), existing.user.id))!;
-    expect(kept).toMatchObject({ fname: 'Orig', credits: 7, mfaEnabled: true, accountType: 'admin', currentInstitutionId: twinB.id });
+    expect(kept).toMatchObject({ fname: 'Orig', credits: 7, mfaEnabled: true, accountType: 'admin', currentTwinId: twinB.id });
     expect(kept.passwordHash).toBe(existing.user.passwordHash);
     expect((await findUserById(db(), sup.user.id))!.accountType).toBe('super');
     expect((await findMembership(db(), existing.user.id, twinA.id))?.role).toBe('admin');
@@ -169,7 +169,7 @@ describe('POST /api/admin/users/import', () => {
   });
 
   it('refuses an import by a member who holds users.edit but not users.create (403)', async () => {
-    const member = await buildUser(db(), { institution: twinA, grants: ['users.list', 'users.edit'] });
+    const member = await buildUser(db(), { twin: twinA, grants: ['users.list', 'users.edit'] });
     const token = await signIn(t.app, member.user.email);
     expect((await req(token, 'POST', '/api/admin/users/import', { users: [{ email: 'q@example.test' }] })).status).toBe(403);
   });

@@ -4,13 +4,13 @@ import { eq } from 'drizzle-orm';
 import type { Actor } from '../../platform/http/actor.js';
 import { BadRequestError } from '../../platform/http/errors.js';
 import type { Permission } from '../../platform/http/permissions.js';
-import { memberships, type MembershipRow } from '../institutions/institutions.tables.js';
+import { memberships, type MembershipRow } from '../twins/twins.tables.js';
 import { deleteMembership, findMembershipById, nextTwinFor } from '../memberships/memberships.repo.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
 import { requireAccess } from '../access/access.js';
 import type { AdminUsersDeps } from './admin-users.service.js';
 
-export const presentMembership = (row: MembershipRow) => ({ _id: row.id, institution: row.institutionId, user: row.userId, role: row.role, permissions: row.permissions });
+export const presentMembership = (row: MembershipRow) => ({ _id: row.id, institution: row.twinId, user: row.userId, role: row.role, permissions: row.permissions });
 
 export function createAdminMembershipsService({ db, cache }: Pick<AdminUsersDeps, 'db' | 'cache'>) {
   async function authorize(actor: Actor, id: string): Promise<MembershipRow> {
@@ -38,9 +38,9 @@ export function createAdminMembershipsService({ db, cache }: Pick<AdminUsersDeps
       const membership = await authorize(actor, id);
       await deleteMembership(db, membership.id);
       const person = await findUserById(db, membership.userId);
-      if (person?.currentInstitutionId === membership.institutionId) {
-        const next = await nextTwinFor(db, person.id, membership.institutionId);
-        await updateUser(db, person.id, { currentInstitutionId: next, voiceAssistantId: null });
+      if (person?.currentTwinId === membership.twinId) {
+        const next = await nextTwinFor(db, person.id, membership.twinId);
+        await updateUser(db, person.id, { currentTwinId: next, voiceAssistantId: null });
       }
       await cache.invalidate({ userId: membership.userId });
     },

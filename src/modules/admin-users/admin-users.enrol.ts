@@ -5,7 +5,7 @@
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { ConflictError, ForbiddenError } from '../../platform/http/errors.js';
 import { hashPassword } from '../../platform/crypto/passwords.js';
-import { findMembership } from '../institutions/institutions.repo.js';
+import { findMembership } from '../twins/twins.repo.js';
 import { findUserByEmail, updateUser } from '../users/users.repo.js';
 import { insertAccount } from '../credits/starting-credits.js';
 import type { AccountType, UserRow } from '../users/users.tables.js';
@@ -39,11 +39,11 @@ const outranks = (a: AccountType, b: AccountType) => RANK[a] > RANK[b];
 const FIELDS_KEPT_ON_EXISTING = ['fname', 'lname', 'password', 'mustChangePassword'] as const;
 
 /** Access: users.create in the twin; only a super admin may create or raise an account to super. */
-export async function authorizeEnrol(deps: AdminUsersDeps, actor: Actor, institutionId: string): Promise<void> {
-  await requireAccess(deps.db, actor, 'user.enrol', { institutionId });
+export async function authorizeEnrol(deps: AdminUsersDeps, actor: Actor, twinId: string): Promise<void> {
+  await requireAccess(deps.db, actor, 'user.enrol', { twinId });
 }
 
-export async function enrol(deps: AdminUsersDeps, actor: Actor, institutionId: string, request: EnrolRequest): Promise<EnrolResult> {
+export async function enrol(deps: AdminUsersDeps, actor: Actor, twinId: string, request: EnrolRequest): Promise<EnrolResult> {
   const { db, cache } = deps;
   const email = request.email.trim().toLowerCase();
   const role = request.role ?? 'user';
@@ -66,12 +66,12 @@ export async function enrol(deps: AdminUsersDeps, actor: Actor, institutionId: s
             lname: request.lname ?? '',
             accountType: asked ?? 'user',
             mustChangePassword: request.mustChangePassword ?? false,
-            currentInstitutionId: institutionId,
+            currentTwinId: twinId,
           },
           deps.startingCredits,
         );
-        await ensureMembership(tx, institutionId, created.id, role);
-        return (await updateUser(tx, created.id, { currentInstitutionId: institutionId }))!;
+        await ensureMembership(tx, twinId, created.id, role);
+        return (await updateUser(tx, created.id, { currentTwinId: twinId }))!;
       });
       return { outcome: 'created', user, ignoredFields: [...(request.otherKeys ?? [])] };
     } catch (error) {
@@ -84,9 +84,9 @@ export async function enrol(deps: AdminUsersDeps, actor: Actor, institutionId: s
   for (const field of FIELDS_KEPT_ON_EXISTING) if (request[field] !== undefined) ignoredFields.push(field);
   const result = await db.transaction(async (tx) => {
     let outcome: EnrolResult['outcome'] = 'unchanged';
-    const membership = await findMembership(tx, existing.id, institutionId);
+    const membership = await findMembership(tx, existing.id, twinId);
     if (!membership) {
-      await ensureMembership(tx, institutionId, existing.id, role);
+      await ensureMembership(tx, twinId, existing.id, role);
       outcome = 'added';
     } else if (role === 'admin' && membership.role === 'user') {
       await updateMembershipRole(tx, membership.id, 'admin');

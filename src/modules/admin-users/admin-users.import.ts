@@ -12,8 +12,8 @@ import type { AdminUsersDeps, AdminUsersService } from './admin-users.service.js
 
 const CREATE_KEYS = new Set(['email', 'fname', 'lname', 'password', 'accountType', 'institution', 'role', 'mustChangePassword']);
 
-function targetTwin(actor: Actor, institution: string | undefined): string {
-  const twin = institution ?? actor.institutionId;
+function targetTwin(actor: Actor, named: string | undefined): string {
+  const twin = named ?? actor.twinId;
   if (!twin) throw new BadRequestError('Name the institution to add people to', 'INSTITUTION_REQUIRED');
   return twin;
 }
@@ -38,10 +38,10 @@ const rowSchema = z.object({
 export function createEnrolService(deps: AdminUsersDeps, users: AdminUsersService) {
   return {
     async create(actor: Actor, body: CreateUserInput) {
-      const institutionId = targetTwin(actor, body.institution);
-      await authorizeEnrol(deps, actor, institutionId);
+      const twinId = targetTwin(actor, body.institution);
+      await authorizeEnrol(deps, actor, twinId);
       const otherKeys = Object.keys(body).filter((key) => !CREATE_KEYS.has(key));
-      const result = await enrol(deps, actor, institutionId, { ...body, otherKeys });
+      const result = await enrol(deps, actor, twinId, { ...body, otherKeys });
       return {
         created: result.outcome === 'created',
         body: { success: true as const, data: await users.present(deps.db, actor, result.user.id), ignoredFields: result.ignoredFields },
@@ -49,8 +49,8 @@ export function createEnrolService(deps: AdminUsersDeps, users: AdminUsersServic
     },
 
     async importUsers(actor: Actor, request: ImportRequest) {
-      const institutionId = targetTwin(actor, request.institution);
-      await authorizeEnrol(deps, actor, institutionId);
+      const twinId = targetTwin(actor, request.institution);
+      await authorizeEnrol(deps, actor, twinId);
       let rows: CsvPerson[];
       let unknownColumns: string[] = [];
       if (request.csv !== undefined) ({ people: rows, unknownColumns } = peopleFromCsv(request.csv));
@@ -71,7 +71,7 @@ export function createEnrolService(deps: AdminUsersDeps, users: AdminUsersServic
           continue;
         }
         try {
-          const result = await enrol(deps, actor, institutionId, { ...parsed.data, otherKeys: unknownColumns });
+          const result = await enrol(deps, actor, twinId, { ...parsed.data, otherKeys: unknownColumns });
           results.push({ row: index + 1, email: result.user.email, outcome: result.outcome, userId: result.user.id, ignoredFields: result.ignoredFields });
         } catch (error) {
           if (!(error instanceof AppError)) throw error;

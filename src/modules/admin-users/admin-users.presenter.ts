@@ -15,7 +15,7 @@ export function presentAdminUser(user: UserRow, memberships: MembershipView[]): 
     plan: user.plan,
     credits: user.credits,
     creditsUsed: user.creditsUsed,
-    institution: user.currentInstitutionId,
+    institution: user.currentTwinId,
     mfaEnabled: user.mfaEnabled,
     mfaMethod: user.mfaMethod,
     mustChangePassword: user.mustChangePassword,
@@ -23,6 +23,6 @@ export function presentAdminUser(user: UserRow, memberships: MembershipView[]): 
     updated: user.updatedAt.toISOString(),
     memberships: memberships
       .filter((m) => m.userId === user.id)
-      .map((m) => ({ _id: m.id, institution: m.institutionId, name: m.name, role: m.role, permissions: m.permissions })),
+      .map((m) => ({ _id: m.id, institution: m.twinId, name: m.name, role: m.role, permissions: m.permissions })),
   };
 }

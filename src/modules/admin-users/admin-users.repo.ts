@@ -1,36 +1,36 @@
 // Data access for administering accounts: scoped lists, memberships of many people, status changes.
 import { and, desc, eq, exists, ilike, inArray, isNull, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
-import { institutions, memberships } from '../institutions/institutions.tables.js';
+import { twins, memberships } from '../twins/twins.tables.js';
 import { users, type UserRow, type UserStatus } from '../users/users.tables.js';
 
 export interface MembershipView {
   id: string;
   userId: string;
-  institutionId: string;
+  twinId: string;
   name: string;
   role: 'user' | 'admin';
   permissions: string[];
 }
 
 /** `scope` 'all' or the twins the caller manages: people with a membership in one of them. */
-export function inScope(scope: 'all' | string[], institutionFilter?: string): SQL | undefined {
-  const twins = institutionFilter ? [institutionFilter] : scope;
-  if (twins === 'all') return undefined;
+export function inScope(scope: 'all' | string[], twinFilter?: string): SQL | undefined {
+  const twinIds = twinFilter ? [twinFilter] : scope;
+  if (twinIds === 'all') return undefined;
   return exists(
-    sql`(select 1 from ${memberships} where ${memberships.userId} = ${users.id} and ${inArray(memberships.institutionId, twins)})`,
+    sql`(select 1 from ${memberships} where ${memberships.userId} = ${users.id} and ${inArray(memberships.twinId, twinIds)})`,
   );
 }
 
 export async function listUsers(
   db: Executor,
-  filter: { scope: 'all' | string[]; search?: string; institutionId?: string; status?: UserStatus },
+  filter: { scope: 'all' | string[]; search?: string; twinId?: string; status?: UserStatus },
   page: { offset: number; limit: number },
 ): Promise<{ rows: UserRow[]; total: number }> {
   const pattern = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
   const where = and(
     isNull(users.deletedAt),
-    inScope(filter.scope, filter.institutionId),
+    inScope(filter.scope, filter.twinId),
     filter.status ? eq(users.status, filter.status) : undefined,
     pattern ? or(ilike(users.email, pattern), ilike(users.fname, pattern), ilike(users.lname, pattern)) : undefined,
   );
@@ -51,14 +51,14 @@ export async function membershipsOf(db: Executor, userIds: string[], scope: 'all
     .select({
       id: memberships.id,
       userId: memberships.userId,
-      institutionId: memberships.institutionId,
-      name: institutions.name,
+      twinId: memberships.twinId,
+      name: twins.name,
       role: memberships.role,
       permissions: memberships.permissions,
     })
     .from(memberships)
-    .innerJoin(institutions, eq(institutions.id, memberships.institutionId))
-    .where(and(inArray(memberships.userId, userIds), scope === 'all' ? undefined : inArray(memberships.institutionId, scope)))
+    .innerJoin(twins, eq(twins.id, memberships.twinId))
+    .where(and(inArray(memberships.userId, userIds), scope === 'all' ? undefined : inArray(memberships.twinId, scope)))
     .orderBy(memberships.createdAt);
 }
 

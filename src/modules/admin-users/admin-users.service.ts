@@ -56,7 +56,7 @@ export function createAdminUsersService({ db, cache }: AdminUsersDeps) {
       }
       const { rows, total } = await listUsers(
         db,
-        { scope, search: query.search, institutionId: query.institution, status: query.status },
+        { scope, search: query.search, twinId: query.institution, status: query.status },
         { offset: (query.page - 1) * query.limit, limit: query.limit },
       );
       const memberships = await membershipsOf(db, rows.map((row) => row.id), scope);
@@ -84,7 +84,7 @@ export function createAdminUsersService({ db, cache }: AdminUsersDeps) {
       let moveTo: string | null | undefined;
       if (input.institution !== undefined && input.plan !== 'sdk') ignoredFields.push('institution');
       if (input.plan === 'sdk' && input.institution) {
-        if (input.institution !== target.currentInstitutionId) await requireAccess(db, actor, 'user.move', { institutionId: input.institution });
+        if (input.institution !== target.currentTwinId) await requireAccess(db, actor, 'user.move', { twinId: input.institution });
         moveTo = input.institution;
       } else if (input.plan && input.plan !== 'sdk') {
         moveTo = null;
@@ -97,8 +97,8 @@ export function createAdminUsersService({ db, cache }: AdminUsersDeps) {
       if (input.accountType !== undefined) values.accountType = input.accountType;
       if (input.plan !== undefined) values.plan = input.plan;
       if (moveTo !== undefined) {
-        values.currentInstitutionId = moveTo;
-        if (moveTo !== target.currentInstitutionId) values.voiceAssistantId = null;
+        values.currentTwinId = moveTo;
+        if (moveTo !== target.currentTwinId) values.voiceAssistantId = null;
       }
       if (deleting) Object.assign(values, { status: 'deleted', deletedAt: new Date() });
       else if (input.status !== undefined) values.status = input.status;
@@ -112,7 +112,7 @@ export function createAdminUsersService({ db, cache }: AdminUsersDeps) {
           if (moveTo) await ensureMembership(tx, moveTo, target.id, 'user');
           if (Object.keys(values).length > 0) await updateUser(tx, target.id, values);
           if (input.credits !== undefined) {
-            await setUserCredits(tx, { userId: target.id, credits: input.credits, institutionId: target.currentInstitutionId, actorId: actor.userId });
+            await setUserCredits(tx, { userId: target.id, credits: input.credits, twinId: target.currentTwinId, actorId: actor.userId });
           }
         });
       } catch (error) {

@@ -3,17 +3,17 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { requester } from '../../../test/support/http.js';
 import { creditLedger } from '../credits/credits.tables.js';
-import { findMembership, insertMembership } from '../institutions/institutions.repo.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { findMembership, insertMembership } from '../twins/twins.repo.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
 
 let t: TestApp;
 let req: ReturnType<typeof requester>;
-let twinA: InstitutionRow;
-let twinB: InstitutionRow;
+let twinA: TwinRow;
+let twinB: TwinRow;
 let adminA: BuiltUser;
 let tokenA: string;
 let superAdmin: BuiltUser;
@@ -23,10 +23,10 @@ const db = () => t.platform.database.db;
 beforeAll(async () => {
   t = await startTestApp();
   req = requester(t.app);
-  twinA = await buildInstitution(db(), { name: 'Twin A' });
-  twinB = await buildInstitution(db(), { name: 'Twin B' });
-  adminA = await buildUser(db(), { institution: twinA, role: 'admin', accountType: 'admin' });
-  superAdmin = await buildUser(db(), { institution: twinB, accountType: 'super' });
+  twinA = await buildTwin(db(), { name: 'Twin A' });
+  twinB = await buildTwin(db(), { name: 'Twin B' });
+  adminA = await buildUser(db(), { twin: twinA, role: 'admin', accountType: 'admin' });
+  superAdmin = await buildUser(db(), { twin: twinB, accountType: 'super' });
   tokenA = await signIn(t.app, adminA.user.email);
   tokenSuper = await signIn(t.app, superAdmin.user.email);
 });
@@ -42,7 +42,7 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it('lets an admin edit names of an account of their twin, and answers with the account', async () => {
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     const response = await edit(tokenA, member.user.id, { fname: 'Grace', lname: 'Hopper', unknownKey: 1 });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ success: true, message: 'User updated', ignoredFields: [] });
@@ -52,7 +52,7 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it('answers 404 to an admin of twin A for an account of twin B, and changes nothing', async () => {
-    const other = await buildUser(db(), { institution: twinB, fname: 'Bea' });
+    const other = await buildUser(db(), { twin: twinB, fname: 'Bea' });
     const response = await edit(tokenA, other.user.id, { fname: 'Hacked' });
     expect(response.status).toBe(404);
     expect(response.body).toEqual({ success: false, message: 'User not found' });
@@ -60,26 +60,26 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it('needs users.edit on the current twin: a shared member working in twin B is not editable by admin of A', async () => {
-    const shared = await buildUser(db(), { institution: twinB });
-    await insertMembership(db(), { institutionId: twinA.id, userId: shared.user.id, role: 'user' });
+    const shared = await buildUser(db(), { twin: twinB });
+    await insertMembership(db(), { twinId: twinA.id, userId: shared.user.id, role: 'user' });
     const response = await edit(tokenA, shared.user.id, { fname: 'X' });
     expect(response.status).toBe(403);
   });
 
   it('uses the caller\'s own twin when the account has no current twin', async () => {
-    const loose = await buildUser(db(), { institution: twinA });
-    await updateUser(db(), loose.user.id, { currentInstitutionId: null });
+    const loose = await buildUser(db(), { twin: twinA });
+    await updateUser(db(), loose.user.id, { currentTwinId: null });
     expect((await edit(tokenA, loose.user.id, { lname: 'Free' })).status).toBe(200);
   });
 
   it('lets only a super admin edit a super admin or assign the super role', async () => {
-    const otherSuper = await buildUser(db(), { institution: twinA, accountType: 'super', fname: 'Sue' });
+    const otherSuper = await buildUser(db(), { twin: twinA, accountType: 'super', fname: 'Sue' });
     const asAdmin = await edit(tokenA, otherSuper.user.id, { fname: 'Demoted', accountType: 'user' });
     expect(asAdmin.status).toBe(403);
     expect(asAdmin.body.code).toBe('SUPER_ONLY');
     expect((await findUserById(db(), otherSuper.user.id))!.accountType).toBe('super');
 
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     const promote = await edit(tokenA, member.user.id, { accountType: 'super' });
     expect(promote.status).toBe(403);
     expect(promote.body.message).toBe('Only a super admin can assign the super role');
@@ -90,7 +90,7 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it("refuses accountType 'owner' and other values outside the enums with 400", async () => {
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     const owner = await edit(tokenA, member.user.id, { accountType: 'owner' });
     expect(owner.status).toBe(400);
     expect(owner.body.error.field).toBe('body.accountType');
@@ -100,9 +100,9 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it("deletes with status 'deleted' only for a holder of users.delete", async () => {
-    const editor = await buildUser(db(), { institution: twinA, grants: ['users.list', 'users.edit'] });
+    const editor = await buildUser(db(), { twin: twinA, grants: ['users.list', 'users.edit'] });
     const editorToken = await signIn(t.app, editor.user.email);
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     expect((await edit(editorToken, member.user.id, { fname: 'Fine' })).status).toBe(200);
     const refused = await edit(editorToken, member.user.id, { status: 'deleted' });
     expect(refused.status).toBe(403);
@@ -116,12 +116,12 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it("places the account on `institution` with plan 'sdk', needing users.edit there", async () => {
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     await updateUser(db(), member.user.id, { voiceAssistantId: 'aaaaaaaaaaaaaaaaaaaaaaaa' });
     // Admin of A only: twin B answers as not found and nothing moves.
     const refused = await edit(tokenA, member.user.id, { plan: 'sdk', institution: twinB.id });
     expect(refused.status).toBe(404);
-    expect((await findUserById(db(), member.user.id))!.currentInstitutionId).toBe(twinA.id);
+    expect((await findUserById(db(), member.user.id))!.currentTwinId).toBe(twinA.id);
 
     const moved = await edit(tokenSuper, member.user.id, { plan: 'sdk', institution: twinB.id });
     expect(moved.status).toBe(200);
@@ -132,7 +132,7 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it("applies `institution` only together with plan 'sdk', and other plans clear the current twin", async () => {
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     const ignored = await edit(tokenSuper, member.user.id, { institution: twinB.id });
     expect(ignored.body).toMatchObject({ ignoredFields: ['institution'], data: { institution: twinA.id } });
     const free = await edit(tokenA, member.user.id, { plan: 'free' });
@@ -142,7 +142,7 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it('sets credits and records the change in the ledger', async () => {
-    const member = await buildUser(db(), { institution: twinA, credits: 10 });
+    const member = await buildUser(db(), { twin: twinA, credits: 10 });
     const response = await edit(tokenA, member.user.id, { credits: 25.5 });
     expect(response.body.data.credits).toBe(25.5);
     const entries = await db().select().from(creditLedger).where(eq(creditLedger.userId, member.user.id));
@@ -151,7 +151,7 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it('writes mustChangePassword and mfaEnabled, and a new password replaces the old one', async () => {
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     const response = await edit(tokenA, member.user.id, { mustChangePassword: true, mfaEnabled: true, password: 'a brand new secret' });
     expect(response.body.data).toMatchObject({ mustChangePassword: true, mfaEnabled: true });
     await expect(signIn(t.app, member.user.email)).rejects.toThrow(/401/);
@@ -163,7 +163,7 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it('revokes the sessions of a person whose password an admin changes, and limits them under mustChangePassword', async () => {
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     const before = await signIn(t.app, member.user.email);
     expect((await req(before, 'POST', '/api/user/refresh/profile', {})).status).toBe(200);
     await edit(tokenA, member.user.id, { password: 'replaced by the admin' });
@@ -177,7 +177,7 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it('deactivation bites at once: the person\'s token stops working', async () => {
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     const token = await signIn(t.app, member.user.email);
     expect((await req(token, 'POST', '/api/user/refresh/profile', {})).status).toBe(200);
     expect((await edit(tokenA, member.user.id, { status: 'inactive' })).body.data.status).toBe('inactive');
@@ -187,8 +187,8 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it('refuses an email another live account uses (409) and deactivating oneself (400)', async () => {
-    const one = await buildUser(db(), { institution: twinA });
-    const two = await buildUser(db(), { institution: twinA });
+    const one = await buildUser(db(), { twin: twinA });
+    const two = await buildUser(db(), { twin: twinA });
     const taken = await edit(tokenA, one.user.id, { email: two.user.email.toUpperCase() });
     expect(taken.status).toBe(409);
     expect(taken.body.code).toBe('EMAIL_TAKEN');
@@ -198,8 +198,8 @@ describe('PUT /api/admin/user/{userId}', () => {
   });
 
   it('answers 404 to a plain member (no account is visible to them)', async () => {
-    const member = await buildUser(db(), { institution: twinA });
-    const other = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
+    const other = await buildUser(db(), { twin: twinA });
     const token = await signIn(t.app, member.user.email);
     expect((await edit(token, other.user.id, { fname: 'X' })).status).toBe(404);
   });
@@ -207,7 +207,7 @@ describe('PUT /api/admin/user/{userId}', () => {
 
 describe('DELETE /api/admin/user/{userId}', () => {
   it('soft-deletes: the account is deactivated, its sessions revoked and its email free again', async () => {
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     const token = await signIn(t.app, member.user.email);
     const response = await req(tokenA, 'DELETE', `/api/admin/user/${member.user.id}`);
     expect(response).toEqual({ status: 200, body: { success: true, message: 'User deleted' } });
@@ -221,9 +221,9 @@ describe('DELETE /api/admin/user/{userId}', () => {
   });
 
   it('leaves accounts of other twins (404) and super admins (403) alone', async () => {
-    const other = await buildUser(db(), { institution: twinB });
+    const other = await buildUser(db(), { twin: twinB });
     expect((await req(tokenA, 'DELETE', `/api/admin/user/${other.user.id}`)).status).toBe(404);
-    const sup = await buildUser(db(), { institution: twinA, accountType: 'super' });
+    const sup = await buildUser(db(), { twin: twinA, accountType: 'super' });
     expect((await req(tokenA, 'DELETE', `/api/admin/user/${sup.user.id}`)).status).toBe(403);
     expect(await findUserById(db(), sup.user.id)).toBeDefined();
   });
@@ -231,10 +231,10 @@ describe('DELETE /api/admin/user/{userId}', () => {
 
 describe('GET /api/admin/users', () => {
   it('lists only people of the admin\'s twins, paginated and searchable; a super sees everyone', async () => {
-    const twin = await buildInstitution(db());
-    const admin = await buildUser(db(), { institution: twin, role: 'admin' });
-    for (const fname of ['Alma', 'Alba', 'Bruno']) await buildUser(db(), { institution: twin, fname });
-    const outsider = await buildUser(db(), { institution: twinB, fname: 'Alfred' });
+    const twin = await buildTwin(db());
+    const admin = await buildUser(db(), { twin, role: 'admin' });
+    for (const fname of ['Alma', 'Alba', 'Bruno']) await buildUser(db(), { twin, fname });
+    const outsider = await buildUser(db(), { twin: twinB, fname: 'Alfred' });
     const token = await signIn(t.app, admin.user.email);
 
     const all = await req(token, 'GET', '/api/admin/users?limit=2&page=1');
@@ -249,7 +249,7 @@ describe('GET /api/admin/users', () => {
   });
 
   it('gives a plain member an empty list', async () => {
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     const response = await req(await signIn(t.app, member.user.email), 'GET', '/api/admin/users');
     expect(response.body).toMatchObject({ success: true, total: 0, data: [] });
   });
@@ -257,7 +257,7 @@ describe('GET /api/admin/users', () => {
 
 describe('PUT|DELETE /api/admin/membership/{id}', () => {
   it("sets a member's role and grants, which bite at once, and refuses other twins, supers and oneself", async () => {
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     const token = await signIn(t.app, member.user.email);
     expect((await req(token, 'GET', '/api/admin/users')).body.total).toBe(0);
     const granted = await req(tokenA, 'PUT', `/api/admin/membership/${member.membership!.id}`, { permissions: ['users.list', 'users.list'] });
@@ -265,19 +265,19 @@ describe('PUT|DELETE /api/admin/membership/{id}', () => {
     expect((await req(token, 'GET', '/api/admin/users')).body.total).toBeGreaterThan(1);
     expect((await req(tokenA, 'PUT', `/api/admin/membership/${member.membership!.id}`, { permissions: ['everything'] })).status).toBe(400);
 
-    const other = await buildUser(db(), { institution: twinB });
+    const other = await buildUser(db(), { twin: twinB });
     expect((await req(tokenA, 'PUT', `/api/admin/membership/${other.membership!.id}`, { role: 'admin' })).status).toBe(404);
-    const sup = await buildUser(db(), { institution: twinA, accountType: 'super' });
+    const sup = await buildUser(db(), { twin: twinA, accountType: 'super' });
     expect((await req(tokenA, 'PUT', `/api/admin/membership/${sup.membership!.id}`, { role: 'admin' })).status).toBe(403);
     expect((await req(tokenA, 'PUT', `/api/admin/membership/${adminA.membership!.id}`, { role: 'user' })).status).toBe(400);
   });
 
   it('removes a person from the twin, moving them off it when it was current', async () => {
-    const member = await buildUser(db(), { institution: twinA });
+    const member = await buildUser(db(), { twin: twinA });
     const response = await req(tokenA, 'DELETE', `/api/admin/membership/${member.membership!.id}`);
     expect(response.body).toEqual({ success: true, message: 'Membership removed' });
     expect(await findMembership(db(), member.user.id, twinA.id)).toBeUndefined();
-    expect((await findUserById(db(), member.user.id))!.currentInstitutionId).toBeNull();
+    expect((await findUserById(db(), member.user.id))!.currentTwinId).toBeNull();
     expect((await req(tokenA, 'GET', `/api/admin/user/${member.user.id}`)).status).toBe(404);
   });
 });

@@ -24,7 +24,7 @@ export const APPROVAL_MESSAGES = {
 
 /** A call that needs the person's decision. */
 export interface CardRequest {
-  institutionId: string;
+  twinId: string;
   userId: string;
   historyId: string;
   conversationId: string;
@@ -145,8 +145,8 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
     ask,
     decide,
     async pending(actor) {
-      if (!actor.institutionId) return [];
-      return (await listPending(db, actor.institutionId, actor.userId)).map(presentCard);
+      if (!actor.twinId) return [];
+      return (await listPending(db, actor.twinId, actor.userId)).map(presentCard);
     },
     async close() {
       for (const settle of waiting.values()) settle({ decision: 'cancelled', decidedAt: new Date() });

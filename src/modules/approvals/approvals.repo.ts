@@ -37,11 +37,11 @@ export async function findCard(db: Executor, id: string): Promise<ToolApprovalRo
 }
 
 /** The person's cards still waiting in a twin, oldest first. */
-export async function listPending(db: Executor, institutionId: string, userId: string): Promise<ToolApprovalRow[]> {
+export async function listPending(db: Executor, twinId: string, userId: string): Promise<ToolApprovalRow[]> {
   return db
     .select()
     .from(toolApprovals)
-    .where(and(eq(toolApprovals.institutionId, institutionId), eq(toolApprovals.userId, userId), isNull(toolApprovals.decision), gt(toolApprovals.expiresAt, sql`now()`)))
+    .where(and(eq(toolApprovals.twinId, twinId), eq(toolApprovals.userId, userId), isNull(toolApprovals.decision), gt(toolApprovals.expiresAt, sql`now()`)))
     .orderBy(asc(toolApprovals.createdAt))
     .limit(100);
 }
@@ -49,14 +49,14 @@ export async function listPending(db: Executor, institutionId: string, userId: s
 /** When that tool of that server was approved for the rest of the conversation; undefined if never. */
 export async function conversationGrant(
   db: Executor,
-  where: { institutionId: string; conversationId: string; serverId: string; tool: string },
+  where: { twinId: string; conversationId: string; serverId: string; tool: string },
 ): Promise<Date | undefined> {
   const [row] = await db
     .select({ decidedAt: toolApprovals.decidedAt })
     .from(toolApprovals)
     .where(
       and(
-        eq(toolApprovals.institutionId, where.institutionId),
+        eq(toolApprovals.twinId, where.twinId),
         eq(toolApprovals.conversationId, where.conversationId),
         eq(toolApprovals.serverId, where.serverId),
         eq(toolApprovals.tool, where.tool),

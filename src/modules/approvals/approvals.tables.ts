@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, refColumn, timestampColumn } from '../../platform/db/columns.js';
 import { APPROVAL_DECISIONS, type ApprovalDecision } from '../history/history.tables.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 
 /** What a person may decide. */
 export const PERSON_DECISIONS = ['approve', 'approve_conversation', 'deny'] as const;
@@ -20,7 +20,7 @@ export const toolApprovals = pgTable(
   'tool_approvals',
   {
     id: idColumn(),
-    institutionId: refColumn('institution_id').notNull().references(() => institutions.id),
+    twinId: refColumn('institution_id').notNull().references(() => twins.id),
     userId: refColumn('user_id').notNull(),
     historyId: refColumn('history_id').notNull(),
     conversationId: refColumn('conversation_id').notNull(),
@@ -37,9 +37,9 @@ export const toolApprovals = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    index('tool_approvals_institution_user_pending_idx').on(t.institutionId, t.userId, t.expiresAt).where(sql`${t.decision} is null`),
+    index('tool_approvals_institution_user_pending_idx').on(t.twinId, t.userId, t.expiresAt).where(sql`${t.decision} is null`),
     index('tool_approvals_institution_conversation_grant_idx')
-      .on(t.institutionId, t.conversationId, t.serverId, t.tool)
+      .on(t.twinId, t.conversationId, t.serverId, t.tool)
       .where(sql`${t.decision} = 'approve_conversation'`),
   ],
 );

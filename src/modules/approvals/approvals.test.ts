@@ -7,13 +7,13 @@ import { eq } from 'drizzle-orm';
 import type { Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-server.js';
 import { collect, connectSocket, register } from '../../../test/support/socket-client.js';
 import { readSse, type SseReader } from '../../../test/support/sse-client.js';
 import { until } from '../../../test/support/until.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { history } from '../history/history.tables.js';
 import { TOOL_RESULT_TEXT } from '../conversations/turn-tools.js';
 
@@ -21,7 +21,7 @@ let t: TestApp;
 let model: FakeModelServer;
 let mcp: TestMcpServer;
 let base: string;
-let twin: InstitutionRow;
+let twin: TwinRow;
 let echoKey: string;
 const sockets: Socket[] = [];
 
@@ -30,8 +30,8 @@ beforeAll(async () => {
   mcp = await startMcpServer({ transport: 'streamable-http', credential: 'approval-secret' });
   t = await startTestApp({ env: { OPENAI_BASE_URL: model.url, DEFAULT_MODEL: 'fake-chat', CONNECTOR_ALLOWED_HOSTS: '127.0.0.1', APPROVAL_TIMEOUT_MS: '1500', SSE_HEARTBEAT_MS: '200' } });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-  twin = await buildInstitution(t.platform.database.db);
-  const admin = await signIn(t.app, (await buildUser(t.platform.database.db, { institution: twin, role: 'admin' })).user.email);
+  twin = await buildTwin(t.platform.database.db);
+  const admin = await signIn(t.app, (await buildUser(t.platform.database.db, { twin, role: 'admin' })).user.email);
   const created = await api('POST', '/api/admin/mcp-server', admin, { name: 'Calendar', url: mcp.url, credential: 'approval-secret', requireApproval: true });
   expect(created.status).toBe(201);
   const tools = await api('GET', '/api/admin/tools', admin);
@@ -50,7 +50,7 @@ async function api(method: string, url: string, token: string, payload?: object)
 }
 
 async function person() {
-  const built = await buildUser(t.platform.database.db, { institution: twin });
+  const built = await buildUser(t.platform.database.db, { twin });
   return { id: built.user.id, token: await signIn(t.app, built.user.email) };
 }
 

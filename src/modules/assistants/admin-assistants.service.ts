@@ -24,14 +24,14 @@ export function createAdminAssistantService(db: Database) {
       const twins = await requireAccess(db, actor, 'twins.managed', { permission: 'assistants.list' });
       const editable = await requireAccess(db, actor, 'twins.managed', { permission: 'assistants.edit', ifNone: 'empty' });
       const { rows, total } = await listAssistantsForAdmin(db, {
-        institutionIds: twins,
+        twinIds: twins,
         status: query.status,
-        institutionId: query.institution,
+        twinId: query.institution,
         search: query.search,
         page: query.page,
         limit: query.limit,
       });
-      const data = rows.map((row) => presentAssistant(row, { canEdit: inScope(editable, row.institutionId) }));
+      const data = rows.map((row) => presentAssistant(row, { canEdit: inScope(editable, row.twinId) }));
       return { data, page: query.page, limit: query.limit, total };
     },
 

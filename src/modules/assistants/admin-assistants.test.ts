@@ -3,16 +3,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildAssistant } from '../../../test/support/assistants.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
-import { insertMembership } from '../institutions/institutions.repo.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
+import { insertMembership } from '../twins/twins.repo.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { findAssistantById, findStandardAssistant } from './assistants.repo.js';
 import type { AssistantRow } from './assistants.tables.js';
 
 let t: TestApp;
-let t1: InstitutionRow;
-let t2: InstitutionRow;
-let t3: InstitutionRow;
+let t1: TwinRow;
+let t2: TwinRow;
+let t3: TwinRow;
 const tok = {} as Record<'admin' | 'lister' | 'member' | 'super', string>;
 let memberId: string;
 const a = {} as Record<'t1Private' | 't1Deleted' | 't2Unpublished' | 't3Shared' | 'personal', AssistantRow>;
@@ -24,21 +24,21 @@ const idsOf = (body: { data: { _id: string }[] }) => body.data.map((row) => row.
 beforeAll(async () => {
   t = await startTestApp();
   const db = t.platform.database.db;
-  [t1, t2, t3] = [await buildInstitution(db), await buildInstitution(db), await buildInstitution(db)];
-  const admin = await buildUser(db, { institution: t1, role: 'admin' });
-  await insertMembership(db, { institutionId: t2.id, userId: admin.user.id, role: 'admin' });
-  const lister = await buildUser(db, { institution: t1, grants: ['assistants.list'] });
-  const member = await buildUser(db, { institution: t1 });
+  [t1, t2, t3] = [await buildTwin(db), await buildTwin(db), await buildTwin(db)];
+  const admin = await buildUser(db, { twin: t1, role: 'admin' });
+  await insertMembership(db, { twinId: t2.id, userId: admin.user.id, role: 'admin' });
+  const lister = await buildUser(db, { twin: t1, grants: ['assistants.list'] });
+  const member = await buildUser(db, { twin: t1 });
   memberId = member.user.id;
-  const boss = await buildUser(db, { institution: t3, accountType: 'super' });
+  const boss = await buildUser(db, { twin: t3, accountType: 'super' });
   tok.admin = await signIn(t.app, admin.user.email);
   tok.lister = await signIn(t.app, lister.user.email);
   tok.member = await signIn(t.app, member.user.email);
   tok.super = await signIn(t.app, boss.user.email);
-  a.t1Private = await buildAssistant(db, { userId: memberId, institutionId: t1.id, name: 'Alpha private' });
-  a.t1Deleted = await buildAssistant(db, { userId: memberId, institutionId: t1.id, status: 'deleted', name: 'Beta deleted' });
-  a.t2Unpublished = await buildAssistant(db, { userId: admin.user.id, institutionId: t2.id, status: 'unpublished', name: 'Gamma' });
-  a.t3Shared = await buildAssistant(db, { userId: boss.user.id, institutionId: t3.id, institutionShared: true, name: 'Delta' });
+  a.t1Private = await buildAssistant(db, { userId: memberId, twinId: t1.id, name: 'Alpha private' });
+  a.t1Deleted = await buildAssistant(db, { userId: memberId, twinId: t1.id, status: 'deleted', name: 'Beta deleted' });
+  a.t2Unpublished = await buildAssistant(db, { userId: admin.user.id, twinId: t2.id, status: 'unpublished', name: 'Gamma' });
+  a.t3Shared = await buildAssistant(db, { userId: boss.user.id, twinId: t3.id, twinShared: true, name: 'Delta' });
   a.personal = await buildAssistant(db, { userId: memberId, name: 'Epsilon personal' });
 });
 afterAll(() => t.close());
@@ -101,7 +101,7 @@ describe('GET and PUT /api/admin/assistant/{id}', () => {
 describe('POST /api/admin/assistants/bulk-delete', () => {
   it("deletes only within the admin's twins and counts what changed", async () => {
     const db = t.platform.database.db;
-    const mine = [await buildAssistant(db, { userId: memberId, institutionId: t1.id }), await buildAssistant(db, { userId: memberId, institutionId: t2.id })];
+    const mine = [await buildAssistant(db, { userId: memberId, twinId: t1.id }), await buildAssistant(db, { userId: memberId, twinId: t2.id })];
     const standard = (await findStandardAssistant(db))!;
     const response = await as(tok.admin, 'POST', '/api/admin/assistants/bulk-delete', { ids: [...mine.map((r) => r.id), a.t3Shared.id, a.personal.id, standard.id] });
     expect(response.json()).toEqual({ success: true, changed: 2 });

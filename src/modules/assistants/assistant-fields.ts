@@ -30,11 +30,11 @@ export function contentColumns(body: AssistantUpdateInput | AssistantCreateInput
 }
 
 /** The twin named by a body: undefined when not given, null for '' (personal). */
-export function requestedInstitution(body: { institution?: string }): string | null | undefined {
+export function requestedTwin(body: { institution?: string }): string | null | undefined {
   if (body.institution === undefined) return undefined;
   return body.institution === '' ? null : body.institution;
 }
 
 export function requestedSharing(body: AssistantUpdateInput) {
-  return { institutionShared: body.institution_shared, accountShared: body.account_shared, adminOnly: body.admin_only };
+  return { twinShared: body.institution_shared, accountShared: body.account_shared, adminOnly: body.admin_only };
 }

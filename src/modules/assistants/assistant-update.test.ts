@@ -4,10 +4,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildAssistant } from '../../../test/support/assistants.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { newId } from '../../platform/ids/ids.js';
-import { insertMembership } from '../institutions/institutions.repo.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { insertMembership } from '../twins/twins.repo.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { findAssistantById, findStandardAssistant } from './assistants.repo.js';
 import type { AssistantRow, NewAssistant } from './assistants.tables.js';
 
@@ -15,7 +15,7 @@ type Person = 'owner' | 'other' | 'editor' | 'admin' | 'outsider' | 'super';
 type Twin = 'T1' | 'T2' | 'T3' | 'T4' | 'T5';
 
 let t: TestApp;
-const twins = {} as Record<Twin, InstitutionRow>;
+const twins = {} as Record<Twin, TwinRow>;
 const ids = {} as Record<Person, string>;
 const tokens = {} as Record<Person, string>;
 
@@ -23,15 +23,15 @@ beforeAll(async () => {
   t = await startTestApp();
   const db = t.platform.database.db;
   const account = newId();
-  twins.T1 = await buildInstitution(db, { accountId: account });
-  twins.T2 = await buildInstitution(db, { accountId: account });
-  twins.T3 = await buildInstitution(db); // no account
-  twins.T4 = await buildInstitution(db, { accountId: account, disableAssistantsForUser: true });
-  twins.T5 = await buildInstitution(db); // nobody below is a member
+  twins.T1 = await buildTwin(db, { accountId: account });
+  twins.T2 = await buildTwin(db, { accountId: account });
+  twins.T3 = await buildTwin(db); // no account
+  twins.T4 = await buildTwin(db, { accountId: account, disableAssistantsForUser: true });
+  twins.T5 = await buildTwin(db); // nobody below is a member
   const person = async (name: Person, options: Parameters<typeof buildUser>[1], extra: { twin: Twin; role?: 'user' | 'admin'; grants?: string[] }[] = []) => {
-    const built = await buildUser(db, { institution: twins.T1, ...options });
+    const built = await buildUser(db, { twin: twins.T1, ...options });
     for (const m of extra) {
-      await insertMembership(db, { institutionId: twins[m.twin].id, userId: built.user.id, role: m.role ?? 'user', permissions: m.grants ?? [] });
+      await insertMembership(db, { twinId: twins[m.twin].id, userId: built.user.id, role: m.role ?? 'user', permissions: m.grants ?? [] });
     }
     ids[name] = built.user.id;
     tokens[name] = await signIn(t.app, built.user.email);
@@ -40,12 +40,12 @@ beforeAll(async () => {
   await person('other', {});
   await person('editor', { grants: ['assistants.edit'] }, [{ twin: 'T4', grants: ['assistants.edit'] }]);
   await person('admin', { role: 'admin' }, [{ twin: 'T3', role: 'admin' }, { twin: 'T4', role: 'admin' }]);
-  await person('outsider', { institution: twins.T5 });
+  await person('outsider', { twin: twins.T5 });
   await person('super', { accountType: 'super' });
 });
 afterAll(() => t.close());
 
-interface Setup extends Omit<Partial<NewAssistant>, 'userId' | 'institutionId'> {
+interface Setup extends Omit<Partial<NewAssistant>, 'userId' | 'twinId'> {
   owner?: Person | null;
   twin?: Twin | null;
 }
@@ -64,7 +64,7 @@ interface Case {
   row?: Partial<AssistantRow> & { twin?: Twin | null; ownerIs?: Person };
 }
 
-const shared = { institutionShared: true };
+const shared = { twinShared: true };
 const long = (n: number) => 'm'.repeat(n);
 
 const CASES: Case[] = [
@@ -102,29 +102,29 @@ const CASES: Case[] = [
   { name: 'a wrong type', by: 'owner', body: { admin_only: 'yes' }, status: 400, message: 'Invalid Properties' },
   { name: 'remember_history must be an integer', by: 'owner', body: { remember_history: 1.5 }, status: 400, message: 'Invalid Properties' },
   // Sharing, decided on the twin the assistant is in.
-  { name: 'a plain owner cannot turn sharing on', by: 'owner', body: { institution_shared: true }, status: 200, scope: 'user', dropped: true, row: { institutionShared: false } },
-  { name: 'an assistants.edit holder turns sharing on', by: 'editor', body: { institution_shared: true }, status: 200, scope: 'institution', dropped: false, row: { institutionShared: true } },
-  { name: 'the owner turns sharing off', by: 'owner', given: shared, body: { institution_shared: false }, status: 200, scope: 'user', dropped: false, row: { institutionShared: false } },
-  { name: "an editable_others editor cannot turn sharing off on another's assistant", by: 'other', given: { ...shared, editableOthers: true }, body: { institution_shared: false }, status: 200, scope: 'institution', dropped: true, row: { institutionShared: true } },
+  { name: 'a plain owner cannot turn sharing on', by: 'owner', body: { institution_shared: true }, status: 200, scope: 'user', dropped: true, row: { twinShared: false } },
+  { name: 'an assistants.edit holder turns sharing on', by: 'editor', body: { institution_shared: true }, status: 200, scope: 'institution', dropped: false, row: { twinShared: true } },
+  { name: 'the owner turns sharing off', by: 'owner', given: shared, body: { institution_shared: false }, status: 200, scope: 'user', dropped: false, row: { twinShared: false } },
+  { name: "an editable_others editor cannot turn sharing off on another's assistant", by: 'other', given: { ...shared, editableOthers: true }, body: { institution_shared: false }, status: 200, scope: 'institution', dropped: true, row: { twinShared: true } },
   { name: 'a plain owner cannot turn admin_only on', by: 'owner', given: shared, body: { admin_only: true }, status: 200, dropped: true, row: { adminOnly: false } },
   { name: 'a twin admin turns admin_only on', by: 'admin', given: shared, body: { admin_only: true }, status: 200, dropped: false, row: { adminOnly: true } },
   { name: 'account sharing on a twin with an account', by: 'editor', given: shared, body: { account_shared: true }, status: 200, scope: 'account', dropped: false, row: { accountShared: true } },
   { name: 'account_shared without institution_shared is reset', by: 'editor', body: { account_shared: true }, status: 200, scope: 'user', dropped: true, row: { accountShared: false } },
-  { name: 'account_shared is impossible on a twin with no account', by: 'admin', given: { ...shared, twin: 'T3' }, body: { account_shared: true }, status: 200, scope: 'institution', dropped: true, row: { accountShared: false, institutionShared: true } },
-  { name: 'turning institution sharing off resets account sharing', by: 'editor', given: { ...shared, accountShared: true }, body: { institution_shared: false }, status: 200, scope: 'user', dropped: true, row: { institutionShared: false, accountShared: false } },
+  { name: 'account_shared is impossible on a twin with no account', by: 'admin', given: { ...shared, twin: 'T3' }, body: { account_shared: true }, status: 200, scope: 'institution', dropped: true, row: { accountShared: false, twinShared: true } },
+  { name: 'turning institution sharing off resets account sharing', by: 'editor', given: { ...shared, accountShared: true }, body: { institution_shared: false }, status: 200, scope: 'user', dropped: true, row: { twinShared: false, accountShared: false } },
   // Moving between twins.
   { name: 'the owner moves a personal assistant into a twin', by: 'owner', given: { twin: null }, body: (w) => ({ institution: w.twins.T2.id }), status: 200, scope: 'user', dropped: false, row: { twin: 'T2' } },
-  { name: 'a shared assistant arrives unshared where the caller is a plain member', by: 'owner', given: { ...shared, accountShared: true }, body: (w) => ({ institution: w.twins.T2.id }), status: 200, scope: 'user', dropped: true, row: { twin: 'T2', institutionShared: false, accountShared: false } },
-  { name: 'sharing asked for while moving as a plain member is dropped', by: 'owner', body: (w) => ({ institution: w.twins.T2.id, institution_shared: true }), status: 200, scope: 'user', dropped: true, row: { twin: 'T2', institutionShared: false } },
-  { name: 'an administrator of the target keeps its sharing', by: 'admin', given: { owner: 'admin', ...shared }, body: (w) => ({ institution: w.twins.T3.id }), status: 200, scope: 'institution', dropped: false, row: { twin: 'T3', institutionShared: true } },
+  { name: 'a shared assistant arrives unshared where the caller is a plain member', by: 'owner', given: { ...shared, accountShared: true }, body: (w) => ({ institution: w.twins.T2.id }), status: 200, scope: 'user', dropped: true, row: { twin: 'T2', twinShared: false, accountShared: false } },
+  { name: 'sharing asked for while moving as a plain member is dropped', by: 'owner', body: (w) => ({ institution: w.twins.T2.id, institution_shared: true }), status: 200, scope: 'user', dropped: true, row: { twin: 'T2', twinShared: false } },
+  { name: 'an administrator of the target keeps its sharing', by: 'admin', given: { owner: 'admin', ...shared }, body: (w) => ({ institution: w.twins.T3.id }), status: 200, scope: 'institution', dropped: false, row: { twin: 'T3', twinShared: true } },
   { name: 'moving into a twin the caller is not a member of', by: 'owner', body: (w) => ({ institution: w.twins.T5.id }), status: 404, message: 'Institution not found', row: { twin: 'T1' } },
   { name: 'moving into an unknown twin', by: 'owner', body: { institution: 'bbbbbbbbbbbbbbbbbbbbbbbb' }, status: 404, message: 'Institution not found', row: { twin: 'T1' } },
   { name: 'moving into a twin with assistant creation off', by: 'owner', body: (w) => ({ institution: w.twins.T4.id, name: 'X' }), status: 403, code: 'ASSISTANTS_DISABLED', message: 'Assistant creation is turned off for this twin', row: { twin: 'T1', name: 'Original' } },
   { name: 'an assistants.edit holder there may move it in', by: 'editor', given: { owner: 'editor' }, body: (w) => ({ institution: w.twins.T4.id }), status: 200, row: { twin: 'T4' } },
-  { name: 'an administrator there may move it in', by: 'admin', given: { owner: 'admin', ...shared }, body: (w) => ({ institution: w.twins.T4.id }), status: 200, scope: 'institution', row: { twin: 'T4', institutionShared: true } },
-  { name: "institution '' makes it personal and unshared", by: 'owner', given: { ...shared, accountShared: true, adminOnly: true }, body: { institution: '' }, status: 200, scope: 'user', dropped: true, row: { twin: null, institutionShared: false, accountShared: false, adminOnly: false } },
+  { name: 'an administrator there may move it in', by: 'admin', given: { owner: 'admin', ...shared }, body: (w) => ({ institution: w.twins.T4.id }), status: 200, scope: 'institution', row: { twin: 'T4', twinShared: true } },
+  { name: "institution '' makes it personal and unshared", by: 'owner', given: { ...shared, accountShared: true, adminOnly: true }, body: { institution: '' }, status: 200, scope: 'user', dropped: true, row: { twin: null, twinShared: false, accountShared: false, adminOnly: false } },
   { name: "a manager making another's assistant personal leaves its owner", by: 'editor', given: shared, body: { institution: '' }, status: 200, scope: 'user', row: { twin: null, ownerIs: 'owner' } },
-  { name: 'naming the same twin is not a move', by: 'owner', given: shared, body: (w) => ({ institution: w.twins.T1.id }), status: 200, scope: 'institution', dropped: false, row: { twin: 'T1', institutionShared: true } },
+  { name: 'naming the same twin is not a move', by: 'owner', given: shared, body: (w) => ({ institution: w.twins.T1.id }), status: 200, scope: 'institution', dropped: false, row: { twin: 'T1', twinShared: true } },
 ];
 
 describe('PUT /api/user/assistant/{id}', () => {
@@ -135,7 +135,7 @@ describe('PUT /api/user/assistant/{id}', () => {
       name: 'Original',
       ...fields,
       userId: owner ? ids[owner] : null,
-      institutionId: twin ? twins[twin].id : null,
+      twinId: twin ? twins[twin].id : null,
     });
     const body = typeof c.body === 'function' ? c.body({ twins, ids }) : c.body;
     const response = await t.app.inject({ method: 'PUT', url: `/api/user/assistant/${assistant.id}`, headers: { 'x-access-token': tokens[c.by] }, payload: body });
@@ -154,7 +154,7 @@ describe('PUT /api/user/assistant/{id}', () => {
     const after = (await findAssistantById(db, assistant.id))!;
     const { twin: expectedTwin, ownerIs, ...columns } = c.row ?? {};
     expect(after).toMatchObject(columns);
-    if (expectedTwin !== undefined) expect(after.institutionId).toBe(expectedTwin ? twins[expectedTwin].id : null);
+    if (expectedTwin !== undefined) expect(after.twinId).toBe(expectedTwin ? twins[expectedTwin].id : null);
     if (ownerIs) expect(after.userId).toBe(ids[ownerIs]);
     if (c.status !== 200) expect(after.updatedAt).toEqual(assistant.updatedAt);
   });

@@ -4,9 +4,9 @@
 // creation is off there), then the update in one statement.
 import type { Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { findTwinById } from '../twins/twins.repo.js';
 import { requireAccess } from '../access/access.js';
-import { contentColumns, requestedInstitution, requestedSharing } from './assistant-fields.js';
+import { contentColumns, requestedTwin, requestedSharing } from './assistant-fields.js';
 import { assistantTarget, updateAssistant } from './assistants.repo.js';
 import type { AssistantScope, AssistantUpdateInput } from './assistants.schemas.js';
 import { STANDARD_ASSISTANT_KEY } from './scope.js';
@@ -30,9 +30,9 @@ export async function updateAssistantAs(
 ): Promise<UpdateOutcome> {
   const found = await assistantTarget(db, actor, id, options);
   const before = found.assistant;
-  const named = requestedInstitution(body);
-  const targetId = named === undefined ? before?.institutionId ?? null : named;
-  const moving = targetId !== (before?.institutionId ?? null);
+  const named = requestedTwin(body);
+  const targetId = named === undefined ? before?.twinId ?? null : named;
+  const moving = targetId !== (before?.twinId ?? null);
   const statusChange = body.status !== undefined && body.status !== before?.status;
   const change = {
     moving,
@@ -43,21 +43,21 @@ export async function updateAssistantAs(
   const access = await requireAccess(db, actor, 'assistant.edit', { ...found, change });
   const row = before!;
 
-  const target = targetId ? await findInstitutionById(db, targetId) : undefined;
+  const target = targetId ? await findTwinById(db, targetId) : undefined;
   let managesTarget = access.manages;
   if (moving && targetId) {
     managesTarget = await requireAccess(db, actor, 'assistant.place', { twin: target });
   }
 
   const outcome = decideSharing({
-    previous: { institutionShared: row.institutionShared, accountShared: row.accountShared, adminOnly: row.adminOnly },
+    previous: { twinShared: row.twinShared, accountShared: row.accountShared, adminOnly: row.adminOnly },
     requested: requestedSharing(body),
-    target: { institutionId: targetId, hasAccount: Boolean(target?.accountId) },
+    target: { twinId: targetId, hasAccount: Boolean(target?.accountId) },
     moving,
     callerManagesTarget: managesTarget,
     callerIsOwner: access.owner,
     system: access.system,
   });
-  await updateAssistant(db, id, { ...contentColumns(body), ...outcome.flags, institutionId: targetId });
+  await updateAssistant(db, id, { ...contentColumns(body), ...outcome.flags, twinId: targetId });
   return { success: true, message: ASSISTANT_UPDATED, scope: outcome.scope, sharingDropped: outcome.sharingDropped };
 }

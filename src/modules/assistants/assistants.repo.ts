@@ -41,7 +41,7 @@ export function listPickableAssistants(db: Executor, ctx: PickContext, ids?: str
     .where(where)
     .orderBy(
       desc(sql`coalesce(${assistants.systemKey} = ${STANDARD_ASSISTANT_KEY}, false)`),
-      desc(sql`(${assistants.userId} is null and ${assistants.institutionId} is null)`),
+      desc(sql`(${assistants.userId} is null and ${assistants.twinId} is null)`),
       asc(sql`lower(${assistants.name})`),
       asc(assistants.id),
     );
@@ -74,9 +74,9 @@ export async function updateAssistant(db: Executor, id: string, values: Partial<
 
 export interface AdminAssistantFilter {
   /** Twins whose assistants the caller may see; 'all' for a super admin (also system and personal ones). */
-  institutionIds: string[] | 'all';
+  twinIds: string[] | 'all';
   status?: AssistantStatus;
-  institutionId?: string;
+  twinId?: string;
   search?: string;
   page: number;
   limit: number;
@@ -84,11 +84,11 @@ export interface AdminAssistantFilter {
 
 function adminWhere(filter: AdminAssistantFilter): SQL | undefined {
   const parts: (SQL | undefined)[] = [isNull(assistants.deletedAt)];
-  if (filter.institutionIds !== 'all') {
-    parts.push(filter.institutionIds.length ? inArray(assistants.institutionId, filter.institutionIds) : sql`false`);
+  if (filter.twinIds !== 'all') {
+    parts.push(filter.twinIds.length ? inArray(assistants.twinId, filter.twinIds) : sql`false`);
   }
   if (filter.status) parts.push(eq(assistants.status, filter.status));
-  if (filter.institutionId) parts.push(eq(assistants.institutionId, filter.institutionId));
+  if (filter.twinId) parts.push(eq(assistants.twinId, filter.twinId));
   if (filter.search) {
     const pattern = `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     parts.push(or(ilike(assistants.name, pattern), ilike(assistants.description, pattern)));
@@ -110,9 +110,9 @@ export async function listAssistantsForAdmin(db: Executor, filter: AdminAssistan
 }
 
 /** Marks deleted those of `ids` in the given twins (any for 'all'), never the standard assistant. */
-export async function markAssistantsDeleted(db: Executor, ids: string[], institutionIds: string[] | 'all'): Promise<number> {
+export async function markAssistantsDeleted(db: Executor, ids: string[], twinIds: string[] | 'all'): Promise<number> {
   if (ids.length === 0) return 0;
-  const scope = institutionIds === 'all' ? undefined : institutionIds.length ? inArray(assistants.institutionId, institutionIds) : sql`false`;
+  const scope = twinIds === 'all' ? undefined : twinIds.length ? inArray(assistants.twinId, twinIds) : sql`false`;
   const rows = await db
     .update(assistants)
     .set({ status: 'deleted' })

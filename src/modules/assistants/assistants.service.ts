@@ -3,9 +3,9 @@
 import type { Database } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { BadRequestError } from '../../platform/http/errors.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { findTwinById } from '../twins/twins.repo.js';
 import { AccessContext, requireAccess } from '../access/access.js';
-import { contentColumns, requestedInstitution, requestedSharing } from './assistant-fields.js';
+import { contentColumns, requestedTwin, requestedSharing } from './assistant-fields.js';
 import { updateAssistantAs } from './assistant-update.js';
 import { presentAssistant } from './assistants.presenter.js';
 import { assistantTarget, insertAssistant, listPickableAssistants, updateAssistant } from './assistants.repo.js';
@@ -18,17 +18,17 @@ export function createAssistantService(db: Database) {
   /** canEdit of rows already known to be pickable, with one permission lookup per other twin. */
   async function presentPickable(actor: Actor, ctx: PickContext, rows: AssistantRow[]): Promise<AssistantWire[]> {
     const manages = new Map<string, boolean>();
-    if (ctx.institutionId) manages.set(ctx.institutionId, ctx.managesCurrent);
+    if (ctx.twinId) manages.set(ctx.twinId, ctx.managesCurrent);
     const access = new AccessContext(db, actor);
     const out: AssistantWire[] = [];
     for (const row of rows) {
       let canEdit: boolean;
-      if (!row.userId && !row.institutionId) canEdit = isSuper(actor) && !actor.launchScope;
+      if (!row.userId && !row.twinId) canEdit = isSuper(actor) && !actor.launchScope;
       else if (row.userId === actor.userId || row.editableOthers) canEdit = true;
-      else if (!row.institutionId) canEdit = false;
+      else if (!row.twinId) canEdit = false;
       else {
-        if (!manages.has(row.institutionId)) manages.set(row.institutionId, await access.check('assistants.edit', { twin: row.institutionId }));
-        canEdit = manages.get(row.institutionId)!;
+        if (!manages.has(row.twinId)) manages.set(row.twinId, await access.check('assistants.edit', { twin: row.twinId }));
+        canEdit = manages.get(row.twinId)!;
       }
       out.push(presentAssistant(row, { canEdit }));
     }
@@ -49,7 +49,7 @@ export function createAssistantService(db: Database) {
       if (actor) return presentPickable(actor, ctx, ordered);
       // Without a request (profile refresh): owner, editable_others, or managing the current twin's assistants.
       const canEdit = (row: AssistantRow) =>
-        row.userId === ctx.userId || (row.editableOthers && Boolean(row.userId || row.institutionId)) || (row.institutionId !== null && row.institutionId === ctx.institutionId && ctx.managesCurrent);
+        row.userId === ctx.userId || (row.editableOthers && Boolean(row.userId || row.twinId)) || (row.twinId !== null && row.twinId === ctx.twinId && ctx.managesCurrent);
       return ordered.map((row) => presentAssistant(row, { canEdit: canEdit(row) }));
     },
 
@@ -61,19 +61,19 @@ export function createAssistantService(db: Database) {
 
     async create(actor: Actor, body: AssistantCreateInput): Promise<{ data: AssistantWire; scope: AssistantScope; sharingDropped: boolean }> {
       if (body.status === 'deleted') throw new BadRequestError('Invalid Properties', 'VALIDATION_FAILED', { field: 'body.status' });
-      const named = requestedInstitution(body);
-      const targetId = named === undefined ? actor.institutionId : named;
+      const named = requestedTwin(body);
+      const targetId = named === undefined ? actor.twinId : named;
       let managesTarget = false;
       let hasAccount = false;
       if (targetId) {
-        const twin = await findInstitutionById(db, targetId);
+        const twin = await findTwinById(db, targetId);
         managesTarget = await requireAccess(db, actor, 'assistant.place', { twin });
         hasAccount = Boolean(twin!.accountId);
       }
       const outcome = decideSharing({
-        previous: { institutionShared: false, accountShared: false, adminOnly: false },
+        previous: { twinShared: false, accountShared: false, adminOnly: false },
         requested: requestedSharing(body),
-        target: { institutionId: targetId, hasAccount },
+        target: { twinId: targetId, hasAccount },
         moving: false,
         callerManagesTarget: managesTarget,
         callerIsOwner: true,
@@ -84,7 +84,7 @@ export function createAssistantService(db: Database) {
         name: body.name,
         ...outcome.flags,
         userId: actor.userId,
-        institutionId: targetId,
+        twinId: targetId,
       });
       return { data: presentAssistant(row, { canEdit: true }), scope: outcome.scope, sharingDropped: outcome.sharingDropped };
     },

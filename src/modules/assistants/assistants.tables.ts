@@ -15,7 +15,7 @@ export const assistants = pgTable(
   {
     id: idColumn(),
     /** Twin the assistant belongs to; null for personal and system assistants. */
-    institutionId: refColumn('institution_id'),
+    twinId: refColumn('institution_id'),
     /** Owner; null for system assistants. Read-only once created. */
     userId: refColumn('user_id'),
     /** Stable key of a seeded system assistant ('new-conversation'), null otherwise. */
@@ -32,7 +32,7 @@ export const assistants = pgTable(
     pictureUrl: text('picture_url').notNull().default(''),
     adminOnly: boolean('admin_only').notNull().default(false),
     editableOthers: boolean('editable_others').notNull().default(false),
-    institutionShared: boolean('institution_shared').notNull().default(false),
+    twinShared: boolean('institution_shared').notNull().default(false),
     accountShared: boolean('account_shared').notNull().default(false),
     ragEnabled: boolean('rag_enabled').notNull().default(false),
     bypassSystemContext: boolean('bypass_system_context').notNull().default(false),
@@ -54,7 +54,7 @@ export const assistants = pgTable(
     deletedAt: timestampColumn('deleted_at'),
   },
   (t) => [
-    index('assistants_institution_status_idx').on(t.institutionId, t.status),
+    index('assistants_institution_status_idx').on(t.twinId, t.status),
     index('assistants_user_idx').on(t.userId),
     uniqueIndex('assistants_system_key_key').on(t.systemKey),
   ],

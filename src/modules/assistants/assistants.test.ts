@@ -4,9 +4,9 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildAssistant } from '../../../test/support/assistants.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { findUserById } from '../users/users.repo.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 import { findAssistantById, findStandardAssistant } from './assistants.repo.js';
 import { assistants } from './assistants.tables.js';
 import { ensureSystemAssistants, SYSTEM_ASSISTANTS } from './seed.js';
@@ -24,15 +24,15 @@ const as = (token: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: strin
 beforeAll(async () => {
   t = await startTestApp();
   const db = t.platform.database.db;
-  const twin = await buildInstitution(db);
+  const twin = await buildTwin(db);
   twinId = twin.id;
   const make = async (options: Parameters<typeof buildUser>[1]) => {
     const built = await buildUser(db, options);
     return { id: built.user.id, token: await signIn(t.app, built.user.email) };
   };
-  owner = await make({ institution: twin });
-  member = await make({ institution: twin });
-  admin = await make({ institution: twin, role: 'admin' });
+  owner = await make({ twin });
+  member = await make({ twin });
+  admin = await make({ twin, role: 'admin' });
   outsider = await make({});
 });
 afterAll(() => t.close());
@@ -40,7 +40,7 @@ afterAll(() => t.close());
 describe('system assistants', () => {
   it('exist from the first start, New Conversation among them, without owner or twin', async () => {
     const standard = await findStandardAssistant(t.platform.database.db);
-    expect(standard).toMatchObject({ name: 'New Conversation', userId: null, institutionId: null, status: 'active' });
+    expect(standard).toMatchObject({ name: 'New Conversation', userId: null, twinId: null, status: 'active' });
   });
 
   it('are seeded idempotently', async () => {
@@ -88,12 +88,12 @@ describe('POST /api/user/assistant', () => {
   });
 
   it('answers 404 for a twin the caller is not in, and 403 where assistant creation is off', async () => {
-    const other = await buildInstitution(t.platform.database.db);
+    const other = await buildTwin(t.platform.database.db);
     const foreign = await as(member.token, 'POST', '/api/user/assistant', { name: 'X', institution: other.id });
     expect(foreign.statusCode).toBe(404);
-    const locked = await buildInstitution(t.platform.database.db, { disableAssistantsForUser: true });
-    const person = await buildUser(t.platform.database.db, { institution: locked });
-    const boss = await buildUser(t.platform.database.db, { institution: locked, role: 'admin' });
+    const locked = await buildTwin(t.platform.database.db, { disableAssistantsForUser: true });
+    const person = await buildUser(t.platform.database.db, { twin: locked });
+    const boss = await buildUser(t.platform.database.db, { twin: locked, role: 'admin' });
     const refused = await as(await signIn(t.app, person.user.email), 'POST', '/api/user/assistant', { name: 'X' });
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toMatchObject({ success: false, code: 'ASSISTANTS_DISABLED' });
@@ -104,7 +104,7 @@ describe('POST /api/user/assistant', () => {
 
 describe('GET /api/user/assistant/{id}', () => {
   it('shows a shared assistant to a member without its instructions, and with them to its owner', async () => {
-    const row = await buildAssistant(t.platform.database.db, { userId: owner.id, institutionId: twinId, institutionShared: true, instructions: 'secret sauce' });
+    const row = await buildAssistant(t.platform.database.db, { userId: owner.id, twinId, twinShared: true, instructions: 'secret sauce' });
     const seen = await as(member.token, 'GET', `/api/user/assistant/${row.id}`);
     expect(seen.statusCode).toBe(200);
     expect(seen.json().data).toMatchObject({ _id: row.id, instructions: '', canEdit: false, scope: 'institution' });
@@ -115,7 +115,7 @@ describe('GET /api/user/assistant/{id}', () => {
   });
 
   it('answers 404 Assistant not found! outside the caller\'s scope, for unknown and for deleted ones', async () => {
-    const privateOne = await buildAssistant(t.platform.database.db, { userId: owner.id, institutionId: twinId, institutionShared: true });
+    const privateOne = await buildAssistant(t.platform.database.db, { userId: owner.id, twinId, twinShared: true });
     const gone = await buildAssistant(t.platform.database.db, { userId: owner.id, status: 'deleted' });
     for (const [token, id] of [[outsider.token, privateOne.id], [owner.token, gone.id], [owner.token, 'd'.repeat(24)]]) {
       const response = await as(token, 'GET', `/api/user/assistant/${id}`);
@@ -127,7 +127,7 @@ describe('GET /api/user/assistant/{id}', () => {
 
 describe('DELETE /api/user/assistant/{id}', () => {
   it('lets the owner delete: status becomes deleted and it leaves the list', async () => {
-    const row = await buildAssistant(t.platform.database.db, { userId: owner.id, institutionId: twinId });
+    const row = await buildAssistant(t.platform.database.db, { userId: owner.id, twinId });
     const response = await as(owner.token, 'DELETE', `/api/user/assistant/${row.id}`);
     expect(response.json()).toEqual({ success: true, message: 'Assistant deleted successfully' });
     expect((await findAssistantById(t.platform.database.db, row.id))!.status).toBe('deleted');
@@ -137,7 +137,7 @@ describe('DELETE /api/user/assistant/{id}', () => {
   });
 
   it('refuses a member on a shared assistant (403), lets the twin admin delete it, refuses an outsider (404)', async () => {
-    const row = await buildAssistant(t.platform.database.db, { userId: owner.id, institutionId: twinId, institutionShared: true, editableOthers: true });
+    const row = await buildAssistant(t.platform.database.db, { userId: owner.id, twinId, twinShared: true, editableOthers: true });
     expect((await as(outsider.token, 'DELETE', `/api/user/assistant/${row.id}`)).statusCode).toBe(404);
     const refused = await as(member.token, 'DELETE', `/api/user/assistant/${row.id}`);
     expect(refused.statusCode).toBe(403);
@@ -177,7 +177,7 @@ describe('favorites', () => {
     const malformed = await as(owner.token, 'POST', '/api/user/favoriteAssistants/12345');
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json()).toMatchObject({ success: false, message: 'Invalid assistant id' });
-    const hidden = await buildAssistant(t.platform.database.db, { userId: member.id, institutionId: twinId });
+    const hidden = await buildAssistant(t.platform.database.db, { userId: member.id, twinId });
     const refused = await as(owner.token, 'POST', `/api/user/favoriteAssistants/${hidden.id}`);
     expect(refused.statusCode).toBe(404);
     expect(refused.json().message).toBe('Assistant not found!');
@@ -194,11 +194,11 @@ describe('favorites', () => {
   });
 
   it('are populated as records on profile refresh, only those still pickable, in order', async () => {
-    const person = await buildUser(t.platform.database.db, { institution: (await t.platform.database.db.select().from(institutions).where(eq(institutions.id, twinId)))[0] });
+    const person = await buildUser(t.platform.database.db, { twin: (await t.platform.database.db.select().from(twins).where(eq(twins.id, twinId)))[0] });
     const token = await signIn(t.app, person.user.email);
     const standard = (await findStandardAssistant(t.platform.database.db))!;
     const kept = await buildAssistant(t.platform.database.db, { userId: person.user.id, name: 'Kept one' });
-    const doomed = await buildAssistant(t.platform.database.db, { userId: owner.id, institutionId: twinId, institutionShared: true });
+    const doomed = await buildAssistant(t.platform.database.db, { userId: owner.id, twinId, twinShared: true });
     for (const id of [kept.id, doomed.id, standard.id]) expect((await as(token, 'POST', `/api/user/favoriteAssistants/${id}`)).statusCode).toBe(200);
     await as(owner.token, 'DELETE', `/api/user/assistant/${doomed.id}`);
     const profile = (await as(token, 'POST', '/api/user/refresh/profile', {})).json().profile;

@@ -5,10 +5,10 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { actorFor, buildAssistant } from '../../../test/support/assistants.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { newId } from '../../platform/ids/ids.js';
-import { insertMembership } from '../institutions/institutions.repo.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { insertMembership } from '../twins/twins.repo.js';
+import { twins } from '../twins/twins.tables.js';
 import type { AssistantRow, NewAssistant } from './assistants.tables.js';
 import { resolveAssistant } from './resolver.js';
 import { STANDARD_ASSISTANT_NAME } from './scope.js';
@@ -49,30 +49,30 @@ beforeAll(async () => {
   t = await startTestApp();
   const db = t.platform.database.db;
   const accountA = newId();
-  const t1 = await buildInstitution(db, { accountId: accountA });
-  const t2 = await buildInstitution(db, { accountId: accountA });
-  const t3 = await buildInstitution(db);
-  const t4 = await buildInstitution(db, { accountId: newId() });
-  const t5 = await buildInstitution(db, { accountId: accountA, deletedAt: new Date() });
+  const t1 = await buildTwin(db, { accountId: accountA });
+  const t2 = await buildTwin(db, { accountId: accountA });
+  const t3 = await buildTwin(db);
+  const t4 = await buildTwin(db, { accountId: newId() });
+  const t5 = await buildTwin(db, { accountId: accountA, deletedAt: new Date() });
   const make = async (name: Caller, options: Parameters<typeof buildUser>[1]) => {
     const built = await buildUser(db, options);
     people[name] = built.user.id;
     tokens[name] = await signIn(t.app, built.user.email);
     return built;
   };
-  const alice = await make('alice', { institution: t1 });
-  await insertMembership(db, { institutionId: t2.id, userId: alice.user.id, role: 'user' });
-  await make('bob', { institution: t1 });
-  await make('carol', { institution: t1, role: 'admin' });
-  await make('mgr', { institution: t1, grants: ['assistants.edit'] });
-  await make('dave', { institution: t2 });
-  await make('frank', { institution: t4 });
-  await make('gina', { institution: t3 });
-  const sue = await make('sue', { institution: t3, accountType: 'super' });
+  const alice = await make('alice', { twin: t1 });
+  await insertMembership(db, { twinId: t2.id, userId: alice.user.id, role: 'user' });
+  await make('bob', { twin: t1 });
+  await make('carol', { twin: t1, role: 'admin' });
+  await make('mgr', { twin: t1, grants: ['assistants.edit'] });
+  await make('dave', { twin: t2 });
+  await make('frank', { twin: t4 });
+  await make('gina', { twin: t3 });
+  const sue = await make('sue', { twin: t3, accountType: 'super' });
   void sue;
-  await make('loner', { institution: null });
+  await make('loner', { twin: null });
 
-  const shared = { institutionShared: true };
+  const shared = { twinShared: true };
   const specs: Record<string, Partial<NewAssistant>> = {
     sysActive: {},
     sysUnpublished: { status: 'unpublished' },
@@ -80,22 +80,22 @@ beforeAll(async () => {
     alicePersonal: { userId: people.alice },
     aliceDraft: { userId: people.alice, status: 'unpublished' },
     aliceGone: { userId: people.alice, status: 'deleted' },
-    t1Shared: { userId: people.bob, institutionId: t1.id, ...shared },
-    t1SharedUnpublished: { userId: people.bob, institutionId: t1.id, ...shared, status: 'unpublished' },
-    t1Private: { userId: people.bob, institutionId: t1.id },
-    t1AdminOnly: { userId: people.bob, institutionId: t1.id, ...shared, adminOnly: true },
-    t1Account: { userId: people.bob, institutionId: t1.id, ...shared, accountShared: true },
-    t1AccountAdminOnly: { userId: people.bob, institutionId: t1.id, ...shared, accountShared: true, adminOnly: true },
-    t2Shared: { userId: people.dave, institutionId: t2.id, ...shared },
-    t2AliceOwn: { userId: people.alice, institutionId: t2.id },
-    t5Account: { userId: people.dave, institutionId: t5.id, ...shared, accountShared: true },
-    t1Disabled: { userId: people.bob, institutionId: t1.id, ...shared },
-    t3Shared: { userId: people.gina, institutionId: t3.id, ...shared },
-    t3AdminOnly: { userId: people.gina, institutionId: t3.id, ...shared, adminOnly: true },
-    t4Account: { userId: people.frank, institutionId: t4.id, ...shared, accountShared: true },
+    t1Shared: { userId: people.bob, twinId: t1.id, ...shared },
+    t1SharedUnpublished: { userId: people.bob, twinId: t1.id, ...shared, status: 'unpublished' },
+    t1Private: { userId: people.bob, twinId: t1.id },
+    t1AdminOnly: { userId: people.bob, twinId: t1.id, ...shared, adminOnly: true },
+    t1Account: { userId: people.bob, twinId: t1.id, ...shared, accountShared: true },
+    t1AccountAdminOnly: { userId: people.bob, twinId: t1.id, ...shared, accountShared: true, adminOnly: true },
+    t2Shared: { userId: people.dave, twinId: t2.id, ...shared },
+    t2AliceOwn: { userId: people.alice, twinId: t2.id },
+    t5Account: { userId: people.dave, twinId: t5.id, ...shared, accountShared: true },
+    t1Disabled: { userId: people.bob, twinId: t1.id, ...shared },
+    t3Shared: { userId: people.gina, twinId: t3.id, ...shared },
+    t3AdminOnly: { userId: people.gina, twinId: t3.id, ...shared, adminOnly: true },
+    t4Account: { userId: people.frank, twinId: t4.id, ...shared, accountShared: true },
   };
   for (const [key, spec] of Object.entries(specs)) rows[key] = await buildAssistant(db, { name: key, ...spec });
-  await db.update(institutions).set({ assistantsDisabled: [rows.t1Disabled.id] }).where(eq(institutions.id, t1.id));
+  await db.update(twins).set({ assistantsDisabled: [rows.t1Disabled.id] }).where(eq(twins.id, t1.id));
 });
 afterAll(() => t.close());
 
@@ -125,7 +125,7 @@ describe('resolveAssistant (behaviour 1)', () => {
   ])('falls back to New Conversation for $what', async ({ id }) => {
     const db = t.platform.database.db;
     const resolved = await resolveAssistant(db, await actorFor(db, people.alice), id);
-    expect(resolved).toMatchObject({ fallback: true, assistant: { name: STANDARD_ASSISTANT_NAME, userId: null, institutionId: null } });
+    expect(resolved).toMatchObject({ fallback: true, assistant: { name: STANDARD_ASSISTANT_NAME, userId: null, twinId: null } });
   });
 
   it('runs New Conversation itself when asked, even where the twin disables other assistants', async () => {

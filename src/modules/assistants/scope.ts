@@ -12,8 +12,8 @@
 import { and, eq, isNull, ne, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
-import { findInstitutionById, findMembership } from '../institutions/institutions.repo.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { findTwinById, findMembership } from '../twins/twins.repo.js';
+import { twins } from '../twins/twins.tables.js';
 import { permissionsFor } from '../../platform/http/permissions.js';
 import type { UserRow } from '../users/users.tables.js';
 import { assistants } from './assistants.tables.js';
@@ -23,7 +23,7 @@ export const STANDARD_ASSISTANT_NAME = 'New Conversation';
 
 export interface PickContext {
   userId: string;
-  institutionId: string | null;
+  twinId: string | null;
   accountId: string | null;
   /** The caller manages the current twin's assistants (admin, super, or assistants.edit). */
   managesCurrent: boolean;
@@ -31,10 +31,10 @@ export interface PickContext {
 }
 
 export async function pickContextForActor(db: Executor, actor: Actor): Promise<PickContext> {
-  const twin = actor.institutionId ? await findInstitutionById(db, actor.institutionId) : undefined;
+  const twin = actor.twinId ? await findTwinById(db, actor.twinId) : undefined;
   return {
     userId: actor.userId,
-    institutionId: twin?.id ?? null,
+    twinId: twin?.id ?? null,
     accountId: twin?.accountId ?? null,
     managesCurrent: Boolean(twin) && actor.permissions.includes('assistants.edit'),
     disabledIds: twin?.assistantsDisabled ?? [],
@@ -43,12 +43,12 @@ export async function pickContextForActor(db: Executor, actor: Actor): Promise<P
 
 /** The same context for a person outside a request (favorites on profile refresh). */
 export async function pickContextForUser(db: Executor, user: UserRow): Promise<PickContext> {
-  const twin = user.currentInstitutionId ? await findInstitutionById(db, user.currentInstitutionId) : undefined;
+  const twin = user.currentTwinId ? await findTwinById(db, user.currentTwinId) : undefined;
   const membership = twin ? await findMembership(db, user.id, twin.id) : undefined;
   const permissions = twin ? permissionsFor(user.accountType, membership?.role, membership?.permissions ?? []) : [];
   return {
     userId: user.id,
-    institutionId: twin?.id ?? null,
+    twinId: twin?.id ?? null,
     accountId: twin?.accountId ?? null,
     managesCurrent: permissions.includes('assistants.edit'),
     disabledIds: twin?.assistantsDisabled ?? [],
@@ -60,22 +60,22 @@ export function pickableWhere(ctx: PickContext): SQL {
   // Status 'deleted' (never pickable) also covers rows deleted with their owner's data (deleted_at).
   const status = or(eq(assistants.status, 'active'), and(eq(assistants.status, 'unpublished'), own))!;
   const places: SQL[] = [
-    and(isNull(assistants.userId), isNull(assistants.institutionId))!,
-    and(own, isNull(assistants.institutionId))!,
+    and(isNull(assistants.userId), isNull(assistants.twinId))!,
+    and(own, isNull(assistants.twinId))!,
   ];
-  if (ctx.institutionId) {
+  if (ctx.twinId) {
     const sharedHere = ctx.managesCurrent
-      ? eq(assistants.institutionShared, true)
-      : and(eq(assistants.institutionShared, true), eq(assistants.adminOnly, false))!;
-    places.push(and(eq(assistants.institutionId, ctx.institutionId), or(own, sharedHere))!);
+      ? eq(assistants.twinShared, true)
+      : and(eq(assistants.twinShared, true), eq(assistants.adminOnly, false))!;
+    places.push(and(eq(assistants.twinId, ctx.twinId), or(own, sharedHere))!);
     if (ctx.accountId) {
       places.push(
         and(
-          ne(assistants.institutionId, ctx.institutionId),
+          ne(assistants.twinId, ctx.twinId),
           eq(assistants.accountShared, true),
-          eq(assistants.institutionShared, true),
+          eq(assistants.twinShared, true),
           eq(assistants.adminOnly, false),
-          sql`${assistants.institutionId} in (select ${institutions.id} from ${institutions} where ${institutions.accountId} = ${ctx.accountId} and ${institutions.deletedAt} is null)`,
+          sql`${assistants.twinId} in (select ${twins.id} from ${twins} where ${twins.accountId} = ${ctx.accountId} and ${twins.deletedAt} is null)`,
         )!,
       );
     }

@@ -35,6 +35,6 @@ export const SYSTEM_ASSISTANTS: NewAssistant[] = [
 export async function ensureSystemAssistants(db: Executor): Promise<void> {
   await insertSystemAssistants(
     db,
-    SYSTEM_ASSISTANTS.map((row) => ({ ...row, userId: null, institutionId: null, status: 'active' as const })),
+    SYSTEM_ASSISTANTS.map((row) => ({ ...row, userId: null, twinId: null, status: 'active' as const })),
   );
 }

@@ -8,7 +8,7 @@
 import type { AssistantScope } from './assistants.schemas.js';
 
 export interface SharingFlags {
-  institutionShared: boolean;
+  twinShared: boolean;
   accountShared: boolean;
   adminOnly: boolean;
 }
@@ -17,7 +17,7 @@ export interface SharingInput {
   previous: SharingFlags;
   requested: Partial<SharingFlags>;
   /** The twin the assistant will be in (null: personal or system) and whether it belongs to an account. */
-  target: { institutionId: string | null; hasAccount: boolean };
+  target: { twinId: string | null; hasAccount: boolean };
   /** The assistant changes twin with this request. */
   moving: boolean;
   callerManagesTarget: boolean;
@@ -32,13 +32,13 @@ export interface SharingOutcome {
   scope: AssistantScope;
 }
 
-const FLAGS = ['institutionShared', 'accountShared', 'adminOnly'] as const;
-const UNSHARED: SharingFlags = { institutionShared: false, accountShared: false, adminOnly: false };
+const FLAGS = ['twinShared', 'accountShared', 'adminOnly'] as const;
+const UNSHARED: SharingFlags = { twinShared: false, accountShared: false, adminOnly: false };
 
 export function decideSharing(input: SharingInput): SharingOutcome {
   const desired = { ...input.previous, ...definedOnly(input.requested) };
   let flags: SharingFlags;
-  if (!input.target.institutionId || (input.moving && !input.callerManagesTarget)) {
+  if (!input.target.twinId || (input.moving && !input.callerManagesTarget)) {
     flags = { ...UNSHARED };
   } else {
     flags = { ...input.previous };
@@ -48,15 +48,15 @@ export function decideSharing(input: SharingInput): SharingOutcome {
       const allowed = input.callerManagesTarget || (want === false && input.callerIsOwner);
       if (allowed) flags[key] = want;
     }
-    if (!flags.institutionShared || !input.target.hasAccount) flags.accountShared = false;
+    if (!flags.twinShared || !input.target.hasAccount) flags.accountShared = false;
   }
   const sharingDropped = FLAGS.some((key) => flags[key] !== desired[key]);
-  return { flags, sharingDropped, scope: scopeOf({ ...flags, institutionId: input.target.institutionId, system: input.system }) };
+  return { flags, sharingDropped, scope: scopeOf({ ...flags, twinId: input.target.twinId, system: input.system }) };
 }
 
-export function scopeOf(a: { institutionId: string | null; institutionShared: boolean; accountShared: boolean; system: boolean }): AssistantScope {
+export function scopeOf(a: { twinId: string | null; twinShared: boolean; accountShared: boolean; system: boolean }): AssistantScope {
   if (a.system) return 'system';
-  if (!a.institutionId || !a.institutionShared) return 'user';
+  if (!a.twinId || !a.twinShared) return 'user';
   return a.accountShared ? 'account' : 'institution';
 }
 

@@ -8,7 +8,7 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { openTestDatabase } from '../../../test/support/database.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { uploadAndIngest } from '../../../test/support/files.js';
 import { readSse } from '../../../test/support/sse-client.js';
 import { assistants } from './assistants.tables.js';
@@ -16,20 +16,20 @@ import { ensureSystemAssistants, SYSTEM_ASSISTANTS } from './seed.js';
 
 let t: TestApp;
 let base: string;
-let twin: Awaited<ReturnType<typeof buildInstitution>>;
+let twin: Awaited<ReturnType<typeof buildTwin>>;
 
 beforeAll(async () => {
   // No model endpoint: the built-in local model answers from the passages it is given.
   t = await startTestApp({ workers: true });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-  twin = await buildInstitution(t.platform.database.db);
+  twin = await buildTwin(t.platform.database.db);
 });
 afterAll(async () => {
   await t?.close();
 });
 
 async function person(grants: string[] = [], role: 'user' | 'admin' = 'user') {
-  const built = await buildUser(t.platform.database.db, { institution: twin, grants, role });
+  const built = await buildUser(t.platform.database.db, { twin, grants, role });
   return signIn(t.app, built.user.email);
 }
 

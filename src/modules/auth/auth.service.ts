@@ -36,12 +36,12 @@ export function createAuthService({ db, tokens, profiles, cache }: AuthServiceDe
   async function openSession(
     user: UserRow,
     client: ClientInfo,
-    scope: { kind: 'full' | 'launch'; institutionId?: string | null } = { kind: 'full' },
+    scope: { kind: 'full' | 'launch'; twinId?: string | null } = { kind: 'full' },
   ): Promise<SignedIn> {
     const session = await insertSession(db, {
       userId: user.id,
       kind: scope.kind,
-      institutionId: scope.institutionId ?? user.currentInstitutionId,
+      twinId: scope.twinId ?? user.currentTwinId,
       ip: client.ip,
       userAgent: client.userAgent.slice(0, 512),
       expiresAt: new Date(Date.now() + TOKEN_LIFETIME_SECONDS * 1000),
@@ -49,7 +49,7 @@ export function createAuthService({ db, tokens, profiles, cache }: AuthServiceDe
     const token = await tokens.sign({ userId: user.id, sessionId: session.id });
     if (scope.kind !== 'launch') return { token, profile: await profiles.load(user.id) };
     // A launch session has user rights in its twin only (behaviour 16): the profile says so too.
-    const profile = await profiles.load(user.id, { institutionId: session.institutionId });
+    const profile = await profiles.load(user.id, { twinId: session.twinId });
     return { token, profile: { ...profile, permissions: [] } };
   }
 
@@ -77,8 +77,8 @@ export function createAuthService({ db, tokens, profiles, cache }: AuthServiceDe
     if (!claims) return null;
     const context = await findSessionContext(db, claims.sessionId, claims.userId);
     if (!context || context.status === 'inactive' || context.status === 'deleted') return null;
-    const launch = context.kind === 'launch' && context.sessionInstitutionId;
-    const institutionId = launch ? context.sessionInstitutionId : context.currentInstitutionId;
+    const launch = context.kind === 'launch' && context.sessionTwinId;
+    const twinId = launch ? context.sessionTwinId : context.currentTwinId;
     // A launch session has user rights in its twin only, whatever the account's type (behaviour 16).
     const accountType = launch ? 'user' : context.accountType;
     const role = launch ? (context.role ? 'user' : null) : context.role;
@@ -87,10 +87,10 @@ export function createAuthService({ db, tokens, profiles, cache }: AuthServiceDe
       sessionId: context.sessionId,
       email: context.email,
       accountType,
-      institutionId,
+      twinId,
       role,
       permissions: launch ? [] : permissionsFor(accountType, role ?? undefined, context.grants ?? []),
-      launchScope: launch ? { institutionId: context.sessionInstitutionId! } : null,
+      launchScope: launch ? { twinId: context.sessionTwinId! } : null,
       mustChangePassword: context.mustChangePassword,
     };
   }

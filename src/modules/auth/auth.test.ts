@@ -28,7 +28,7 @@ describe('POST /api/auth/signin', () => {
     const body = response.json();
     expect(typeof body.token).toBe('string');
     expect(body.profile).toMatchObject({ _id: person.user.id, email: person.user.email, fname: 'Ada', lname: 'Lovelace' });
-    expect(body.profile.institution._id).toBe(person.institution!.id);
+    expect(body.profile.institution._id).toBe(person.twin!.id);
     expect(body.profile).not.toHaveProperty('passwordHash');
   });
 

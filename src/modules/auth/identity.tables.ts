@@ -25,7 +25,7 @@ export const mfaChallenges = pgTable(
     method: text('method', { enum: ['totp', 'email'] }).notNull(),
     /** The launch session being stepped up, and its twin. */
     sessionId: refColumn('session_id'),
-    institutionId: refColumn('institution_id'),
+    twinId: refColumn('institution_id'),
     codeHash: text('code_hash'),
     codeExpiresAt: timestampColumn('code_expires_at'),
     sends: integer('sends').notNull().default(0),
@@ -55,7 +55,7 @@ export const launchTokens = pgTable(
   'launch_tokens',
   {
     id: idColumn(),
-    institutionId: refColumn('institution_id').notNull(),
+    twinId: refColumn('institution_id').notNull(),
     tokenHash: text('token_hash').notNull(),
     email: text('email').notNull(),
     fname: text('fname').notNull().default(''),
@@ -65,7 +65,7 @@ export const launchTokens = pgTable(
     usedAt: timestampColumn('used_at'),
     createdAt: createdAt(),
   },
-  (t) => [index('launch_tokens_institution_idx').on(t.institutionId, t.createdAt), uniqueIndex('launch_tokens_token_key').on(t.tokenHash)],
+  (t) => [index('launch_tokens_institution_idx').on(t.twinId, t.createdAt), uniqueIndex('launch_tokens_token_key').on(t.tokenHash)],
 );
 
 export type MfaChallengeRow = typeof mfaChallenges.$inferSelect;

@@ -79,7 +79,7 @@ export const LAUNCH_SCOPE_MESSAGE = 'Confirm with a code to continue: this sessi
 
 export const launchScopeCheck: ActorCheck = (request: FastifyRequest, actor: Actor) => {
   if (!actor.launchScope || launchAllowed.has(routeKey(request))) return;
-  throw new ForbiddenError(LAUNCH_SCOPE_MESSAGE, 'LAUNCH_SCOPE_STEP_UP', { institutionId: actor.launchScope.institutionId });
+  throw new ForbiddenError(LAUNCH_SCOPE_MESSAGE, 'LAUNCH_SCOPE_STEP_UP', { institutionId: actor.launchScope.twinId });
 };
 
 export const mustChangePasswordCheck: ActorCheck = (request: FastifyRequest, actor: Actor) => {

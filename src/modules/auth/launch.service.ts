@@ -9,7 +9,7 @@ import type { Actor } from '../../platform/http/actor.js';
 import { ForbiddenError, UnauthorizedError } from '../../platform/http/errors.js';
 import { requireAccess } from '../access/access.js';
 import { hashToken, randomToken } from '../../platform/crypto/hash.js';
-import { findInstitutionById, findMembership, insertMembership } from '../institutions/institutions.repo.js';
+import { findTwinById, findMembership, insertMembership } from '../twins/twins.repo.js';
 import { findUserByEmail } from '../users/users.repo.js';
 import { insertAccount } from '../credits/starting-credits.js';
 import type { AuthService, ClientInfo, SignedIn } from './auth.service.js';
@@ -31,11 +31,11 @@ export function createLaunchService({ db, auth, startingCredits }: { db: Databas
   return {
     async sign(actor: Actor, input: LaunchInput): Promise<{ token: string; expiresAt: Date }> {
       await requireAccess(db, actor, 'launch.sign', {});
-      const twin = actor.institutionId!;
+      const twin = actor.twinId!;
       const token = TOKEN_PREFIX + randomToken(32);
       const expiresAt = new Date(Date.now() + (input.expiresIn ?? LAUNCH_TOKEN_DEFAULT_SECONDS) * 1000);
       await db.insert(launchTokens).values({
-        institutionId: twin,
+        twinId: twin,
         tokenHash: hashToken(token),
         email: input.email.toLowerCase(),
         fname: input.fname ?? '',
@@ -57,17 +57,17 @@ export function createLaunchService({ db, auth, startingCredits }: { db: Databas
         .where(and(eq(launchTokens.tokenHash, hashToken(token)), isNull(launchTokens.usedAt), gt(launchTokens.expiresAt, now)))
         .returning();
       if (!claimed) throw invalid();
-      const twin = await findInstitutionById(db, claimed.institutionId);
+      const twin = await findTwinById(db, claimed.twinId);
       if (!twin || twin.status !== 'active') throw invalid();
       const user = await withTransaction(db, async (tx) => {
         const found =
           (await findUserByEmail(tx, claimed.email)) ??
-          (await insertAccount(tx, { email: claimed.email, fname: claimed.fname, lname: claimed.lname, currentInstitutionId: twin.id }, startingCredits));
-        if (!(await findMembership(tx, found.id, twin.id))) await insertMembership(tx, { institutionId: twin.id, userId: found.id, role: 'user' });
+          (await insertAccount(tx, { email: claimed.email, fname: claimed.fname, lname: claimed.lname, currentTwinId: twin.id }, startingCredits));
+        if (!(await findMembership(tx, found.id, twin.id))) await insertMembership(tx, { twinId: twin.id, userId: found.id, role: 'user' });
         return found;
       });
       if (user.status === 'inactive' || user.status === 'deleted') throw new ForbiddenError('This account is inactive', 'ACCOUNT_INACTIVE');
-      return auth.openSession(user, client, { kind: 'launch', institutionId: twin.id });
+      return auth.openSession(user, client, { kind: 'launch', twinId: twin.id });
     },
   };
 }

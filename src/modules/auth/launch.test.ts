@@ -3,10 +3,10 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { mailedCode, post, profileStatus } from '../../../test/support/identity.js';
 import { startSmtpServer, type TestSmtpServer } from '../../../test/support/smtp.js';
-import { findMembership } from '../institutions/institutions.repo.js';
+import { findMembership } from '../twins/twins.repo.js';
 import { findUserByEmail } from '../users/users.repo.js';
 import { launchTokens } from './identity.tables.js';
 import { isLaunchScopeRoute, LAUNCH_SCOPE_ALLOW_LIST } from './launch-scope.js';
@@ -58,7 +58,7 @@ async function launchSession(email?: string) {
 
 describe('POST /api/auth/sdk-sign', () => {
   it('is for administrators of the current twin', async () => {
-    const member = await buildUser(db(), { institution: admin.institution });
+    const member = await buildUser(db(), { twin: admin.twin });
     const token = await signIn(t.app, member.user.email);
     const response = await post(t.app, '/api/auth/sdk-sign', { email: newEmail() }, token);
     expect(response.statusCode).toBe(403);
@@ -77,13 +77,13 @@ describe('POST /api/auth/sdk-verify', () => {
     const { email, body } = await launchSession();
     expect(body.launchScope).toBe(true);
     expect(body.profile).toMatchObject({ email, fname: 'Grace', lname: 'Hopper', permissions: [] });
-    expect(body.profile.institution._id).toBe(admin.institution!.id);
+    expect(body.profile.institution._id).toBe(admin.twin!.id);
     const user = (await findUserByEmail(db(), email))!;
-    expect((await findMembership(db(), user.id, admin.institution!.id))?.role).toBe('user');
+    expect((await findMembership(db(), user.id, admin.twin!.id))?.role).toBe('user');
   });
 
   it('gives an administrator only user rights in that twin', async () => {
-    const otherAdmin = await buildUser(db(), { role: 'admin', institution: admin.institution });
+    const otherAdmin = await buildUser(db(), { role: 'admin', twin: admin.twin });
     const { session, body } = await launchSession(otherAdmin.user.email);
     expect(body.profile.permissions).toEqual([]);
     const refreshed = await post(t.app, '/api/user/refresh/profile', {}, session);
@@ -91,7 +91,7 @@ describe('POST /api/auth/sdk-verify', () => {
     expect(refreshed.json().profile.permissions).toEqual([]);
     const reset = await post(t.app, `/api/admin/user/${admin.user.id}/mfa/reset`, {}, session);
     expect(reset.statusCode).toBe(403);
-    expect(reset.json()).toMatchObject({ code: 'LAUNCH_SCOPE_STEP_UP', institutionId: admin.institution!.id });
+    expect(reset.json()).toMatchObject({ code: 'LAUNCH_SCOPE_STEP_UP', institutionId: admin.twin!.id });
   });
 
   it('accepts a token once, and not after it expires', async () => {
@@ -116,7 +116,7 @@ describe('the launch scope', () => {
       success: false,
       message: expect.any(String),
       code: 'LAUNCH_SCOPE_STEP_UP',
-      institutionId: admin.institution!.id,
+      institutionId: admin.twin!.id,
     });
     const chat = await post(t.app, '/api/ai/personal/qanda', { inputs: ['hi'] }, session);
     expect(chat.statusCode).toBe(200);
@@ -170,7 +170,7 @@ describe('the launch scope', () => {
     const verified = await post(t.app, '/api/auth/mfa-verify', { code }, session);
     expect(verified.statusCode).toBe(200);
     const full = verified.json().token as string;
-    expect(verified.json().profile.institution._id).toBe(admin.institution!.id);
+    expect(verified.json().profile.institution._id).toBe(admin.twin!.id);
     // The launch token stops; the full session is not confined.
     expect(await profileStatus(t.app, session)).toBe(401);
     const adminRoute = await t.app.inject({ method: 'GET', url: '/api/admin/test-only/users', headers: { 'x-access-token': full } });
@@ -191,9 +191,9 @@ describe('the launch scope', () => {
   });
 
   it('confines the session to its twin even when the person works in another', async () => {
-    const elsewhere = await buildInstitution(db());
-    const person = await buildUser(db(), { institution: elsewhere });
+    const elsewhere = await buildTwin(db());
+    const person = await buildUser(db(), { twin: elsewhere });
     const { body } = await launchSession(person.user.email);
-    expect(body.profile.institution._id).toBe(admin.institution!.id);
+    expect(body.profile.institution._id).toBe(admin.twin!.id);
   });
 });

@@ -1,7 +1,7 @@
 // Data access for sessions, and the one query the auth guard runs per request.
 import { and, eq, gt, isNull, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
-import { memberships } from '../institutions/institutions.tables.js';
+import { memberships } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
 import { sessions, type SessionRow } from './sessions.tables.js';
 
@@ -15,12 +15,12 @@ export async function insertSession(db: Executor, values: NewSession): Promise<S
 export interface SessionContext {
   sessionId: string;
   kind: 'full' | 'launch';
-  sessionInstitutionId: string | null;
+  sessionTwinId: string | null;
   userId: string;
   email: string;
   accountType: 'user' | 'admin' | 'super';
   status: string;
-  currentInstitutionId: string | null;
+  currentTwinId: string | null;
   mustChangePassword: boolean;
   role: 'user' | 'admin' | null;
   grants: string[] | null;
@@ -29,24 +29,24 @@ export interface SessionContext {
 /** A live session with its account and the membership of the twin it works in. */
 export async function findSessionContext(db: Executor, sessionId: string, userId: string): Promise<SessionContext | undefined> {
   // A launch session works in its own twin; a full session in the account's current twin.
-  const workingTwin = sql`case when ${sessions.kind} = 'launch' then ${sessions.institutionId} else ${users.currentInstitutionId} end`;
+  const workingTwin = sql`case when ${sessions.kind} = 'launch' then ${sessions.twinId} else ${users.currentTwinId} end`;
   const [row] = await db
     .select({
       sessionId: sessions.id,
       kind: sessions.kind,
-      sessionInstitutionId: sessions.institutionId,
+      sessionTwinId: sessions.twinId,
       userId: users.id,
       email: users.email,
       accountType: users.accountType,
       status: users.status,
-      currentInstitutionId: users.currentInstitutionId,
+      currentTwinId: users.currentTwinId,
       mustChangePassword: users.mustChangePassword,
       role: memberships.role,
       grants: memberships.permissions,
     })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
-    .leftJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.institutionId, workingTwin)))
+    .leftJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.twinId, workingTwin)))
     .where(
       and(
         eq(sessions.id, sessionId),

@@ -8,7 +8,7 @@ export const sessions = pgTable(
     id: idColumn(),
     userId: refColumn('user_id').notNull(),
     /** The twin the session was opened in; launch sessions are confined to it. */
-    institutionId: refColumn('institution_id'),
+    twinId: refColumn('institution_id'),
     /** 'full', or 'launch' (restricted to one twin until the person steps up, behaviour 16). */
     kind: text('kind', { enum: ['full', 'launch'] }).notNull().default('full'),
     ip: text('ip').notNull().default(''),
@@ -17,7 +17,7 @@ export const sessions = pgTable(
     expiresAt: timestampColumn('expires_at').notNull(),
     revokedAt: timestampColumn('revoked_at'),
   },
-  (t) => [index('sessions_institution_idx').on(t.institutionId, t.createdAt), index('sessions_user_idx').on(t.userId)],
+  (t) => [index('sessions_institution_idx').on(t.twinId, t.createdAt), index('sessions_user_idx').on(t.userId)],
 );
 
 export type SessionRow = typeof sessions.$inferSelect;

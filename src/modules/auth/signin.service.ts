@@ -10,7 +10,7 @@ import type { SecretBox } from '../../platform/crypto/secrets.js';
 import { hashToken, safeEqual } from '../../platform/crypto/hash.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
 import type { UserRow } from '../users/users.tables.js';
-import { findMembership } from '../institutions/institutions.repo.js';
+import { findMembership } from '../twins/twins.repo.js';
 import type { AuthService, ClientInfo, SignedIn } from './auth.service.js';
 import { EMAIL_CODE_TTL_MS, hashBackupCode, mailSignInCode, newEmailCode } from './codes.js';
 import type { MfaChallengeRow } from './identity.tables.js';
@@ -79,14 +79,14 @@ export function createSignInService(deps: SignInServiceDeps) {
     await mailSignInCode(mailer, user.email, code);
   }
 
-  async function openChallenge(user: UserRow, values: { purpose: 'signin' | 'launch'; sessionId?: string; institutionId?: string | null }) {
+  async function openChallenge(user: UserRow, values: { purpose: 'signin' | 'launch'; sessionId?: string; twinId?: string | null }) {
     const method: 'totp' | 'email' = user.mfaMethod === 'totp' && user.totpSecretSealed && values.purpose === 'signin' ? 'totp' : 'email';
     const challenge = await insertChallenge(db, {
       userId: user.id,
       purpose: values.purpose,
       method,
       sessionId: values.sessionId,
-      institutionId: values.institutionId ?? null,
+      twinId: values.twinId ?? null,
       expiresAt: new Date(Date.now() + CHALLENGE_TTL_SECONDS * 1000),
     });
     if (method === 'email') await sendCode(challenge, user);
@@ -138,8 +138,8 @@ export function createSignInService(deps: SignInServiceDeps) {
       await deps.cache.invalidate({ sessionIds: [challenge.sessionId] });
     }
     let current = user;
-    if (challenge.institutionId && challenge.institutionId !== user.currentInstitutionId && (await findMembership(db, user.id, challenge.institutionId))) {
-      current = (await updateUser(db, user.id, { currentInstitutionId: challenge.institutionId })) ?? user;
+    if (challenge.twinId && challenge.twinId !== user.currentTwinId && (await findMembership(db, user.id, challenge.twinId))) {
+      current = (await updateUser(db, user.id, { currentTwinId: challenge.twinId })) ?? user;
     }
     return auth.openSession(current, client);
   }
@@ -190,7 +190,7 @@ export function createSignInService(deps: SignInServiceDeps) {
       if (!actor.launchScope) throw new BadRequestError('This session is not restricted; nothing to confirm', 'NOT_LAUNCH_SESSION');
       const user = await findUserById(db, actor.userId);
       if (!user) throw challengeOver();
-      const opened = await openChallenge(user, { purpose: 'launch', sessionId: actor.sessionId, institutionId: actor.launchScope.institutionId });
+      const opened = await openChallenge(user, { purpose: 'launch', sessionId: actor.sessionId, twinId: actor.launchScope.twinId });
       return { mfaToken: opened.mfaToken };
     },
   };

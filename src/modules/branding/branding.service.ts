@@ -1,17 +1,17 @@
 // The public branding of a twin, found by its publicId (no caller: the page that embeds a twin asks).
 import type { Database } from '../../platform/db/client.js';
 import { AppError } from '../../platform/http/errors.js';
-import { findInstitutionByPublicId } from '../institutions/institutions.repo.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { findTwinByPublicId } from '../twins/twins.repo.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import type { BrandingWire } from './branding.schemas.js';
 
 export interface BrandingDeps {
   db: Database;
   /** Whether third-party sign-in is configured for the deployment or this twin (only ever a boolean). */
-  idpConfigured: (institutionId: string) => Promise<boolean>;
+  idpConfigured: (twinId: string) => Promise<boolean>;
 }
 
-export function presentBranding(row: InstitutionRow, idpEnabled: boolean): BrandingWire {
+export function presentBranding(row: TwinRow, idpEnabled: boolean): BrandingWire {
   return {
     picture: row.picture,
     picture_animated: row.pictureAnimated,
@@ -28,7 +28,7 @@ export function presentBranding(row: InstitutionRow, idpEnabled: boolean): Brand
 export function createBrandingService({ db, idpConfigured }: BrandingDeps) {
   return {
     async byPublicId(publicId: string): Promise<BrandingWire> {
-      const twin = await findInstitutionByPublicId(db, publicId);
+      const twin = await findTwinByPublicId(db, publicId);
       if (!twin) throw new AppError(404, 'Digital Twin not found', 'NOT_FOUND', undefined, 'No Digital Twin has this publicId');
       return presentBranding(twin, await idpConfigured(twin.id));
     },

@@ -1,7 +1,7 @@
 // POST /api/agent/branding: the spec's record by publicId, without a token; admin edits show up in it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { requester } from '../../../test/support/http.js';
 
 let t: TestApp;
@@ -16,8 +16,8 @@ afterAll(() => t.close());
 
 describe('POST /api/agent/branding', () => {
   it('answers exactly the branding record, without a token, and reflects admin edits', async () => {
-    const twin = await buildInstitution(db(), { ainame: 'Ada', picture: 'https://cdn.example/p.png' });
-    const admin = await buildUser(db(), { institution: twin, role: 'admin' });
+    const twin = await buildTwin(db(), { ainame: 'Ada', picture: 'https://cdn.example/p.png' });
+    const admin = await buildUser(db(), { twin, role: 'admin' });
     const token = await signIn(t.app, admin.user.email);
     const edit = await req(token, 'PUT', `/api/admin/institution/${twin.id}`, {
       about: 'We answer questions.', voice_agent_id: 'va-1', picture_dark_bg: 'https://cdn.example/d.png', picture_animated: 'https://cdn.example/a.gif',
@@ -39,7 +39,7 @@ describe('POST /api/agent/branding', () => {
   });
 
   it('shows an inactive twin as inactive, and fails with {success, message, error} otherwise', async () => {
-    const inactive = await buildInstitution(db(), { status: 'inactive' });
+    const inactive = await buildTwin(db(), { status: 'inactive' });
     expect((await req(null, 'POST', '/api/agent/branding', { publicId: inactive.publicId })).body.status).toBe('inactive');
     const unknown = await req(null, 'POST', '/api/agent/branding', { publicId: '2f1e7a52-4b7e-4f43-9d3a-0c9a4a1d2e11' });
     expect(unknown.status).toBe(404);

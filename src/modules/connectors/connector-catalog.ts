@@ -90,14 +90,14 @@ export function createConnectorCatalog(deps: ConnectorCatalogDeps): ConnectorCat
     if (table === 'mcp_servers') void recheck(key);
   });
 
-  async function activeServers(institutionId: string): Promise<McpServerRow[]> {
-    const cached = twins.get(institutionId);
+  async function activeServers(twinId: string): Promise<McpServerRow[]> {
+    const cached = twins.get(twinId);
     if (cached && changes?.caughtUp && Date.now() - cached.at < CACHE_TTL_MS) return cached.servers;
     const seen = generation;
-    const servers = await listActiveServers(db, institutionId);
+    const servers = await listActiveServers(db, twinId);
     if (changes && seen === generation) {
       if (twins.size >= MAX_CACHED_TWINS) twins.clear();
-      twins.set(institutionId, { servers, at: Date.now() });
+      twins.set(twinId, { servers, at: Date.now() });
     }
     return servers;
   }
@@ -114,8 +114,8 @@ export function createConnectorCatalog(deps: ConnectorCatalogDeps): ConnectorCat
   }
 
   return {
-    async toolsFor(institutionId) {
-      return toolsOfServers(await activeServers(institutionId));
+    async toolsFor(twinId) {
+      return toolsOfServers(await activeServers(twinId));
     },
 
     async call(serverId, tool, args, options = {}) {

@@ -9,7 +9,7 @@ export function presentMcpServer(row: McpServerRow): McpServerWire {
     name: row.name,
     url: row.url,
     transport: row.transport,
-    institution: row.institutionId,
+    institution: row.twinId,
     hasCredential: Boolean(row.credentialSealed),
     credentialHeader: row.credentialHeader,
     requireApproval: row.requireApproval,

@@ -3,7 +3,7 @@
 import { and, asc, desc, eq, ilike, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { setsSomething } from '../../platform/db/updates.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 import { mcpServers, type McpServerRow, type NewMcpServer } from './connectors.tables.js';
 
 export async function findMcpServerById(db: Executor, id: string): Promise<McpServerRow | undefined> {
@@ -23,30 +23,30 @@ export async function updateMcpServer(db: Executor, id: string, values: Partial<
 }
 
 /** Rows of the twins given (any for 'all'); servers of every twin only when includeGlobal. */
-function twinScope(twins: string[] | 'all', includeGlobal: boolean): SQL | undefined {
-  if (twins === 'all') return undefined;
+function twinScope(twinIds: string[] | 'all', includeGlobal: boolean): SQL | undefined {
+  if (twinIds === 'all') return undefined;
   const parts: SQL[] = [];
-  if (twins.length) parts.push(inArray(mcpServers.institutionId, twins));
-  if (includeGlobal) parts.push(isNull(mcpServers.institutionId));
+  if (twinIds.length) parts.push(inArray(mcpServers.twinId, twinIds));
+  if (includeGlobal) parts.push(isNull(mcpServers.twinId));
   return parts.length ? or(...parts) : sql`false`;
 }
 
 /** Deletes those of ids in the twins given (servers of every twin only for 'all'); answers the deleted ids. */
-export async function deleteMcpServers(db: Executor, ids: string[], twins: string[] | 'all'): Promise<string[]> {
+export async function deleteMcpServers(db: Executor, ids: string[], twinIds: string[] | 'all'): Promise<string[]> {
   if (ids.length === 0) return [];
   const rows = await db
     .delete(mcpServers)
-    .where(and(inArray(mcpServers.id, ids), twinScope(twins, false)))
+    .where(and(inArray(mcpServers.id, ids), twinScope(twinIds, false)))
     .returning({ id: mcpServers.id });
   return rows.map((row) => row.id);
 }
 
 export async function listMcpServersForAdmin(
   db: Executor,
-  filter: { twins: string[] | 'all'; institutionId?: string; search?: string; page: number; limit: number },
+  filter: { twins: string[] | 'all'; twinId?: string; search?: string; page: number; limit: number },
 ): Promise<{ rows: McpServerRow[]; total: number }> {
   const parts: (SQL | undefined)[] = [twinScope(filter.twins, true)];
-  if (filter.institutionId) parts.push(eq(mcpServers.institutionId, filter.institutionId));
+  if (filter.twinId) parts.push(eq(mcpServers.twinId, filter.twinId));
   if (filter.search) {
     const pattern = `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     parts.push(or(ilike(mcpServers.name, pattern), ilike(mcpServers.url, pattern)));
@@ -64,24 +64,24 @@ export async function listMcpServersForAdmin(
 }
 
 /** The active servers a twin's turns may use: its own and those of every twin, the twin's first, oldest first. */
-export async function listActiveServers(db: Executor, institutionId: string): Promise<McpServerRow[]> {
+export async function listActiveServers(db: Executor, twinId: string): Promise<McpServerRow[]> {
   return db
     .select()
     .from(mcpServers)
-    .where(and(eq(mcpServers.status, 'active'), or(eq(mcpServers.institutionId, institutionId), isNull(mcpServers.institutionId))))
-    .orderBy(sql`${mcpServers.institutionId} is null`, asc(mcpServers.createdAt), asc(mcpServers.id));
+    .where(and(eq(mcpServers.status, 'active'), or(eq(mcpServers.twinId, twinId), isNull(mcpServers.twinId))))
+    .orderBy(sql`${mcpServers.twinId} is null`, asc(mcpServers.createdAt), asc(mcpServers.id));
 }
 
 /** Adds the tool to the twin's toolsDisabled, or takes it out, in one statement; answers the new list. */
-export async function setToolDisabled(db: Executor, institutionId: string, name: string, disabled: boolean): Promise<string[] | undefined> {
+export async function setToolDisabled(db: Executor, twinId: string, name: string, disabled: boolean): Promise<string[] | undefined> {
   const entry = sql`jsonb_build_array(${name}::text)`;
   const next = disabled
-    ? sql`case when ${institutions.toolsDisabled} @> ${entry} then ${institutions.toolsDisabled} else ${institutions.toolsDisabled} || ${entry} end`
-    : sql`coalesce((select jsonb_agg(item) from jsonb_array_elements(${institutions.toolsDisabled}) item where item <> to_jsonb(${name}::text)), '[]'::jsonb)`;
+    ? sql`case when ${twins.toolsDisabled} @> ${entry} then ${twins.toolsDisabled} else ${twins.toolsDisabled} || ${entry} end`
+    : sql`coalesce((select jsonb_agg(item) from jsonb_array_elements(${twins.toolsDisabled}) item where item <> to_jsonb(${name}::text)), '[]'::jsonb)`;
   const [row] = await db
-    .update(institutions)
+    .update(twins)
     .set({ toolsDisabled: next })
-    .where(eq(institutions.id, institutionId))
-    .returning({ toolsDisabled: institutions.toolsDisabled });
+    .where(eq(twins.id, twinId))
+    .returning({ toolsDisabled: twins.toolsDisabled });
   return row?.toolsDisabled;
 }

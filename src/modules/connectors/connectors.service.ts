@@ -11,7 +11,7 @@ import type { Actor } from '../../platform/http/actor.js';
 import { ConflictError, NotFoundError } from '../../platform/http/errors.js';
 import { OutboundRefusedError, type OutboundPolicy } from '../../platform/net/outbound-guard.js';
 import { requireAccess } from '../access/access.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { findTwinById } from '../twins/twins.repo.js';
 import { endpointOf, scrubbed } from './connector-endpoint.js';
 import { presentMcpServer } from './connectors.presenter.js';
 import { deleteMcpServers, findMcpServerById, insertMcpServer, listMcpServersForAdmin, updateMcpServer } from './connectors.repo.js';
@@ -87,7 +87,7 @@ export function createConnectorService({ db, secrets, policy, pool }: ConnectorS
   return {
     async list(actor: Actor, query: McpServersQuery) {
       const twins = await requireAccess(db, actor, 'twins.managed', { permission: 'mcp.edit' });
-      const { rows, total } = await listMcpServersForAdmin(db, { twins, institutionId: query.institution, search: query.search, page: query.page, limit: query.limit });
+      const { rows, total } = await listMcpServersForAdmin(db, { twins, twinId: query.institution, search: query.search, page: query.page, limit: query.limit });
       return { data: rows.map(presentMcpServer), page: query.page, limit: query.limit, total };
     },
 
@@ -96,13 +96,13 @@ export function createConnectorService({ db, secrets, policy, pool }: ConnectorS
     },
 
     async create(actor: Actor, body: McpServerCreateInput): Promise<McpServerWire> {
-      const institutionId = body.institution === undefined ? actor.institutionId : body.institution;
-      await requireAccess(db, actor, 'mcp.create', { institutionId });
-      if (institutionId !== null) {
-        if (!(await findInstitutionById(db, institutionId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
+      const twinId = body.institution === undefined ? actor.twinId : body.institution;
+      await requireAccess(db, actor, 'mcp.create', { twinId });
+      if (twinId !== null) {
+        if (!(await findTwinById(db, twinId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
       }
       await guard(body.url);
-      const row = await save(() => insertMcpServer(db, { ...columns(body), name: body.name, url: body.url, institutionId }));
+      const row = await save(() => insertMcpServer(db, { ...columns(body), name: body.name, url: body.url, twinId }));
       return presentMcpServer(await listTools(row));
     },
 

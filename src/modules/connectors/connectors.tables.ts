@@ -19,7 +19,7 @@ export const mcpServers = pgTable(
   'mcp_servers',
   {
     id: idColumn(),
-    institutionId: refColumn('institution_id'),
+    twinId: refColumn('institution_id'),
     name: text('name').notNull(),
     url: text('url').notNull(),
     transport: text('transport', { enum: MCP_TRANSPORTS }).notNull().default('streamable-http'),
@@ -38,9 +38,9 @@ export const mcpServers = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    uniqueIndex('mcp_servers_institution_name_key').on(t.institutionId, sql`lower(${t.name})`),
-    uniqueIndex('mcp_servers_global_name_key').on(sql`lower(${t.name})`).where(sql`${t.institutionId} is null`),
-    index('mcp_servers_institution_status_idx').on(t.institutionId, t.status),
+    uniqueIndex('mcp_servers_institution_name_key').on(t.twinId, sql`lower(${t.name})`),
+    uniqueIndex('mcp_servers_global_name_key').on(sql`lower(${t.name})`).where(sql`${t.twinId} is null`),
+    index('mcp_servers_institution_status_idx').on(t.twinId, t.status),
   ],
 );
 

@@ -3,14 +3,14 @@
 // cannot be reached saved with its error, the outbound guard on every save, twins kept apart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-server.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { findMcpServerById } from './connectors.repo.js';
 
 let t: TestApp;
-let t1: InstitutionRow;
-let t2: InstitutionRow;
+let t1: TwinRow;
+let t2: TwinRow;
 let bearer: TestMcpServer;
 let keyed: TestMcpServer;
 let legacy: TestMcpServer;
@@ -36,14 +36,14 @@ beforeAll(async () => {
   ]);
   t = await startTestApp({ env: { CONNECTOR_ALLOWED_HOSTS: '127.0.0.1', CONNECTOR_CALL_TIMEOUT_MS: '2000' } });
   const db = t.platform.database.db;
-  t1 = await buildInstitution(db);
-  t2 = await buildInstitution(db);
+  t1 = await buildTwin(db);
+  t2 = await buildTwin(db);
   const sign = async (options: Parameters<typeof buildUser>[1]) => signIn(t.app, (await buildUser(db, options)).user.email);
-  tok.admin1 = await sign({ institution: t1, role: 'admin' });
-  tok.admin2 = await sign({ institution: t2, role: 'admin' });
-  tok.member = await sign({ institution: t1 });
-  tok.granted = await sign({ institution: t1, grants: ['mcp.edit'] });
-  tok.super = await sign({ institution: t2, accountType: 'super' });
+  tok.admin1 = await sign({ twin: t1, role: 'admin' });
+  tok.admin2 = await sign({ twin: t2, role: 'admin' });
+  tok.member = await sign({ twin: t1 });
+  tok.granted = await sign({ twin: t1, grants: ['mcp.edit'] });
+  tok.super = await sign({ twin: t2, accountType: 'super' });
 });
 afterAll(async () => {
   await t?.close();

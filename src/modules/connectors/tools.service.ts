@@ -6,7 +6,7 @@ import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { NotFoundError } from '../../platform/http/errors.js';
 import { requireAccess } from '../access/access.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { findTwinById } from '../twins/twins.repo.js';
 import { setToolDisabled } from './connectors.repo.js';
 import type { ToolWire } from './connectors.schemas.js';
 
@@ -21,13 +21,13 @@ export function createToolService(deps: { db: Database; catalog: Pick<ConnectorC
   const { db, catalog } = deps;
 
   async function twinOf(actor: Actor): Promise<string> {
-    const institutionId = actor.institutionId;
-    if (!institutionId) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
-    await requireAccess(db, actor, 'tools.edit', { twin: institutionId });
-    return institutionId;
+    const twinId = actor.twinId;
+    if (!twinId) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
+    await requireAccess(db, actor, 'tools.edit', { twin: twinId });
+    return twinId;
   }
 
-  async function toolsOf(institutionId: string, disabled: readonly string[]): Promise<ToolWire[]> {
+  async function toolsOf(twinId: string, disabled: readonly string[]): Promise<ToolWire[]> {
     const off = new Set(disabled);
     const builtins: ToolWire[] = BUILTIN_TOOLS.map((tool) => ({
       name: tool.name,
@@ -38,7 +38,7 @@ export function createToolService(deps: { db: Database; catalog: Pick<ConnectorC
       tool: tool.name,
       requireApproval: false,
     }));
-    const connectors = (await catalog.toolsFor(institutionId)).map(
+    const connectors = (await catalog.toolsFor(twinId)).map(
       (tool: ConnectorTool): ToolWire => ({
         name: tool.key,
         kind: 'connector',
@@ -54,17 +54,17 @@ export function createToolService(deps: { db: Database; catalog: Pick<ConnectorC
 
   return {
     async list(actor: Actor): Promise<ToolWire[]> {
-      const institutionId = await twinOf(actor);
-      const twin = await findInstitutionById(db, institutionId);
+      const twinId = await twinOf(actor);
+      const twin = await findTwinById(db, twinId);
       if (!twin) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
-      return toolsOf(institutionId, twin.toolsDisabled);
+      return toolsOf(twinId, twin.toolsDisabled);
     },
 
     async setEnabled(actor: Actor, name: string, enabled: boolean): Promise<ToolWire> {
-      const institutionId = await twinOf(actor);
-      const known = (await toolsOf(institutionId, [])).find((tool) => tool.name === name);
+      const twinId = await twinOf(actor);
+      const known = (await toolsOf(twinId, [])).find((tool) => tool.name === name);
       if (!known) throw new NotFoundError('Tool not found', 'TOOL_NOT_FOUND');
-      const disabled = await setToolDisabled(db, institutionId, name, !enabled);
+      const disabled = await setToolDisabled(db, twinId, name, !enabled);
       if (!disabled) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
       return { ...known, enabled: !disabled.includes(name) };
     },

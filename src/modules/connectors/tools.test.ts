@@ -2,11 +2,11 @@
 // on loopback, and the admin tools list of the current twin with its toolsDisabled switches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-server.js';
 import { until } from '../../../test/support/until.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { findTwinById } from '../twins/twins.repo.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { createMcpPool } from '../../ai/mcp/mcp-pool.js';
 import { createGuardedFetch } from '../../platform/net/guarded-fetch.js';
 import { createOutboundPolicy } from '../../platform/net/outbound-guard.js';
@@ -14,8 +14,8 @@ import { createConnectorCatalog } from './connector-catalog.js';
 import { slugOf, toolKey } from './tool-keys.js';
 
 let t: TestApp;
-let t1: InstitutionRow;
-let t2: InstitutionRow;
+let t1: TwinRow;
+let t2: TwinRow;
 let main: TestMcpServer;
 let legacy: TestMcpServer;
 const tok = {} as Record<'admin1' | 'admin2' | 'member' | 'super', string>;
@@ -27,7 +27,7 @@ const addServer = async (token: string, body: object) => {
   expect(response.statusCode).toBe(201);
   return response.json().data as { _id: string; name: string };
 };
-const keysOf = async (institutionId: string) => (await t.app.connectors.toolsFor(institutionId)).map((tool) => tool.key).sort();
+const keysOf = async (twinId: string) => (await t.app.connectors.toolsFor(twinId)).map((tool) => tool.key).sort();
 
 beforeAll(async () => {
   [main, legacy] = await Promise.all([
@@ -36,13 +36,13 @@ beforeAll(async () => {
   ]);
   t = await startTestApp({ env: { CONNECTOR_ALLOWED_HOSTS: '127.0.0.1', CONNECTOR_CALL_TIMEOUT_MS: '1500' } });
   const db = t.platform.database.db;
-  t1 = await buildInstitution(db);
-  t2 = await buildInstitution(db);
+  t1 = await buildTwin(db);
+  t2 = await buildTwin(db);
   const sign = async (options: Parameters<typeof buildUser>[1]) => signIn(t.app, (await buildUser(db, options)).user.email);
-  tok.admin1 = await sign({ institution: t1, role: 'admin' });
-  tok.admin2 = await sign({ institution: t2, role: 'admin' });
-  tok.member = await sign({ institution: t1 });
-  tok.super = await sign({ institution: t2, accountType: 'super' });
+  tok.admin1 = await sign({ twin: t1, role: 'admin' });
+  tok.admin2 = await sign({ twin: t2, role: 'admin' });
+  tok.member = await sign({ twin: t1 });
+  tok.super = await sign({ twin: t2, accountType: 'super' });
 });
 afterAll(async () => {
   await t?.close();
@@ -209,14 +209,14 @@ describe('GET /api/admin/tools and PUT /api/admin/tool/{name}', () => {
     expect(disabled.json().data).toMatchObject({ name: 'crm_tools__add', enabled: false, kind: 'connector' });
     expect((await put('memory', false)).json().data).toMatchObject({ name: 'memory', enabled: false });
     expect((await put('memory', false)).statusCode).toBe(200);
-    expect((await findInstitutionById(t.platform.database.db, t1.id))!.toolsDisabled).toEqual(['crm_tools__add', 'memory']);
+    expect((await findTwinById(t.platform.database.db, t1.id))!.toolsDisabled).toEqual(['crm_tools__add', 'memory']);
     const listed = (await as(tok.admin1, 'GET', '/api/admin/tools')).json().data as Array<{ name: string; enabled: boolean }>;
     expect(listed.filter((tool) => !tool.enabled).map((tool) => tool.name)).toEqual(['memory', 'crm_tools__add']);
 
     expect((await put('crm_tools__add', true)).json().data.enabled).toBe(true);
-    expect((await findInstitutionById(t.platform.database.db, t1.id))!.toolsDisabled).toEqual(['memory']);
+    expect((await findTwinById(t.platform.database.db, t1.id))!.toolsDisabled).toEqual(['memory']);
     // The other twin's switches are its own.
-    expect((await findInstitutionById(t.platform.database.db, t2.id))!.toolsDisabled).toEqual([]);
+    expect((await findTwinById(t.platform.database.db, t2.id))!.toolsDisabled).toEqual([]);
   });
 
   it('answers 404 for a tool the twin does not have, 400 for a bad body, 403 for a plain member', async () => {
@@ -228,6 +228,6 @@ describe('GET /api/admin/tools and PUT /api/admin/tool/{name}', () => {
     expect((await as(tok.admin1, 'PUT', '/api/admin/tool/memory', {})).statusCode).toBe(400);
     expect((await as(tok.member, 'GET', '/api/admin/tools')).statusCode).toBe(403);
     expect((await as(tok.member, 'PUT', '/api/admin/tool/memory', { enabled: true })).statusCode).toBe(403);
-    expect((await findInstitutionById(t.platform.database.db, t1.id))!.toolsDisabled).toEqual(['memory']);
+    expect((await findTwinById(t.platform.database.db, t1.id))!.toolsDisabled).toEqual(['memory']);
   });
 });

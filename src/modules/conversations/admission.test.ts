@@ -6,13 +6,13 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICED, startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { askQanda } from '../../../test/support/http.js';
 import { readSse } from '../../../test/support/sse-client.js';
 import { creditLedger } from '../credits/credits.tables.js';
 import { history } from '../history/history.tables.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
 import { releaseStaleTurns, STALE_TURN_ERROR } from './turn-holds.js';
 import { startRecord } from './turn-record.repo.js';
@@ -53,8 +53,8 @@ async function race(people: Array<{ token: string }>, count: number) {
   }
 }
 
-async function recordsIn(institutionId: string) {
-  return db().select().from(history).where(eq(history.institutionId, institutionId));
+async function recordsIn(twinId: string) {
+  return db().select().from(history).where(eq(history.twinId, twinId));
 }
 
 async function ledgerTotal(where: ReturnType<typeof eq>) {
@@ -65,8 +65,8 @@ async function ledgerTotal(where: ReturnType<typeof eq>) {
 describe('admission holds the most expensive cost', () => {
   it('answers at most what a pool funds when 200 questions race for it: every answer charged in full, no overdraft, nothing left held', async () => {
     // Each turn holds its prompt bound (about 2,100 tokens) and the twin's output limit (1,000): ~3.1 credits.
-    const twin = await buildInstitution(db(), { poolCredits: true, credits: 20, maxCompletionTokens: 1000 });
-    const people = await Promise.all(Array.from({ length: 10 }, () => person({ institution: twin })));
+    const twin = await buildTwin(db(), { poolCredits: true, credits: 20, maxCompletionTokens: 1000 });
+    const people = await Promise.all(Array.from({ length: 10 }, () => person({ twin })));
     const { answers, modelCalls } = await race(people, 200);
 
     const answered = answers.filter((a) => a.status === 200);
@@ -78,19 +78,19 @@ describe('admission holds the most expensive cost', () => {
     // The model was called for the answered turns only.
     expect(modelCalls).toBe(answered.length);
 
-    const [pool] = await db().select().from(institutions).where(eq(institutions.id, twin.id));
+    const [pool] = await db().select().from(twins).where(eq(twins.id, twin.id));
     expect(pool.creditsHeld).toBe(0);
     expect(pool.credits).toBeGreaterThanOrEqual(0);
     expect(pool.credits).toBeCloseTo(20 - answered.length, 6);
-    expect(await ledgerTotal(eq(creditLedger.institutionId, twin.id))).toBeCloseTo(answered.length, 6);
+    expect(await ledgerTotal(eq(creditLedger.twinId, twin.id))).toBeCloseTo(answered.length, 6);
     const records = await recordsIn(twin.id);
     expect(records).toHaveLength(answered.length);
     for (const record of records) expect(record).toMatchObject({ status: 'complete', credits: 1, heldCredits: 0, inputTokens: 500, outputTokens: 500 });
   });
 
   it("holds the person's own balance the same way, and the caps stay exact among 200 racing turns", async () => {
-    const twin = await buildInstitution(db(), { userDailyLimit: 12, maxCompletionTokens: 1000 });
-    const ada = await person({ institution: twin, credits: 100 });
+    const twin = await buildTwin(db(), { userDailyLimit: 12, maxCompletionTokens: 1000 });
+    const ada = await person({ twin, credits: 100 });
     const { answers } = await race([ada], 200);
     expect(answers.filter((a) => a.status === 200)).toHaveLength(12);
     for (const answer of answers.filter((a) => a.status !== 200)) {
@@ -102,8 +102,8 @@ describe('admission holds the most expensive cost', () => {
   });
 
   it('refuses a turn the balance cannot hold, though the balance is above zero, before calling the model', async () => {
-    const twin = await buildInstitution(db(), { maxCompletionTokens: 1000 });
-    const ada = await person({ institution: twin, credits: 3 });
+    const twin = await buildTwin(db(), { maxCompletionTokens: 1000 });
+    const ada = await person({ twin, credits: 3 });
     const before = model.requests.length;
     const answer = await ask(ada.token, { inputs: ['Hello?'] });
     expect(answer).toMatchObject({ status: 402, body: { success: false, code: 'INSUFFICIENT_CREDITS', message: 'Your credit balance is too low' } });
@@ -114,8 +114,8 @@ describe('admission holds the most expensive cost', () => {
   });
 
   it('holds the rest before calling the model when the context is larger than the opening allowed for, or refuses then', async () => {
-    const twin = await buildInstitution(db(), { maxCompletionTokens: 1000 });
-    const ada = await person({ institution: twin, credits: 10 });
+    const twin = await buildTwin(db(), { maxCompletionTokens: 1000 });
+    const ada = await person({ twin, credits: 10 });
     model.enqueue({ chunks: ['Noted.'], usage: { prompt_tokens: 10, completion_tokens: 10 } });
     // A long first question (about 4,000 bytes): held at its opening, so it is answered.
     const first = await ask(ada.token, { inputs: [`Remember this: ${'x'.repeat(4000)}`] });
@@ -165,10 +165,10 @@ describe('admission holds the most expensive cost', () => {
 
 describe('the sweeper of turns whose process died', () => {
   it('ends a turn streaming for longer than any turn runs as failed and gives its hold back, once', async () => {
-    const twin = await buildInstitution(db(), { poolCredits: true, credits: 5 });
-    const ada = await person({ institution: twin });
-    const opened = await startRecord(db(), { institutionId: twin.id, userId: ada.user.id, question: 'lost', hold: { account: 'institution', amount: 4 } });
-    const fresh = await startRecord(db(), { institutionId: twin.id, userId: ada.user.id, question: 'running', hold: { account: 'institution', amount: 1 } });
+    const twin = await buildTwin(db(), { poolCredits: true, credits: 5 });
+    const ada = await person({ twin });
+    const opened = await startRecord(db(), { twinId: twin.id, userId: ada.user.id, question: 'lost', hold: { account: 'institution', amount: 4 } });
+    const fresh = await startRecord(db(), { twinId: twin.id, userId: ada.user.id, question: 'running', hold: { account: 'institution', amount: 1 } });
     await db().update(history).set({ createdAt: new Date(Date.now() - 16 * 60_000) }).where(eq(history.id, opened.id));
     // Nothing is left to hold until the lost turn's hold comes back.
     expect((await ask(ada.token, { inputs: ['Hi'] })).status).toBe(402);
@@ -179,7 +179,7 @@ describe('the sweeper of turns whose process died', () => {
     expect(lost).toMatchObject({ status: 'failed', error: STALE_TURN_ERROR, credits: 0, heldCredits: 0 });
     const [running] = await db().select().from(history).where(eq(history.id, fresh.id));
     expect(running).toMatchObject({ status: 'streaming', heldCredits: 1 });
-    const [pool] = await db().select().from(institutions).where(eq(institutions.id, twin.id));
+    const [pool] = await db().select().from(twins).where(eq(twins.id, twin.id));
     expect(pool).toMatchObject({ credits: 5, creditsHeld: 1 });
   });
 });

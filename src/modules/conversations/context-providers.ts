@@ -18,8 +18,8 @@ export function createContextProviders(deps: { database: DatabaseHandle; jobs: P
   const db = deps.database.db;
   return {
     async recall(caller, question) {
-      if (caller.kind !== 'person' || !caller.actor.institutionId) return { memories: [] };
-      const { memories } = await recallForTurn(db, { userId: caller.actor.userId, institutionId: caller.actor.institutionId, userMemoryEnabled: 'as-set' }, question);
+      if (caller.kind !== 'person' || !caller.actor.twinId) return { memories: [] };
+      const { memories } = await recallForTurn(db, { userId: caller.actor.userId, twinId: caller.actor.twinId, userMemoryEnabled: 'as-set' }, question);
       return { memories: memories.map(({ id, key, value, shared }) => ({ id, key, value, shared })) };
     },
     async retrieve(caller, question) {
@@ -30,14 +30,14 @@ export function createContextProviders(deps: { database: DatabaseHandle; jobs: P
       return caller.kind === 'person' && hasSearchableFiles(deps.database, caller.actor);
     },
     async afterTurn(caller, turn, scene) {
-      if (caller.kind !== 'person' || !caller.actor.institutionId || !scene.longTermMemoryEnabled) return null;
+      if (caller.kind !== 'person' || !caller.actor.twinId || !scene.longTermMemoryEnabled) return null;
       const { userId } = caller.actor;
-      const institutionId = caller.actor.institutionId;
+      const twinId = caller.actor.twinId;
       try {
         // Queue only when long-term memory applies to this person now (the job checks again when it runs).
         const person = await findTurnPerson(db, userId);
         if (!person?.userMemoryEnabled) return null;
-        return await enqueueExtraction(deps.jobs, { userId, institutionId, historyId: turn.historyId, question: turn.question, answer: turn.answer }, deps.log);
+        return await enqueueExtraction(deps.jobs, { userId, institutionId: twinId, historyId: turn.historyId, question: turn.question, answer: turn.answer }, deps.log);
       } catch (err) {
         deps.log?.error({ err }, 'memory extraction could not be queued');
         return null;

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actorFor } from '../../../test/support/assistants.js';
 import { changesHeard } from '../../../test/support/changes.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { uploadAndIngest } from '../../../test/support/files.js';
 import { readSse } from '../../../test/support/sse-client.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
 import { createContextProviders } from './context-providers.js';
 import { RAG_ONLY_HEADING } from './turn-context.js';
@@ -22,17 +22,17 @@ let base: string;
 let token: string;
 let adminToken: string;
 let twinId: string;
-let twinRow: Awaited<ReturnType<typeof buildInstitution>>;
+let twinRow: Awaited<ReturnType<typeof buildTwin>>;
 
 beforeAll(async () => {
   model = await startFakeModelServer();
   t = await startTestApp({ env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: 'test', DEFAULT_MODEL: 'fake-chat' }, workers: true });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const twin = await buildInstitution(t.platform.database.db);
+  const twin = await buildTwin(t.platform.database.db);
   twinId = twin.id;
-  const person = await buildUser(t.platform.database.db, { institution: twin, credits: 100 });
+  const person = await buildUser(t.platform.database.db, { twin, credits: 100 });
   twinRow = twin;
-  const admin = await buildUser(t.platform.database.db, { institution: twin, role: 'admin', credits: 100 });
+  const admin = await buildUser(t.platform.database.db, { twin, role: 'admin', credits: 100 });
   token = await signIn(t.app, person.user.email);
   adminToken = await signIn(t.app, admin.user.email);
 });
@@ -105,7 +105,7 @@ describe('the context of a turn', () => {
 
   it('stores a fact the model proposes after the answer when the twin has long-term memory', async () => {
     await t.platform.jobs.drain('memory.extract', 20_000);
-    await t.platform.database.db.update(institutions).set({ longTermMemoryEnabled: true }).where(eq(institutions.id, twinId));
+    await t.platform.database.db.update(twins).set({ longTermMemoryEnabled: true }).where(eq(twins.id, twinId));
     await changesHeard(t.app);
     model.enqueue({ chunks: ['Nice to meet a cellist.'] });
     model.enqueue({ chunks: ['{"facts":[{"key":"instrument","value":"cello"}]}'] });
@@ -127,7 +127,7 @@ describe('after a turn', () => {
     const providers = createContextProviders({ database: t.platform.database, jobs: t.platform.jobs });
     const db = t.platform.database.db;
     // A person of their own: extraction is one queued job per person at a time.
-    const { user: person } = await buildUser(db, { institution: twinRow, credits: 10 });
+    const { user: person } = await buildUser(db, { twin: twinRow, credits: 10 });
     const caller = { kind: 'person' as const, actor: await actorFor(db, person.id) };
     const turn = { historyId: 'a'.repeat(24), question: 'I keep bees.', answer: 'Lovely.' };
     const switchTo = (on: boolean) => db.update(users).set({ userMemoryEnabled: on }).where(eq(users.id, person.id));

@@ -4,12 +4,12 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAssistant } from '../../../test/support/assistants.js';
 import { PRICED, startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { readSse } from '../../../test/support/sse-client.js';
 import { insertCustomModel } from '../custom-models/custom-models.repo.js';
 import { history } from '../history/history.tables.js';
-import { updateInstitution } from '../institutions/institutions.repo.js';
+import { updateTwin } from '../twins/twins.repo.js';
 import { findUserById } from '../users/users.repo.js';
 import { EMPTY_ANSWER_NOTICE } from './stream-turn.js';
 import { changesHeard } from '../../../test/support/changes.js';
@@ -132,10 +132,10 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
 
   it('runs a foreign or deleted assistant as New Conversation (behaviour 1), and a pickable one as itself', async () => {
     const ada = await person();
-    const other = await buildInstitution(db());
-    const foreign = await buildAssistant(db(), { institutionShared: true, institutionId: other.id, instructions: 'FOREIGN-INSTRUCTIONS' });
-    const deleted = await buildAssistant(db(), { institutionShared: true, institutionId: ada.institution!.id, instructions: 'DELETED-INSTRUCTIONS', status: 'deleted' });
-    const own = await buildAssistant(db(), { institutionShared: true, institutionId: ada.institution!.id, instructions: 'OWN-INSTRUCTIONS' });
+    const other = await buildTwin(db());
+    const foreign = await buildAssistant(db(), { twinShared: true, twinId: other.id, instructions: 'FOREIGN-INSTRUCTIONS' });
+    const deleted = await buildAssistant(db(), { twinShared: true, twinId: ada.twin!.id, instructions: 'DELETED-INSTRUCTIONS', status: 'deleted' });
+    const own = await buildAssistant(db(), { twinShared: true, twinId: ada.twin!.id, instructions: 'OWN-INSTRUCTIONS' });
     for (const [assistant, expected] of [
       [foreign, 'New Conversation'],
       [deleted, 'New Conversation'],
@@ -150,23 +150,23 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
   });
 
   it('sends the guardrail text for every assistant only when guardrails are on (behaviour 8)', async () => {
-    const twin = await buildInstitution(db(), { guardrailsEnabled: true, guardrailsText: 'GUARDRAIL: never discuss salaries.' });
-    const ada = await person({ institution: twin });
-    const own = await buildAssistant(db(), { institutionShared: true, institutionId: twin.id, instructions: 'OWN' });
+    const twin = await buildTwin(db(), { guardrailsEnabled: true, guardrailsText: 'GUARDRAIL: never discuss salaries.' });
+    const ada = await person({ twin });
+    const own = await buildAssistant(db(), { twinShared: true, twinId: twin.id, instructions: 'OWN' });
     for (const assistantId of [undefined, own.id]) {
       await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: assistantId } })).rest();
       expect(model.requests.at(-1)!.system).toContain('GUARDRAIL: never discuss salaries.');
     }
-    await updateInstitution(db(), twin.id, { guardrailsEnabled: false });
+    await updateTwin(db(), twin.id, { guardrailsEnabled: false });
     await changesHeard(t.app);
     await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: own.id } })).rest();
     expect(model.requests.at(-1)!.system).not.toContain('GUARDRAIL');
   });
 
   it("uses a twin's settings as an administrator just saved them, on the very next turn (the twin is cached between turns)", async () => {
-    const twin = await buildInstitution(db(), { guardrailsEnabled: true, guardrailsText: 'FIRST RULE' });
-    const ada = await person({ institution: twin });
-    const admin = await person({ institution: twin, role: 'admin' });
+    const twin = await buildTwin(db(), { guardrailsEnabled: true, guardrailsText: 'FIRST RULE' });
+    const ada = await person({ twin });
+    const admin = await person({ twin, role: 'admin' });
     for (const text of ['FIRST RULE', 'FIRST RULE']) {
       await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: {} })).rest();
       expect(model.requests.at(-1)!.system).toContain(text);
@@ -190,23 +190,23 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
   });
 
   it('raises reasoning effort to the model minimum, respects off, and sends none to a model without one (behaviour 12)', async () => {
-    const twin = await buildInstitution(db(), { reasoningEffort: 'low' });
-    const ada = await person({ institution: twin });
-    await insertCustomModel(db(), { institutionId: twin.id, name: 'Thinker', model: 'fake-reasoner', minReasoningEffort: 'medium', inputPricePer1k: 2, outputPricePer1k: 4 });
-    const thinker = await buildAssistant(db(), { institutionShared: true, institutionId: twin.id, conversationModel: 'Thinker' });
-    const plain = await buildAssistant(db(), { institutionShared: true, institutionId: twin.id });
+    const twin = await buildTwin(db(), { reasoningEffort: 'low' });
+    const ada = await person({ twin });
+    await insertCustomModel(db(), { twinId: twin.id, name: 'Thinker', model: 'fake-reasoner', minReasoningEffort: 'medium', inputPricePer1k: 2, outputPricePer1k: 4 });
+    const thinker = await buildAssistant(db(), { twinShared: true, twinId: twin.id, conversationModel: 'Thinker' });
+    const plain = await buildAssistant(db(), { twinShared: true, twinId: twin.id });
 
     model.enqueue({ chunks: ['a'], usage: { prompt_tokens: 1000, completion_tokens: 1000 } });
     const frames = await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: thinker.id } })).rest();
     expect(model.requests.at(-1)).toMatchObject({ model: 'fake-reasoner', reasoningEffort: 'medium' });
     expect(frames.at(-2)).toMatchObject({ credits: 6 }); // the custom model's prices: 2 + 4 per 1K
 
-    await updateInstitution(db(), twin.id, { reasoningEffort: 'high' });
+    await updateTwin(db(), twin.id, { reasoningEffort: 'high' });
     await changesHeard(t.app);
     await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: thinker.id } })).rest();
     expect(model.requests.at(-1)!.reasoningEffort).toBe('high');
 
-    await updateInstitution(db(), twin.id, { reasoningEffort: 'off' });
+    await updateTwin(db(), twin.id, { reasoningEffort: 'off' });
     await changesHeard(t.app);
     await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: thinker.id } })).rest();
     expect(model.requests.at(-1)!.reasoningEffort).toBe('none');
@@ -215,11 +215,11 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
     expect(model.requests.at(-1)).toMatchObject({ model: 'fake-chat', reasoningEffort: undefined });
 
     // A reasoning model without a minimum ('off' as its minimum): the twin's effort as it is, off included.
-    await insertCustomModel(db(), { institutionId: twin.id, name: 'Free thinker', model: 'fake-free-reasoner', minReasoningEffort: 'off' });
-    const free = await buildAssistant(db(), { institutionShared: true, institutionId: twin.id, conversationModel: 'Free thinker' });
+    await insertCustomModel(db(), { twinId: twin.id, name: 'Free thinker', model: 'fake-free-reasoner', minReasoningEffort: 'off' });
+    const free = await buildAssistant(db(), { twinShared: true, twinId: twin.id, conversationModel: 'Free thinker' });
     await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: free.id } })).rest();
     expect(model.requests.at(-1)).toMatchObject({ model: 'fake-free-reasoner', reasoningEffort: 'none' });
-    await updateInstitution(db(), twin.id, { reasoningEffort: 'minimal' });
+    await updateTwin(db(), twin.id, { reasoningEffort: 'minimal' });
     await changesHeard(t.app);
     await readSse(await ask(ada.token, { inputs: ['Hi?'], requestArgs: { assistant_id: free.id } })).rest();
     expect(model.requests.at(-1)!.reasoningEffort).toBe('minimal');

@@ -6,13 +6,13 @@ import { eq, sql } from 'drizzle-orm';
 import type { Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PRICED, startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { askQanda } from '../../../test/support/http.js';
 import { collect, connectSocket, register } from '../../../test/support/socket-client.js';
 import { creditLedger } from '../credits/credits.tables.js';
 import { history } from '../history/history.tables.js';
-import { findInstitutionById, updateInstitution } from '../institutions/institutions.repo.js';
+import { findTwinById, updateTwin } from '../twins/twins.repo.js';
 import { findUserById } from '../users/users.repo.js';
 import type { StreamPayload } from './socket-events.js';
 import { USAGE_LIMIT_MESSAGES } from './turn-limits.js';
@@ -165,10 +165,10 @@ describe('POST /api/ai/personal/qanda', () => {
   });
 
   it('refuses a turn past the per-person and per-twin daily caps with a clear message, charging nothing', async () => {
-    const twin = await buildInstitution(db(), { userDailyLimit: 1, twinDailyLimit: 2 });
-    const ada = await person({ institution: twin });
-    const bob = await person({ institution: twin });
-    const cat = await person({ institution: twin });
+    const twin = await buildTwin(db(), { userDailyLimit: 1, twinDailyLimit: 2 });
+    const ada = await person({ twin });
+    const bob = await person({ twin });
+    const cat = await person({ twin });
     expect((await ask(ada.token, { inputs: ['1'] })).status).toBe(200);
     const capped = await ask(ada.token, { inputs: ['2'] });
     expect(capped).toEqual({ status: 429, body: { success: false, message: USAGE_LIMIT_MESSAGES.user, code: 'USAGE_LIMIT_REACHED', scope: 'user', limit: 1 } });
@@ -179,13 +179,13 @@ describe('POST /api/ai/personal/qanda', () => {
     expect(await creditsOf(cat.user.id)).toBe(100);
     expect(await recordsOf(cat.user.id)).toHaveLength(0);
     // Records older than 24 hours no longer count.
-    await db().update(history).set({ createdAt: new Date(Date.now() - 25 * 3600_000) }).where(eq(history.institutionId, twin.id));
+    await db().update(history).set({ createdAt: new Date(Date.now() - 25 * 3600_000) }).where(eq(history.twinId, twin.id));
     expect((await ask(ada.token, { inputs: ['again'] })).status).toBe(200);
   });
 
   it('admits exactly the cap when 30 turns of one twin race for its last slots, on every database', async () => {
-    const twin = await buildInstitution(db(), { twinDailyLimit: 7 });
-    const people = await Promise.all(Array.from({ length: 3 }, () => person({ institution: twin })));
+    const twin = await buildTwin(db(), { twinDailyLimit: 7 });
+    const people = await Promise.all(Array.from({ length: 3 }, () => person({ twin })));
     model.setDefault({ chunks: ['slow ', 'answer'], gapMs: 30 });
     let answers: Array<{ status: number; body: Record<string, unknown> }>;
     try {
@@ -197,13 +197,13 @@ describe('POST /api/ai/personal/qanda', () => {
     const refused = answers.filter((a) => a.status !== 200);
     expect(refused).toHaveLength(23);
     for (const answer of refused) expect(answer).toMatchObject({ status: 429, body: { code: 'USAGE_LIMIT_REACHED', scope: 'twin', limit: 7 } });
-    const records = await db().select().from(history).where(eq(history.institutionId, twin.id));
+    const records = await db().select().from(history).where(eq(history.twinId, twin.id));
     expect(records).toHaveLength(7);
   });
 
   it('refuses a turn on an empty pool (402 INSUFFICIENT_CREDITS) before calling the model', async () => {
-    const twin = await buildInstitution(db(), { poolCredits: true, credits: 0 });
-    const ada = await person({ institution: twin });
+    const twin = await buildTwin(db(), { poolCredits: true, credits: 0 });
+    const ada = await person({ twin });
     const before = model.requests.length;
     const answer = await ask(ada.token, { inputs: ['Hi'] });
     expect(answer.status).toBe(402);
@@ -214,20 +214,20 @@ describe('POST /api/ai/personal/qanda', () => {
 
   it("refuses a turn on the person's empty balance (402), with or without a cap, and writes nothing", async () => {
     for (const caps of [{}, { userDailyLimit: 5, twinDailyLimit: 50 }]) {
-      const twin = await buildInstitution(db(), caps);
-      const ada = await person({ institution: twin, credits: 0 });
+      const twin = await buildTwin(db(), caps);
+      const ada = await person({ twin, credits: 0 });
       const before = model.requests.length;
       const answer = await ask(ada.token, { inputs: ['Hi'] });
       expect(answer.status).toBe(402);
       expect(answer.body).toMatchObject({ success: false, code: 'INSUFFICIENT_CREDITS', message: 'Your credit balance is too low' });
       expect(model.requests.length).toBe(before);
-      expect(await db().select().from(history).where(eq(history.institutionId, twin.id))).toEqual([]);
+      expect(await db().select().from(history).where(eq(history.twinId, twin.id))).toEqual([]);
     }
   });
 
   it('refuses an inactive twin', async () => {
-    const twin = await buildInstitution(db(), { status: 'inactive' });
-    const ada = await person({ institution: twin });
+    const twin = await buildTwin(db(), { status: 'inactive' });
+    const ada = await person({ twin });
     const answer = await ask(ada.token, { inputs: ['Hi'] });
     expect(answer).toMatchObject({ status: 403, body: { success: false, code: 'INSTITUTION_INACTIVE' } });
   });

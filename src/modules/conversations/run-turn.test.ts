@@ -5,12 +5,12 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actorFor, buildAssistant } from '../../../test/support/assistants.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { retrievalEntry } from '../../../test/support/history-factories.js';
 import { createModelRegistry } from '../../ai/registry.js';
 import { history } from '../history/history.tables.js';
-import { insertMembership } from '../institutions/institutions.repo.js';
+import { insertMembership } from '../twins/twins.repo.js';
 import { updateUser } from '../users/users.repo.js';
 import { runTurn, type TurnDeps } from './run-turn.js';
 import type { TurnContextProviders } from './turn-context.js';
@@ -47,16 +47,16 @@ const sink = { onDelta: () => {}, onTool: () => {} };
 
 describe('runTurn', () => {
   it('accepts a visitor caller type and answers that visitors are not available yet', async () => {
-    const twin = await buildInstitution(t.platform.database.db);
-    const visitor: TurnCaller = { kind: 'visitor', institutionId: twin.id, visitorId: 'v-1' };
+    const twin = await buildTwin(t.platform.database.db);
+    const visitor: TurnCaller = { kind: 'visitor', twinId: twin.id, visitorId: 'v-1' };
     await expect(runTurn(deps, visitor, { inputs: ['Hi'] }, sink)).rejects.toMatchObject({ status: 501, code: 'NOT_IMPLEMENTED' });
   });
 
   it('puts recalled memories and retrieved passages in the system text and on the history record', async () => {
     const db = t.platform.database.db;
-    const twin = await buildInstitution(db, { guardrailsEnabled: true, guardrailsText: 'Stay polite.' });
-    const ada = await buildUser(db, { institution: twin, credits: 10 });
-    const rag = await buildAssistant(db, { institutionId: twin.id, institutionShared: true, ragEnabled: true, instructions: 'You answer from files.' });
+    const twin = await buildTwin(db, { guardrailsEnabled: true, guardrailsText: 'Stay polite.' });
+    const ada = await buildUser(db, { twin, credits: 10 });
+    const rag = await buildAssistant(db, { twinId: twin.id, twinShared: true, ragEnabled: true, instructions: 'You answer from files.' });
     asked.length = 0;
     model.enqueue({ chunks: ['Within 30 days.'] });
     const result = await runTurn(deps, { kind: 'person', actor: await actorFor(db, ada.user.id) }, { inputs: ['Refunds?'], assistantId: rag.id }, sink);
@@ -75,9 +75,9 @@ describe('runTurn', () => {
 
   it('skips memory and retrieval for an assistant that bypasses the system context, keeping the guardrails', async () => {
     const db = t.platform.database.db;
-    const twin = await buildInstitution(db, { guardrailsEnabled: true, guardrailsText: 'Stay polite.' });
-    const ada = await buildUser(db, { institution: twin, credits: 10 });
-    const bare = await buildAssistant(db, { institutionId: twin.id, institutionShared: true, ragEnabled: true, bypassSystemContext: true });
+    const twin = await buildTwin(db, { guardrailsEnabled: true, guardrailsText: 'Stay polite.' });
+    const ada = await buildUser(db, { twin, credits: 10 });
+    const bare = await buildAssistant(db, { twinId: twin.id, twinShared: true, ragEnabled: true, bypassSystemContext: true });
     asked.length = 0;
     await runTurn(deps, { kind: 'person', actor: await actorFor(db, ada.user.id) }, { inputs: ['Refunds?'], assistantId: bare.id }, sink);
     expect(asked).toEqual([]);
@@ -92,9 +92,9 @@ describe('runTurn with earlier exchanges', () => {
 
   it('sends the exchanges of the conversation it continues, and none of a conversation it may not continue', async () => {
     const db = t.platform.database.db;
-    const first = await buildInstitution(db);
-    const ada = await buildUser(db, { institution: first, credits: 10, rememberHistoryCount: 5 });
-    const bob = await buildUser(db, { institution: first, credits: 10, rememberHistoryCount: 5 });
+    const first = await buildTwin(db);
+    const ada = await buildUser(db, { twin: first, credits: 10, rememberHistoryCount: 5 });
+    const bob = await buildUser(db, { twin: first, credits: 10, rememberHistoryCount: 5 });
     model.enqueue({ chunks: ['Paris.'] });
     const opened = await runTurn(deps, person(await actorFor(db, ada.user.id)), { inputs: ['Capital of France?'] }, sink);
 
@@ -114,9 +114,9 @@ describe('runTurn with earlier exchanges', () => {
     expect(model.requests.at(-1)!.messages.filter((m) => m.role !== 'system')).toEqual([{ role: 'user', content: 'Hi' }]);
 
     // Ada herself, now in another twin, naming the first twin's conversation: a new one, nothing carried over.
-    const second = await buildInstitution(db);
-    await insertMembership(db, { institutionId: second.id, userId: ada.user.id, role: 'user' });
-    await updateUser(db, ada.user.id, { currentInstitutionId: second.id });
+    const second = await buildTwin(db);
+    await insertMembership(db, { twinId: second.id, userId: ada.user.id, role: 'user' });
+    await updateUser(db, ada.user.id, { currentTwinId: second.id });
     model.enqueue({ chunks: ['Hello again.'] });
     const elsewhere = await runTurn(deps, person(await actorFor(db, ada.user.id)), { inputs: ['Hi again'], conversationId: opened.conversationId }, sink);
     expect(elsewhere.conversationId).not.toBe(opened.conversationId);
@@ -125,8 +125,8 @@ describe('runTurn with earlier exchanges', () => {
 
   it('writes nothing for a refused turn, even with its context reads under way', async () => {
     const db = t.platform.database.db;
-    const twin = await buildInstitution(db);
-    const broke = await buildUser(db, { institution: twin, credits: 0 });
+    const twin = await buildTwin(db);
+    const broke = await buildUser(db, { twin, credits: 0 });
     const before = await db.select().from(history).where(eq(history.userId, broke.user.id));
     await expect(runTurn(deps, person(await actorFor(db, broke.user.id)), { inputs: ['Anything?'] }, sink)).rejects.toMatchObject({ status: 402 });
     expect(before).toEqual([]);
@@ -137,9 +137,9 @@ describe('runTurn with earlier exchanges', () => {
 describe('runTurn when retrieval fails', () => {
   it('shows retrieval as a failed tool and still answers, without passages, logging the cause', async () => {
     const db = t.platform.database.db;
-    const twin = await buildInstitution(db);
-    const ada = await buildUser(db, { institution: twin, credits: 10 });
-    const rag = await buildAssistant(db, { institutionId: twin.id, institutionShared: true, ragEnabled: true });
+    const twin = await buildTwin(db);
+    const ada = await buildUser(db, { twin, credits: 10 });
+    const rag = await buildAssistant(db, { twinId: twin.id, twinShared: true, ragEnabled: true });
     const warnings: string[] = [];
     const failing: TurnDeps = {
       ...deps,
@@ -163,15 +163,15 @@ describe('runTurn when retrieval fails', () => {
     const db = t.platform.database.db;
     const told: Array<{ table: string; key: string }> = [];
     const telling = { ...deps, providers: undefined, changes: { committed: (change: { table: string; key: string }) => void told.push(change) } };
-    const own = await buildInstitution(db);
-    const ada = await buildUser(db, { institution: own, credits: 10 });
+    const own = await buildTwin(db);
+    const ada = await buildUser(db, { twin: own, credits: 10 });
     model.enqueue({ chunks: ['Paid.'], usage: { prompt_tokens: 500, completion_tokens: 500 } });
     const paid = await runTurn(telling, { kind: 'person', actor: await actorFor(db, ada.user.id) }, { inputs: ['Hi'] }, sink);
     expect(paid.credits).toBe(1);
     expect(told).toEqual([{ table: 'users', key: ada.user.id }]);
 
-    const pool = await buildInstitution(db, { poolCredits: true, credits: 10 });
-    const bea = await buildUser(db, { institution: pool, credits: 0 });
+    const pool = await buildTwin(db, { poolCredits: true, credits: 10 });
+    const bea = await buildUser(db, { twin: pool, credits: 0 });
     model.enqueue({ chunks: ['Pooled.'], usage: { prompt_tokens: 500, completion_tokens: 500 } });
     const pooled = await runTurn(telling, { kind: 'person', actor: await actorFor(db, bea.user.id) }, { inputs: ['Hi'] }, sink);
     expect(pooled.credits).toBe(1);

@@ -13,7 +13,7 @@ import { finishRecord, recentExchanges } from '../history/history.records.js';
 import { startRecord } from './turn-record.repo.js';
 import type { TurnJournal } from './turn-journal.js';
 import type { MemoryEntry, RetrievalEntry } from '../history/history.tables.js';
-import { assertInstitutionUsable } from '../institutions/institutions.service.js';
+import { assertTwinUsable } from '../twins/twins.service.js';
 import { streamAnswer } from './stream-turn.js';
 import { promptTokenBound } from '../../ai/prompt.js';
 import { CONTEXT_ALLOWANCE_TOKENS, costOf, extendHold, FREE, holdOf, isPriced, settleTurn, type Price } from './turn-billing.js';
@@ -40,7 +40,7 @@ export interface TurnDeps {
   /** The twin and New Conversation (cached by the app: turn-reads.ts); from `db` when absent. */
   reads?: TurnReads;
   /** A connected twin's chat subscription (modules/subscription), read per turn; null: the deployment's endpoint. */
-  subscriptionModel?: (institutionId: string) => Promise<{ baseUrl: string; apiKey: string; model: string } | null>;
+  subscriptionModel?: (twinId: string) => Promise<{ baseUrl: string; apiKey: string; model: string } | null>;
   /** Connectors, the approval gate and the built-in tools' runners (turn-tools.ts); no tools when absent. */
   tools?: TurnToolDeps;
   /** APPROVAL_TIMEOUT_MS: how long a chat turn waits for a decision (default 3 minutes). */
@@ -74,11 +74,11 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
   const { actor } = caller;
   const question = (input.inputs.at(-1) ?? '').trim();
   if (!question) throw new BadRequestError(TURN_MESSAGES.noQuestion, 'QUESTION_REQUIRED');
-  if (!actor.institutionId) throw new BadRequestError(TURN_MESSAGES.noTwin, 'NO_CURRENT_TWIN');
+  if (!actor.twinId) throw new BadRequestError(TURN_MESSAGES.noTwin, 'NO_CURRENT_TWIN');
   // What the turn needs first: the twin and the assistant (behaviour 1), from the caches as a rule.
-  const [twin, assistant] = await Promise.all([reads.twin(actor.institutionId), resolveAssistant(db, actor, input.assistantId, reads.standardAssistant)]);
+  const [twin, assistant] = await Promise.all([reads.twin(actor.twinId), resolveAssistant(db, actor, input.assistantId, reads.standardAssistant)]);
   if (!twin) throw new NotFoundError(TURN_MESSAGES.twinNotFound);
-  assertInstitutionUsable(twin);
+  assertTwinUsable(twin);
   const choice = await chooseModel(deps, twin.id, assistant);
   const providers = deps.providers ?? emptyContextProviders;
   const useContext = !assistant.bypassSystemContext;
@@ -106,7 +106,7 @@ export async function runTurn(deps: TurnDeps, caller: TurnCaller, input: TurnInp
   // the balance together.
   let record = await admitTurn(db, twin, actor.userId, holdAmount, (executor, hold) =>
     startRecord(executor, {
-      institutionId: twin.id,
+      twinId: twin.id,
       userId: actor.userId,
       conversationId: input.conversationId,
       assistantId: assistant.assistant.id,
@@ -285,9 +285,9 @@ async function retrieveWithFrames(
 }
 
 /** The assistant's model by name: a custom model available to the twin, else that id on the twin's subscription when connected, else on the deployment endpoint. */
-async function chooseModel(deps: TurnDeps, institutionId: string, assistant: ResolvedAssistant): Promise<ModelChoice> {
+async function chooseModel(deps: TurnDeps, twinId: string, assistant: ResolvedAssistant): Promise<ModelChoice> {
   const name = assistant.conversationModel;
-  const custom = name ? await findModelForTurn(deps.db, deps.secrets, institutionId, name) : null;
+  const custom = name ? await findModelForTurn(deps.db, deps.secrets, twinId, name) : null;
   if (custom) {
     const price = { inputPer1k: custom.inputPricePer1k, outputPer1k: custom.outputPricePer1k };
     const resolved =
@@ -302,7 +302,7 @@ async function chooseModel(deps: TurnDeps, institutionId: string, assistant: Res
     return { resolved, price, custom };
   }
   // A twin connected to a chat subscription uses its API, paid by the subscription: no credits charged.
-  const subscription = deps.subscriptionModel ? await deps.subscriptionModel(institutionId) : null;
+  const subscription = deps.subscriptionModel ? await deps.subscriptionModel(twinId) : null;
   if (subscription) {
     return { resolved: deps.models.resolveModel({ kind: 'endpoint', ...subscription, model: name || subscription.model }), price: FREE, custom: null };
   }

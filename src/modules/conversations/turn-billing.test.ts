@@ -5,13 +5,13 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
-import { buildInstitution, buildUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser } from '../../../test/support/factories.js';
 import { creditLedger } from '../credits/credits.tables.js';
 import { finishValues, recordToolCall } from '../history/history.records.js';
 import { deleteHistory } from '../history/history.repo.js';
 import { conversations, history } from '../history/history.tables.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
+import type { TwinRow } from '../twins/twins.tables.js';
+import { findTwinById } from '../twins/twins.repo.js';
 import { findUserById } from '../users/users.repo.js';
 import { finishAndCharge, type OneStatementSettle , startRecord, type OpenedRecord } from './turn-record.repo.js';
 import { settleTurn } from './turn-billing.js';
@@ -24,13 +24,13 @@ beforeAll(async () => {
 });
 afterAll(() => database.close());
 
-async function personIn(twin: InstitutionRow, credits: number) {
-  const { user } = await buildUser(db(), { institution: twin, credits });
+async function personIn(twin: TwinRow, credits: number) {
+  const { user } = await buildUser(db(), { twin, credits });
   return user;
 }
 
-const open = (twin: InstitutionRow, userId: string, question = 'Why is the sky blue?') =>
-  startRecord(db(), { institutionId: twin.id, userId, question, at: new Date('2030-01-01T00:00:00Z') });
+const open = (twin: TwinRow, userId: string, question = 'Why is the sky blue?') =>
+  startRecord(db(), { twinId: twin.id, userId, question, at: new Date('2030-01-01T00:00:00Z') });
 
 const outcome = (answer = 'Rayleigh scattering.') => ({
   answer,
@@ -47,7 +47,7 @@ const ledgerOf = (historyId: string) =>
     .then((rows) => rows.filter((row) => row.meta?.historyId === historyId));
 
 /** The one-statement settle of a record as it was opened, paid by the person. */
-function statementFor(twin: InstitutionRow, userId: string, opened: OpenedRecord, cost: number): OneStatementSettle {
+function statementFor(twin: TwinRow, userId: string, opened: OpenedRecord, cost: number): OneStatementSettle {
   const finished = finishValues(opened, { ...outcome(), credits: 0 });
   return {
     record: { id: opened.id, version: opened.version },
@@ -56,14 +56,14 @@ function statementFor(twin: InstitutionRow, userId: string, opened: OpenedRecord
     at: finished.at,
     cost,
     held: 0,
-    payer: { account: 'user', institutionId: twin.id, userId },
+    payer: { account: 'user', twinId: twin.id, userId },
     ledgerMeta: { historyId: opened.id },
   };
 }
 
 describe('settleTurn', () => {
   it('finishes the record, charges the cost with its ledger row and moves the conversation, together', async () => {
-    const twin = await buildInstitution(db());
+    const twin = await buildTwin(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
     const settled = await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 1.25, record: outcome() });
@@ -74,14 +74,14 @@ describe('settleTurn', () => {
     expect(await findUserById(db(), user.id)).toMatchObject({ credits: 8.75, creditsUsed: 1.25 });
     const ledger = await ledgerOf(record.id);
     expect(ledger).toHaveLength(1);
-    expect(ledger[0]).toMatchObject({ account: 'user', userId: user.id, institutionId: twin.id, delta: -1.25, balanceAfter: 8.75, reason: 'conversation.turn', actorId: null });
+    expect(ledger[0]).toMatchObject({ account: 'user', userId: user.id, twinId: twin.id, delta: -1.25, balanceAfter: 8.75, reason: 'conversation.turn', actorId: null });
     expect(ledger[0].meta).toEqual({ historyId: record.id, cost: 1.25 });
     const [conversation] = await db().select().from(conversations).where(eq(conversations.id, record.conversationId));
     expect(conversation.lastActivityAt.toISOString()).toBe('2030-01-01T00:01:00.000Z');
   });
 
   it('charges no more than the balance holds, and keeps what it charged on the record', async () => {
-    const twin = await buildInstitution(db());
+    const twin = await buildTwin(db());
     const user = await personIn(twin, 2);
     const record = await open(twin, user.id);
     const settled = await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 5, record: outcome() });
@@ -91,17 +91,17 @@ describe('settleTurn', () => {
   });
 
   it("charges a pooling twin's pool, not the person", async () => {
-    const twin = await buildInstitution(db(), { poolCredits: true, credits: 50 });
+    const twin = await buildTwin(db(), { poolCredits: true, credits: 50 });
     const user = await personIn(twin, 7);
     const record = await open(twin, user.id);
     await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 3, record: outcome() });
-    expect(await findInstitutionById(db(), twin.id)).toMatchObject({ credits: 47, creditsUsed: 3 });
+    expect(await findTwinById(db(), twin.id)).toMatchObject({ credits: 47, creditsUsed: 3 });
     expect((await findUserById(db(), user.id))!.credits).toBe(7);
-    expect(await ledgerOf(record.id)).toMatchObject([{ account: 'institution', institutionId: twin.id, userId: user.id, delta: -3, balanceAfter: 47 }]);
+    expect(await ledgerOf(record.id)).toMatchObject([{ account: 'institution', twinId: twin.id, userId: user.id, delta: -3, balanceAfter: 47 }]);
   });
 
   it('writes no charge for a failed turn or an empty balance', async () => {
-    const twin = await buildInstitution(db());
+    const twin = await buildTwin(db());
     const user = await personIn(twin, 4);
     const failed = await open(twin, user.id);
     await settleTurn(db(), { twin, userId: user.id, opened: failed, cost: 0, record: { answer: '', status: 'failed', error: 'The model is down' } });
@@ -117,7 +117,7 @@ describe('settleTurn', () => {
   });
 
   it('keeps only the accounting of a record deleted while it streamed, and still charges its usage', async () => {
-    const twin = await buildInstitution(db());
+    const twin = await buildTwin(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
     await deleteHistory(db(), [record.id], { ids: [twin.id] });
@@ -129,7 +129,7 @@ describe('settleTurn', () => {
   });
 
   it('settles a record changed after it was opened in a transaction instead, keeping the change', async () => {
-    const twin = await buildInstitution(db());
+    const twin = await buildTwin(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
     const stale = statementFor(twin, user.id, record, 1);
@@ -148,7 +148,7 @@ describe('settleTurn', () => {
   });
 
   it('settles from the record as the turn opened it, unless it changed since', async () => {
-    const twin = await buildInstitution(db());
+    const twin = await buildTwin(db());
     const user = await personIn(twin, 10);
     const untouched = await open(twin, user.id);
     expect(untouched.version).toEqual(expect.any(String));
@@ -164,7 +164,7 @@ describe('settleTurn', () => {
   });
 
   it('settles inside a caller\'s transaction too, and rolls back with it', async () => {
-    const twin = await buildInstitution(db());
+    const twin = await buildTwin(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
     const settle = statementFor(twin, user.id, record, 2);
@@ -183,7 +183,7 @@ describe('settleTurn', () => {
   });
 
   it('leaves a finished record as it is when asked to finish it again', async () => {
-    const twin = await buildInstitution(db());
+    const twin = await buildTwin(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
     await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 1, record: outcome('first') });
@@ -194,13 +194,13 @@ describe('settleTurn', () => {
   it("tells the change feed of the balance row it charged once committed: the person's, the pool's, in either path; nothing when it charged nothing", async () => {
     const told: Array<{ table: string; key: string }> = [];
     const changes = { committed: (change: { table: string; key: string }) => void told.push(change) };
-    const twin = await buildInstitution(db());
+    const twin = await buildTwin(db());
     const user = await personIn(twin, 10);
     await settleTurn(db(), { twin, userId: user.id, opened: await open(twin, user.id), cost: 1, record: outcome(), changes });
     const changed = await open(twin, user.id);
     await recordToolCall(db(), changed.id, { id: 'call-3', server: 'docs', tool: 'lookup', arguments: {}, result: 'kept', status: 'ok' });
     await settleTurn(db(), { twin, userId: user.id, opened: changed, cost: 1, record: outcome(), changes });
-    const pool = await buildInstitution(db(), { poolCredits: true, credits: 50 });
+    const pool = await buildTwin(db(), { poolCredits: true, credits: 50 });
     const member = await personIn(pool, 7);
     await settleTurn(db(), { twin: pool, userId: member.id, opened: await open(pool, member.id), cost: 3, record: outcome(), changes });
     const failed = await open(twin, user.id);
@@ -215,7 +215,7 @@ describe('settleTurn', () => {
   });
 
   it('never overdraws a pool that 40 turns ending together would exceed', async () => {
-    const twin = await buildInstitution(db(), { poolCredits: true, credits: 20 });
+    const twin = await buildTwin(db(), { poolCredits: true, credits: 20 });
     const people = await Promise.all([personIn(twin, 0), personIn(twin, 0)]);
     const records = await Promise.all(Array.from({ length: 40 }, (_, i) => open(twin, people[i % 2].id, `question ${i}`)));
     const settled = await Promise.all(
@@ -223,14 +223,14 @@ describe('settleTurn', () => {
     );
     const charged = settled.reduce((sum, s) => sum + s.credits, 0);
     expect(charged).toBeCloseTo(20, 6);
-    expect(await findInstitutionById(db(), twin.id)).toMatchObject({ credits: 0, creditsUsed: 20 });
-    const ledger = (await db().select().from(creditLedger).where(eq(creditLedger.institutionId, twin.id))).filter((row) => row.reason === 'conversation.turn');
+    expect(await findTwinById(db(), twin.id)).toMatchObject({ credits: 0, creditsUsed: 20 });
+    const ledger = (await db().select().from(creditLedger).where(eq(creditLedger.twinId, twin.id))).filter((row) => row.reason === 'conversation.turn');
     expect(ledger.reduce((sum, row) => sum - row.delta, 0)).toBeCloseTo(20, 6);
     // Each charge was taken from the balance left by the one before it.
     const afters = ledger.map((row) => row.balanceAfter).sort((a, b) => b - a);
     expect(afters.at(-1)).toBe(0);
     expect(new Set(afters).size).toBe(afters.length);
-    const rows = await db().select().from(history).where(eq(history.institutionId, twin.id));
+    const rows = await db().select().from(history).where(eq(history.twinId, twin.id));
     expect(rows.every((row) => row.status === 'complete')).toBe(true);
     expect(rows.reduce((sum, row) => sum + row.credits, 0)).toBeCloseTo(20, 6);
   });

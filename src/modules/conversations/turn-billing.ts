@@ -12,7 +12,7 @@ import type { CreditAccount } from '../credits/credits.tables.js';
 import { finishRecord, finishValues, type FinishRecordInput } from '../history/history.records.js';
 import { setHistoryCredits } from '../history/history.repo.js';
 import type { HistoryRow } from '../history/history.tables.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { extendRecordHold, finishAndCharge, type OpenedRecord } from './turn-record.repo.js';
 
 export interface Price {
@@ -43,7 +43,7 @@ export const CONTEXT_ALLOWANCE_TOKENS = 2048;
 export const holdOf = (inputTokens: number, outputTokens: number, price: Price): number => costOf({ inputTokens, outputTokens }, price);
 
 export interface SettleInput {
-  twin: Pick<InstitutionRow, 'id' | 'poolCredits'>;
+  twin: Pick<TwinRow, 'id' | 'poolCredits'>;
   userId: string;
   /** What the usage costs; 0 for a failed turn. */
   cost: number;
@@ -73,7 +73,7 @@ export async function settleTurn(db: Executor, input: SettleInput): Promise<{ ro
     at: outcome.at,
     cost: input.cost,
     held,
-    payer: { account, institutionId: input.twin.id, userId: input.userId },
+    payer: { account, twinId: input.twin.id, userId: input.userId },
     ledgerMeta: { historyId: input.opened.id, cost: input.cost },
   });
   const done = settled ? { ...settled, account } : await settleInTransaction(db, input);
@@ -96,7 +96,7 @@ async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ 
     const credits = Math.min(input.cost, Math.max(balance, 0));
     if (credits <= 0) return { row: finished, credits: 0 };
     await chargeCredits(tx, {
-      institutionId: input.twin.id,
+      twinId: input.twin.id,
       // The balance just locked pays.
       account,
       userId: input.userId,
@@ -114,14 +114,14 @@ async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ 
  * called: one statement, while the balance's spendable part covers it. Returns the record's new version
  * and hold; throws InsufficientCreditsError (402) when the balance cannot (the caller ends the turn).
  */
-export async function extendHold(db: Executor, opened: Pick<OpenedRecord, 'id' | 'version' | 'heldCredits' | 'heldAccount' | 'institutionId' | 'userId'>, extra: number) {
+export async function extendHold(db: Executor, opened: Pick<OpenedRecord, 'id' | 'version' | 'heldCredits' | 'heldAccount' | 'twinId' | 'userId'>, extra: number) {
   const account = opened.heldAccount;
   if (!account || extra <= 0) return { version: opened.version, heldCredits: opened.heldCredits };
   const extended = await extendRecordHold(db, {
     recordId: opened.id,
     version: opened.version,
     account,
-    balanceId: account === 'institution' ? opened.institutionId : opened.userId,
+    balanceId: account === 'institution' ? opened.twinId : opened.userId,
     extra,
   });
   if (!extended) throw new InsufficientCreditsError(account);
@@ -138,7 +138,7 @@ export interface Balance {
  * The balance that pays for a turn in this twin, row-locked (inside the transaction that charges), so
  * concurrent turns settle one after another.
  */
-export async function lockBalance(db: Executor, twin: Pick<InstitutionRow, 'id' | 'poolCredits'>, userId: string): Promise<Balance> {
+export async function lockBalance(db: Executor, twin: Pick<TwinRow, 'id' | 'poolCredits'>, userId: string): Promise<Balance> {
   const account: CreditAccount = twin.poolCredits ? 'institution' : 'user';
   const table = balanceTable(account);
   const [row] = await db

@@ -46,8 +46,8 @@ async function versionOf(id: string): Promise<string> {
 
 describe('a turn cut short by a crash', () => {
   it('keeps the answer streamed so far on the record, about every second, without changing its version', async () => {
-    const { user, institution } = await buildUser(db(), { credits: 10 });
-    const opened = await startRecord(db(), { institutionId: institution!.id, userId: user.id, question: 'Tell me', hold: { account: 'user', amount: 3 } });
+    const { user, twin: twin } = await buildUser(db(), { credits: 10 });
+    const opened = await startRecord(db(), { twinId: twin!.id, userId: user.id, question: 'Tell me', hold: { account: 'user', amount: 3 } });
     const journal = createTurnJournal(db(), { saveEveryMs: 100, flushWithinMs: 20 });
     try {
       journal.opened(opened.id);
@@ -62,11 +62,11 @@ describe('a turn cut short by a crash', () => {
   });
 
   it('is ended as interrupted once its process is gone: the saved part kept, nothing charged, the hold given back', async () => {
-    const { user, institution } = await buildUser(db(), { credits: 10 });
+    const { user, twin: twin } = await buildUser(db(), { credits: 10 });
     const gone = await processRow(60);
     const alive = await processRow(0);
-    const lost = await startRecord(db(), { institutionId: institution!.id, userId: user.id, question: 'Lost', hold: { account: 'user', amount: 3 }, processId: gone });
-    const running = await startRecord(db(), { institutionId: institution!.id, userId: user.id, question: 'Running', hold: { account: 'user', amount: 2 }, processId: alive });
+    const lost = await startRecord(db(), { twinId: twin!.id, userId: user.id, question: 'Lost', hold: { account: 'user', amount: 3 }, processId: gone });
+    const running = await startRecord(db(), { twinId: twin!.id, userId: user.id, question: 'Running', hold: { account: 'user', amount: 2 }, processId: alive });
     await db().update(history).set({ answer: 'The part that was sent' }).where(eq(history.id, lost.id));
 
     const sweep = () => releaseStaleTurns(db(), new Date(), STALE_TURN_MS, { selfId: t.platform.liveness.id, timeoutSeconds: 15 });

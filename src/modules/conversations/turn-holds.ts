@@ -61,7 +61,7 @@ export async function releaseStaleTurns(db: Database, now = new Date(), maxAgeMs
       at: outcome.at,
       cost: 0,
       held,
-      payer: { account, institutionId: record.institutionId, userId: record.userId },
+      payer: { account, twinId: record.twinId, userId: record.userId },
       ledgerMeta: { historyId: record.id },
     });
     if (settled) ended++;

@@ -9,7 +9,7 @@ import { InsufficientCreditsError } from '../credits/credits.service.js';
 import type { CreditAccount } from '../credits/credits.tables.js';
 import { UnfundedOpeningError, type TurnHold } from './turn-record.repo.js';
 import { history } from '../history/history.tables.js';
-import { institutions, type InstitutionRow } from '../institutions/institutions.tables.js';
+import { twins, type TwinRow } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
@@ -26,7 +26,7 @@ export class UsageLimitError extends AppError {
   }
 }
 
-type Twin = Pick<InstitutionRow, 'id' | 'userDailyLimit' | 'twinDailyLimit' | 'poolCredits'>;
+type Twin = Pick<TwinRow, 'id' | 'userDailyLimit' | 'twinDailyLimit' | 'poolCredits'>;
 
 /**
  * Admits a turn: checks the caps, then runs `start` (which writes the turn's record in one statement
@@ -71,13 +71,13 @@ export async function checkUsageCaps(db: Executor, twin: Twin, userId: string, n
   }
 }
 
-async function countTurns(db: Executor, institutionId: string, since: Date, userId?: string): Promise<number> {
+async function countTurns(db: Executor, twinId: string, since: Date, userId?: string): Promise<number> {
   const [row] = await db
     .select({ count: sql<number>`count(*)::int` })
     .from(history)
     .where(
       and(
-        eq(history.institutionId, institutionId),
+        eq(history.twinId, twinId),
         gte(history.createdAt, since),
         ne(history.status, 'failed'),
         userId ? eq(history.userId, userId) : undefined,

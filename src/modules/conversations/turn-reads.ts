@@ -7,27 +7,27 @@ import type { Executor } from '../../platform/db/client.js';
 import { createRowCache } from '../../platform/db/row-cache.js';
 import { standardAssistant } from '../assistants/resolver.js';
 import type { AssistantRow } from '../assistants/assistants.tables.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { findTwinById } from '../twins/twins.repo.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 
 export interface TurnReads {
-  twin(id: string): Promise<InstitutionRow | undefined>;
+  twin(id: string): Promise<TwinRow | undefined>;
   standardAssistant(): Promise<AssistantRow>;
 }
 
 export function directTurnReads(db: Executor): TurnReads {
   return {
-    twin: (id) => findInstitutionById(db, id),
+    twin: (id) => findTwinById(db, id),
     standardAssistant: () => standardAssistant(db),
   };
 }
 
 export function cachedTurnReads(db: Executor, feed: Pick<ChangeFeed, 'subscribe' | 'caughtUp'>): TurnReads {
-  const twins = createRowCache<InstitutionRow>(feed, { keyTables: ['institutions'] });
+  const twins = createRowCache<TwinRow>(feed, { keyTables: ['institutions'] });
   // Stored under a name: the row it depends on is the one the fill brought.
   const standard = createRowCache<AssistantRow>(feed, { dependsOn: { assistants: (row) => [row.id] } });
   return {
-    twin: (id) => twins.get(id, () => findInstitutionById(db, id)),
+    twin: (id) => twins.get(id, () => findTwinById(db, id)),
     standardAssistant: () => standard.get('standard', () => standardAssistant(db)),
   };
 }

@@ -20,7 +20,7 @@ const TITLE_CHARS = 80;
 // The opening.
 
 export interface StartRecordInput {
-  institutionId: string;
+  twinId: string;
   userId: string;
   /** Continue this conversation; unknown, another person's or another twin's id starts a new one. */
   conversationId?: string | null;
@@ -47,7 +47,7 @@ export interface StartRecordInput {
  */
 export async function startRecord(db: Executor, input: StartRecordInput): Promise<OpenedRecord> {
   return insertOpeningRecord(db, {
-    conversation: { institutionId: input.institutionId, userId: input.userId, assistantId: input.assistantId ?? null, title: titleOf(input.question) },
+    conversation: { twinId: input.twinId, userId: input.userId, assistantId: input.assistantId ?? null, title: titleOf(input.question) },
     continueId: input.conversationId ?? undefined,
     record: {
       assistantId: input.assistantId ?? null,
@@ -69,10 +69,10 @@ function titleOf(question: string): string {
 }
 
 export interface OpeningRecord {
-  conversation: Pick<NewConversation, 'institutionId' | 'userId' | 'assistantId' | 'title'>;
+  conversation: Pick<NewConversation, 'twinId' | 'userId' | 'assistantId' | 'title'>;
   /** Continue this conversation when it is the caller's own in this twin; else a new one opens. */
   continueId?: string;
-  record: Omit<NewHistory, 'id' | 'conversationId' | 'institutionId' | 'userId' | 'createdAt'>;
+  record: Omit<NewHistory, 'id' | 'conversationId' | 'twinId' | 'userId' | 'createdAt'>;
   at: Date;
   /**
    * Open only while this balance can hold `amount` (its credits less what other turns hold): the
@@ -106,13 +106,13 @@ export class UnfundedOpeningError extends Error {
  * the transaction ends.
  */
 export async function insertOpeningRecord(db: Executor, opening: OpeningRecord): Promise<OpenedRecord> {
-  const { institutionId, userId } = opening.conversation;
+  const { twinId: twinId, userId } = opening.conversation;
   const values: Record<string, unknown> = {
     ...Object.fromEntries(Object.entries(opening.record).map(([key, value]) => [`r_${key}`, value])),
     ...(opening.hold ? { r_heldCredits: opening.hold.amount, r_heldAccount: opening.hold.account, hold: opening.hold.amount } : {}),
     id: newId(),
     conversationId: newId(),
-    institutionId,
+    twinId,
     userId,
     continueId: opening.continueId ?? null,
     assistantId: opening.conversation.assistantId ?? null,
@@ -153,7 +153,7 @@ interface OpeningShape {
  * that row's lock, so racing openings never hold more than the balance). No row when it does not.
  */
 function holdStatement(db: Executor, heldBy: CreditAccount, param: (name: string) => unknown) {
-  return db.$with('held', { ok: sql<number>`ok` }).as(holdUpdate(heldBy, param(heldBy === 'user' ? 'userId' : 'institutionId'), param('hold')));
+  return db.$with('held', { ok: sql<number>`ok` }).as(holdUpdate(heldBy, param(heldBy === 'user' ? 'userId' : 'twinId'), param('hold')));
 }
 
 /**
@@ -170,17 +170,17 @@ function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) =
   const own = db.$with('own', { id: sql<string>`id` }).as(
     shape.continues
       ? sql`update ${conversations} set ${sql.identifier(conversations.lastActivityAt.name)} = greatest(${conversations.lastActivityAt}, ${param('at')}::timestamptz)
-          where ${conversations.institutionId} = ${param('institutionId')} and ${conversations.id} = ${param('continueId')} and ${conversations.userId} = ${param('userId')}
+          where ${conversations.twinId} = ${param('twinId')} and ${conversations.id} = ${param('continueId')} and ${conversations.userId} = ${param('userId')}
           returning ${conversations.id}`
       : sql`select null::char(24) as id where false`,
   );
   const opened = db.$with('opened', { id: sql<string>`id` }).as(
     sql`insert into ${conversations} (${sql.join(OPENED_COLUMNS.map((column) => sql.identifier(column.name)), sql`, `)})
-        select ${param('conversationId')}, ${param('institutionId')}, ${param('userId')}, ${param('assistantId')}, ${param('title')}, ${param('at')}::timestamptz, ${param('at')}::timestamptz
+        select ${param('conversationId')}, ${param('twinId')}, ${param('userId')}, ${param('assistantId')}, ${param('title')}, ${param('at')}::timestamptz, ${param('at')}::timestamptz
         where not exists (select 1 from own)
         returning ${conversations.id}`,
   );
-  const record = Object.fromEntries(shape.columns.map((column) => [column, param(`r_${column}`)])) as Omit<NewHistory, 'institutionId' | 'userId' | 'conversationId'>;
+  const record = Object.fromEntries(shape.columns.map((column) => [column, param(`r_${column}`)])) as Omit<NewHistory, 'twinId' | 'userId' | 'conversationId'>;
   const ctes = shape.heldBy ? [commitMode, own, opened, holdStatement(db, shape.heldBy, param)] : [commitMode, own, opened];
   return db
     .with(...ctes)
@@ -188,7 +188,7 @@ function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) =
     .values({
       ...record,
       id: param('id') as string,
-      institutionId: param('institutionId') as string,
+      twinId: param('twinId') as string,
       userId: param('userId') as string,
       conversationId: sql`coalesce((select id from own), (select id from opened))`,
       createdAt: param('createdAt') as Date,
@@ -198,7 +198,7 @@ function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) =
 
 const OPENED_COLUMNS = [
   conversations.id,
-  conversations.institutionId,
+  conversations.twinId,
   conversations.userId,
   conversations.assistantId,
   conversations.title,
@@ -222,7 +222,7 @@ export interface OneStatementSettle {
   cost: number;
   /** What the record holds of the balance (its heldCredits as opened); given back by the statement. */
   held: number;
-  payer: { account: CreditAccount; institutionId: string; userId: string };
+  payer: { account: CreditAccount; twinId: string; userId: string };
   ledgerMeta: Record<string, unknown>;
 }
 
@@ -234,16 +234,16 @@ export interface OneStatementSettle {
  * building it costs drizzle about a millisecond, more than the database takes to run it.
  */
 export async function finishAndCharge(db: Executor, settle: OneStatementSettle): Promise<{ row: HistoryRow; credits: number } | undefined> {
-  const { account, institutionId, userId } = settle.payer;
+  const { account, twinId: twinId, userId } = settle.payer;
   const values: Record<string, unknown> = {
     ...Object.fromEntries(Object.entries(settle.values).map(([key, value]) => [`v_${key}`, value])),
     id: settle.record.id,
     version: settle.record.version,
     cost: settle.cost,
     held: settle.held,
-    balanceId: account === 'institution' ? institutionId : userId,
+    balanceId: account === 'institution' ? twinId : userId,
     ledgerId: newId(),
-    institutionId,
+    twinId,
     userId,
     meta: JSON.stringify(settle.ledgerMeta),
     at: settle.at.toISOString(),
@@ -306,14 +306,14 @@ function settleQuery(db: Executor, shape: SettleShape, param: (name: string) => 
   );
   const ledger = db.$with('ledger', { id: sql<string>`id` }).as(
     sql`insert into ${creditLedger} (${sql.join(LEDGER_COLUMNS.map((column) => sql.identifier(column.name)), sql`, `)})
-        select ${param('ledgerId')}, ${param('institutionId')}, ${shape.account}, ${param('userId')}, -amount, balance, 'conversation.turn', ${param('meta')}::jsonb from charged
+        select ${param('ledgerId')}, ${param('twinId')}, ${shape.account}, ${param('userId')}, -amount, balance, 'conversation.turn', ${param('meta')}::jsonb from charged
         where amount > 0
         returning ${creditLedger.id}`,
   );
   const touched = db.$with('touched', { id: sql<string>`id` }).as(
     shape.touches
       ? sql`update ${conversations} set ${sql.identifier(conversations.lastActivityAt.name)} = greatest(${conversations.lastActivityAt}, ${param('at')}::timestamptz)
-          from finished where ${conversations.institutionId} = finished.institution_id and ${conversations.id} = finished.conversation_id
+          from finished where ${conversations.twinId} = finished.institution_id and ${conversations.id} = finished.conversation_id
           returning ${conversations.id}`
       : sql`select null::char(24) as id where false`,
   );
@@ -326,7 +326,7 @@ function settleQuery(db: Executor, shape: SettleShape, param: (name: string) => 
 
 const LEDGER_COLUMNS = [
   creditLedger.id,
-  creditLedger.institutionId,
+  creditLedger.twinId,
   creditLedger.account,
   creditLedger.userId,
   creditLedger.delta,

@@ -7,7 +7,7 @@ import type { Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAssistant } from '../../../test/support/assistants.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { askQanda } from '../../../test/support/http.js';
 import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-server.js';
@@ -18,14 +18,14 @@ import { changesHeard } from '../../../test/support/changes.js';
 import { uploadAndIngest } from '../../../test/support/files.js';
 import { TOOL_RESULT_TEXT } from './turn-tools.js';
 import { history } from '../history/history.tables.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
-import { updateInstitution } from '../institutions/institutions.repo.js';
+import type { TwinRow } from '../twins/twins.tables.js';
+import { updateTwin } from '../twins/twins.repo.js';
 
 let t: TestApp;
 let model: FakeModelServer;
 let mcp: TestMcpServer;
 let base: string;
-let twin: InstitutionRow;
+let twin: TwinRow;
 let adminToken: string;
 let keys: Record<string, string>;
 const sockets: Socket[] = [];
@@ -35,8 +35,8 @@ beforeAll(async () => {
   mcp = await startMcpServer({ transport: 'streamable-http', credential: 'tools-secret' });
   t = await startTestApp({ workers: true, env: { OPENAI_BASE_URL: model.url, DEFAULT_MODEL: 'fake-chat', CONNECTOR_ALLOWED_HOSTS: '127.0.0.1' } });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-  twin = await buildInstitution(db());
-  adminToken = await signIn(t.app, (await buildUser(db(), { institution: twin, role: 'admin' })).user.email);
+  twin = await buildTwin(db());
+  adminToken = await signIn(t.app, (await buildUser(db(), { twin, role: 'admin' })).user.email);
   const created = await api('POST', '/api/admin/mcp-server', adminToken, { name: 'Desk', url: mcp.url, credential: 'tools-secret', requireApproval: true });
   expect(created.status).toBe(201);
   const listed = (await api('GET', '/api/admin/tools', adminToken)).body.data as Array<{ name: string; tool: string }>;
@@ -57,7 +57,7 @@ async function api(method: string, url: string, token: string, payload?: object)
 }
 
 async function member() {
-  const built = await buildUser(db(), { institution: twin });
+  const built = await buildUser(db(), { twin });
   return { id: built.user.id, token: await signIn(t.app, built.user.email) };
 }
 
@@ -79,7 +79,7 @@ async function cardOf(reader: SseReader): Promise<{ approvalId: string }> {
 }
 
 const offered = (index = -1) => model.requests.at(index)!.tools.map((tool) => tool.function.name).sort();
-const sharedAssistant = (overrides: Parameters<typeof buildAssistant>[1] = {}) => buildAssistant(db(), { institutionId: twin.id, institutionShared: true, ...overrides });
+const sharedAssistant = (overrides: Parameters<typeof buildAssistant>[1] = {}) => buildAssistant(db(), { twinId: twin.id, twinShared: true, ...overrides });
 
 describe('the tools a turn offers', () => {
   it("offers the twin's connector tools, minus toolsDisabled; file_search and memory only when the assistant names them", async () => {
@@ -100,7 +100,7 @@ describe('the tools a turn offers', () => {
       await (await askSse(ada.token, 'Only some', { assistant_id: picky.id })).rest();
       expect(offered()).toEqual(['file_search', keys.echo].sort());
     } finally {
-      await updateInstitution(db(), twin.id, { toolsDisabled: [] });
+      await updateTwin(db(), twin.id, { toolsDisabled: [] });
       await changesHeard(t.app);
     }
   });

@@ -153,7 +153,7 @@ function connectorTool(deps: TurnToolDeps, scene: TurnToolScene, tool: Connector
         context.status('awaiting_approval');
         const outcome = await deps.gate.ask(
           {
-            institutionId: scene.twin.id,
+            twinId: scene.twin.id,
             userId: scene.actor.userId,
             historyId: scene.historyId,
             conversationId: scene.conversationId,

@@ -4,7 +4,7 @@ import type { Actor } from '../../platform/http/actor.js';
 import type { ToolStatus } from '../../ai/model-stream.js';
 
 /** A signed-in person, or (later) an embedded page's visitor of a twin. */
-export type TurnCaller = { kind: 'person'; actor: Actor } | { kind: 'visitor'; institutionId: string; visitorId: string };
+export type TurnCaller = { kind: 'person'; actor: Actor } | { kind: 'visitor'; twinId: string; visitorId: string };
 
 export interface TurnInput {
   /** The conversation's inputs; the question is the last one. */

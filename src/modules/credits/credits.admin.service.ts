@@ -4,7 +4,7 @@ import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { NotFoundError } from '../../platform/http/errors.js';
 import { requireAccess } from '../access/access.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { findTwinById } from '../twins/twins.repo.js';
 import { listLedger } from './credits.repo.js';
 import type { LedgerEntryWire } from './credits.schemas.js';
 import { awardCredits } from './credits.service.js';
@@ -12,7 +12,7 @@ import type { CreditLedgerRow } from './credits.tables.js';
 
 const present = (row: CreditLedgerRow): LedgerEntryWire => ({
   _id: row.id,
-  institution: row.institutionId,
+  institution: row.twinId,
   account: row.account,
   user: row.userId,
   delta: row.delta,
@@ -24,13 +24,13 @@ const present = (row: CreditLedgerRow): LedgerEntryWire => ({
 
 export function createCreditsAdmin(db: Database) {
   return {
-    async awardFree(actor: Actor, institutionId: string, credits: number): Promise<string> {
+    async awardFree(actor: Actor, twinId: string, credits: number): Promise<string> {
       await requireAccess(db, actor, 'credits.award', {});
-      const twin = await findInstitutionById(db, institutionId);
+      const twin = await findTwinById(db, twinId);
       if (!twin) throw new NotFoundError('Institution not found');
       const change = await awardCredits(db, {
         account: 'institution',
-        institutionId,
+        twinId,
         amount: credits,
         reason: 'admin.free_award',
         actorId: actor.userId,
@@ -39,9 +39,9 @@ export function createCreditsAdmin(db: Database) {
       return `Awarded ${credits} free credits to ${twin.name}; balance ${change.balance}`;
     },
 
-    async ledger(actor: Actor, institutionId: string, page: { page: number; limit: number }) {
-      await requireAccess(db, actor, 'credits.read', { institutionId });
-      const { rows, total } = await listLedger(db, { institutionId }, { offset: (page.page - 1) * page.limit, limit: page.limit });
+    async ledger(actor: Actor, twinId: string, page: { page: number; limit: number }) {
+      await requireAccess(db, actor, 'credits.read', { twinId });
+      const { rows, total } = await listLedger(db, { twinId }, { offset: (page.page - 1) * page.limit, limit: page.limit });
       return { success: true as const, data: rows.map(present), page: page.page, limit: page.limit, total };
     },
   };

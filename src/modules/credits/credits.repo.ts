@@ -3,7 +3,7 @@
 // What turns in progress hold (credits_held) is not spendable: a debit needs credits - credits_held.
 import { and, desc, eq, gte, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
 import { creditLedger, type CreditAccount, type CreditLedgerRow } from './credits.tables.js';
 
@@ -13,12 +13,12 @@ export type NewLedgerRow = typeof creditLedger.$inferInsert;
 // opening, extension and settle in conversations/turn-record.repo.ts).
 
 /** The row that holds a balance: the twin's pool, or the person's own credits. */
-export function balanceTable(account: CreditAccount): typeof institutions | typeof users {
-  return account === 'institution' ? institutions : users;
+export function balanceTable(account: CreditAccount): typeof twins | typeof users {
+  return account === 'institution' ? twins : users;
 }
 
 /** What a balance may still spend: its credits less what turns in progress hold. Never below zero. */
-export function spendable(table: typeof institutions | typeof users): SQL<number> {
+export function spendable(table: typeof twins | typeof users): SQL<number> {
   return sql<number>`(${table.credits} - ${table.creditsHeld})`;
 }
 
@@ -34,12 +34,12 @@ export function holdUpdate(account: CreditAccount, balanceId: unknown, amount: u
 }
 
 /** Takes `amount` from the twin's pool; undefined when the twin is missing or the balance is short. */
-export async function debitInstitution(db: Executor, id: string, amount: number): Promise<number | undefined> {
+export async function debitTwin(db: Executor, id: string, amount: number): Promise<number | undefined> {
   const [row] = await db
-    .update(institutions)
-    .set({ credits: sql`${institutions.credits} - ${amount}`, creditsUsed: sql`${institutions.creditsUsed} + ${amount}` })
-    .where(and(eq(institutions.id, id), gte(spendable(institutions), amount)))
-    .returning({ credits: institutions.credits });
+    .update(twins)
+    .set({ credits: sql`${twins.credits} - ${amount}`, creditsUsed: sql`${twins.creditsUsed} + ${amount}` })
+    .where(and(eq(twins.id, id), gte(spendable(twins), amount)))
+    .returning({ credits: twins.credits });
   return row?.credits;
 }
 
@@ -63,10 +63,10 @@ export async function releaseHold(db: Executor, account: CreditAccount, id: stri
 }
 
 /** Adds to the twin's pool; `award` also counts the amount in creditAward (free credits granted). */
-export async function creditInstitution(db: Executor, id: string, amount: number, award: boolean): Promise<number | undefined> {
-  const set: Record<string, SQL> = { credits: sql`${institutions.credits} + ${amount}` };
-  if (award) set.creditAward = sql`${institutions.creditAward} + ${amount}`;
-  const [row] = await db.update(institutions).set(set).where(eq(institutions.id, id)).returning({ credits: institutions.credits });
+export async function creditTwin(db: Executor, id: string, amount: number, award: boolean): Promise<number | undefined> {
+  const set: Record<string, SQL> = { credits: sql`${twins.credits} + ${amount}` };
+  if (award) set.creditAward = sql`${twins.creditAward} + ${amount}`;
+  const [row] = await db.update(twins).set(set).where(eq(twins.id, id)).returning({ credits: twins.credits });
   return row?.credits;
 }
 
@@ -87,11 +87,11 @@ export async function setUserBalance(db: Executor, id: string, credits: number):
   return { before: before.credits, after: credits };
 }
 
-export async function readPoolSetting(db: Executor, institutionId: string): Promise<{ poolCredits: boolean; status: string } | undefined> {
+export async function readPoolSetting(db: Executor, twinId: string): Promise<{ poolCredits: boolean; status: string } | undefined> {
   const [row] = await db
-    .select({ poolCredits: institutions.poolCredits, status: institutions.status })
-    .from(institutions)
-    .where(eq(institutions.id, institutionId))
+    .select({ poolCredits: twins.poolCredits, status: twins.status })
+    .from(twins)
+    .where(eq(twins.id, twinId))
     .limit(1);
   return row;
 }
@@ -103,11 +103,11 @@ export async function insertLedger(db: Executor, values: NewLedgerRow): Promise<
 
 export async function listLedger(
   db: Executor,
-  filter: { institutionId?: string; userId?: string },
+  filter: { twinId?: string; userId?: string },
   page: { offset: number; limit: number },
 ): Promise<{ rows: CreditLedgerRow[]; total: number }> {
   const where = and(
-    filter.institutionId ? eq(creditLedger.institutionId, filter.institutionId) : undefined,
+    filter.twinId ? eq(creditLedger.twinId, filter.twinId) : undefined,
     filter.userId ? eq(creditLedger.userId, filter.userId) : undefined,
   );
   const rows = await db.select().from(creditLedger).where(where).orderBy(desc(creditLedger.createdAt), desc(creditLedger.id)).offset(page.offset).limit(page.limit);

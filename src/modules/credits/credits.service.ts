@@ -7,7 +7,7 @@ import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../platform/db/client.js';
 import { AppError, BadRequestError, NotFoundError } from '../../platform/http/errors.js';
 import type { CreditAccount } from './credits.tables.js';
-import { creditInstitution, creditUser, debitInstitution, debitUser, insertLedger, readPoolSetting, setUserBalance } from './credits.repo.js';
+import { creditTwin, creditUser, debitTwin, debitUser, insertLedger, readPoolSetting, setUserBalance } from './credits.repo.js';
 
 /** 402: the balance cannot cover the charge. Nothing was charged. */
 export class InsufficientCreditsError extends AppError {
@@ -23,7 +23,7 @@ export class InsufficientCreditsError extends AppError {
 
 export interface ChargeInput {
   /** The twin the usage happened in; its poolCredits setting decides whose balance pays. */
-  institutionId: string | null;
+  twinId: string | null;
   /** Whose balance pays, when the caller has already read the twin's setting (saves reading it again). */
   account?: CreditAccount;
   userId: string;
@@ -56,12 +56,12 @@ export async function chargeCredits(db: Executor, input: ChargeInput): Promise<B
 
 async function charge(tx: Executor, input: ChargeInput): Promise<BalanceChange> {
   const account: CreditAccount =
-    input.account ?? (input.institutionId && (await readPoolSetting(tx, input.institutionId))?.poolCredits ? 'institution' : 'user');
-  if (account === 'institution' && !input.institutionId) throw new BadRequestError('A pooled charge needs its twin', 'INVALID_ACCOUNT');
-  const balance = account === 'institution' ? await debitInstitution(tx, input.institutionId!, input.amount) : await debitUser(tx, input.userId, input.amount);
+    input.account ?? (input.twinId && (await readPoolSetting(tx, input.twinId))?.poolCredits ? 'institution' : 'user');
+  if (account === 'institution' && !input.twinId) throw new BadRequestError('A pooled charge needs its twin', 'INVALID_ACCOUNT');
+  const balance = account === 'institution' ? await debitTwin(tx, input.twinId!, input.amount) : await debitUser(tx, input.userId, input.amount);
   if (balance === undefined) throw new InsufficientCreditsError(account);
   const entry = await insertLedger(tx, {
-    institutionId: input.institutionId,
+    twinId: input.twinId,
     account,
     userId: input.userId,
     delta: -input.amount,
@@ -76,7 +76,7 @@ async function charge(tx: Executor, input: ChargeInput): Promise<BalanceChange> 
 export interface AwardInput {
   account: CreditAccount;
   /** The twin credited (account 'institution') or the twin the award is made in (account 'user'). */
-  institutionId: string | null;
+  twinId: string | null;
   /** The person credited (account 'user'). */
   userId?: string | null;
   amount: number;
@@ -93,11 +93,11 @@ export async function awardCredits(db: Executor, input: AwardInput): Promise<Bal
   return db.transaction(async (tx) => {
     const balance =
       input.account === 'institution'
-        ? await creditInstitution(tx, input.institutionId ?? '', input.amount, input.freeAward ?? false)
+        ? await creditTwin(tx, input.twinId ?? '', input.amount, input.freeAward ?? false)
         : await creditUser(tx, input.userId ?? '', input.amount);
     if (balance === undefined) throw new NotFoundError(input.account === 'institution' ? 'Institution not found' : 'User not found');
     const entry = await insertLedger(tx, {
-      institutionId: input.institutionId,
+      twinId: input.twinId,
       account: input.account,
       userId: input.userId ?? null,
       delta: input.amount,
@@ -113,7 +113,7 @@ export async function awardCredits(db: Executor, input: AwardInput): Promise<Bal
 /** An administrator sets a person's balance (PUT /api/admin/user): the ledger records the difference. */
 export async function setUserCredits(
   db: Executor,
-  input: { userId: string; credits: number; institutionId: string | null; actorId: string; reason?: string },
+  input: { userId: string; credits: number; twinId: string | null; actorId: string; reason?: string },
 ): Promise<void> {
   if (!Number.isFinite(input.credits) || input.credits < 0) throw new BadRequestError('Credits cannot be negative', 'INVALID_AMOUNT');
   await db.transaction(async (tx) => {
@@ -121,7 +121,7 @@ export async function setUserCredits(
     if (!change) throw new NotFoundError('User not found');
     if (change.before === change.after) return;
     await insertLedger(tx, {
-      institutionId: input.institutionId,
+      twinId: input.twinId,
       account: 'user',
       userId: input.userId,
       delta: change.after - change.before,

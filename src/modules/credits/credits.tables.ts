@@ -11,7 +11,7 @@ export const creditLedger = pgTable(
   {
     id: idColumn(),
     /** The twin the change belongs to (null for a person's balance changed outside any twin). */
-    institutionId: refColumn('institution_id'),
+    twinId: refColumn('institution_id'),
     /** Whose balance changed: the twin's pool, or the person's own credits. */
     account: text('account', { enum: CREDIT_ACCOUNTS }).notNull(),
     /** The person charged or credited (also set for pooled charges: who used them). */
@@ -27,7 +27,7 @@ export const creditLedger = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    index('credit_ledger_institution_idx').on(t.institutionId, t.createdAt),
+    index('credit_ledger_institution_idx').on(t.twinId, t.createdAt),
     index('credit_ledger_user_idx').on(t.userId, t.createdAt),
   ],
 );

@@ -12,7 +12,7 @@ export async function insertAccount(tx: Executor, values: Omit<NewUser, 'credits
   const user = await insertUser(tx, { ...values, credits: startingCredits });
   if (startingCredits > 0) {
     await tx.insert(creditLedger).values({
-      institutionId: values.currentInstitutionId ?? null,
+      twinId: values.currentTwinId ?? null,
       account: 'user',
       userId: user.id,
       delta: startingCredits,

@@ -19,7 +19,7 @@ export function presentCustomModel(row: CustomModelRow): CustomModelWire {
 export function presentAdminCustomModel(row: CustomModelRow): AdminCustomModelWire {
   return {
     ...presentCustomModel(row),
-    institution: row.institutionId,
+    institution: row.twinId,
     baseUrl: row.baseUrl,
     apiKeySet: Boolean(row.apiKeySealed),
     minReasoningEffort: row.minReasoningEffort,

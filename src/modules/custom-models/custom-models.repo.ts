@@ -24,8 +24,8 @@ export async function updateCustomModel(db: Executor, id: string, values: Partia
 function twinScope(twins: string[] | 'all', includeGlobal: boolean): SQL | undefined {
   if (twins === 'all') return undefined;
   const parts: SQL[] = [];
-  if (twins.length) parts.push(inArray(customModels.institutionId, twins));
-  if (includeGlobal) parts.push(isNull(customModels.institutionId));
+  if (twins.length) parts.push(inArray(customModels.twinId, twins));
+  if (includeGlobal) parts.push(isNull(customModels.twinId));
   return parts.length ? or(...parts) : sql`false`;
 }
 
@@ -40,10 +40,10 @@ export async function deleteCustomModels(db: Executor, ids: string[], twins: str
 
 export async function listCustomModelsForAdmin(
   db: Executor,
-  filter: { twins: string[] | 'all'; institutionId?: string; search?: string; page: number; limit: number },
+  filter: { twins: string[] | 'all'; twinId?: string; search?: string; page: number; limit: number },
 ): Promise<{ rows: CustomModelRow[]; total: number }> {
   const parts: (SQL | undefined)[] = [twinScope(filter.twins, true)];
-  if (filter.institutionId) parts.push(eq(customModels.institutionId, filter.institutionId));
+  if (filter.twinId) parts.push(eq(customModels.twinId, filter.twinId));
   if (filter.search) {
     const pattern = `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     parts.push(or(ilike(customModels.name, pattern), ilike(customModels.model, pattern)));
@@ -61,13 +61,13 @@ export async function listCustomModelsForAdmin(
 }
 
 /** Active models of a twin and deployment-wide ones; a twin's model hides a deployment-wide one of the same name. */
-export async function listAvailableModels(db: Executor, institutionId: string | null): Promise<CustomModelRow[]> {
-  const place = institutionId ? or(eq(customModels.institutionId, institutionId), isNull(customModels.institutionId)) : isNull(customModels.institutionId);
+export async function listAvailableModels(db: Executor, twinId: string | null): Promise<CustomModelRow[]> {
+  const place = twinId ? or(eq(customModels.twinId, twinId), isNull(customModels.twinId)) : isNull(customModels.twinId);
   const rows = await db
     .select()
     .from(customModels)
     .where(and(eq(customModels.status, 'active'), place))
-    .orderBy(asc(sql`lower(${customModels.name})`), sql`${customModels.institutionId} is null`);
+    .orderBy(asc(sql`lower(${customModels.name})`), sql`${customModels.twinId} is null`);
   const seen = new Set<string>();
   return rows.filter((row) => {
     const key = row.name.toLowerCase();
@@ -78,8 +78,8 @@ export async function listAvailableModels(db: Executor, institutionId: string | 
 }
 
 /** The active model a turn names (by name, else by provider model id), the twin's before a deployment-wide one. */
-export async function findAvailableModel(db: Executor, institutionId: string | null, modelName: string): Promise<CustomModelRow | undefined> {
-  const place = institutionId ? or(eq(customModels.institutionId, institutionId), isNull(customModels.institutionId)) : isNull(customModels.institutionId);
+export async function findAvailableModel(db: Executor, twinId: string | null, modelName: string): Promise<CustomModelRow | undefined> {
+  const place = twinId ? or(eq(customModels.twinId, twinId), isNull(customModels.twinId)) : isNull(customModels.twinId);
   const [row] = await db
     .select()
     .from(customModels)
@@ -92,7 +92,7 @@ export async function findAvailableModel(db: Executor, institutionId: string | n
     )
     .orderBy(
       sql`lower(${customModels.name}) = ${modelName.toLowerCase()} desc`,
-      sql`${customModels.institutionId} is null`,
+      sql`${customModels.twinId} is null`,
     )
     .limit(1);
   return row;

@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { ConflictError, NotFoundError } from '../../platform/http/errors.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { findTwinById } from '../twins/twins.repo.js';
 import { requireAccess } from '../access/access.js';
 import { presentAdminCustomModel, presentCustomModel } from './custom-models.presenter.js';
 import {
@@ -61,12 +61,12 @@ export function createCustomModelService(db: Database, secrets: Pick<SecretBox, 
 
   return {
     async available(actor: Actor): Promise<CustomModelWire[]> {
-      return (await listAvailableModels(db, actor.institutionId)).map(presentCustomModel);
+      return (await listAvailableModels(db, actor.twinId)).map(presentCustomModel);
     },
 
     async list(actor: Actor, query: AdminModelsQuery) {
       const twins = await requireAccess(db, actor, 'twins.managed', { permission: 'models.edit' });
-      const { rows, total } = await listCustomModelsForAdmin(db, { twins, institutionId: query.institution, search: query.search, page: query.page, limit: query.limit });
+      const { rows, total } = await listCustomModelsForAdmin(db, { twins, twinId: query.institution, search: query.search, page: query.page, limit: query.limit });
       return { data: rows.map(presentAdminCustomModel), page: query.page, limit: query.limit, total };
     },
 
@@ -75,12 +75,12 @@ export function createCustomModelService(db: Database, secrets: Pick<SecretBox, 
     },
 
     async create(actor: Actor, body: CustomModelCreateInput): Promise<AdminCustomModelWire> {
-      const institutionId = body.institution === undefined ? actor.institutionId : body.institution;
-      await requireAccess(db, actor, 'model.create', { institutionId });
-      if (institutionId !== null) {
-        if (!(await findInstitutionById(db, institutionId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
+      const twinId = body.institution === undefined ? actor.twinId : body.institution;
+      await requireAccess(db, actor, 'model.create', { twinId });
+      if (twinId !== null) {
+        if (!(await findTwinById(db, twinId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
       }
-      const row = await save(() => insertCustomModel(db, { ...columns(body), name: body.name, model: body.model, institutionId }));
+      const row = await save(() => insertCustomModel(db, { ...columns(body), name: body.name, model: body.model, twinId }));
       return presentAdminCustomModel(row);
     },
 

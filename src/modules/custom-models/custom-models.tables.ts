@@ -16,7 +16,7 @@ export const customModels = pgTable(
   'custom_models',
   {
     id: idColumn(),
-    institutionId: refColumn('institution_id'),
+    twinId: refColumn('institution_id'),
     /** What people pick and assistants name in conversationModel. */
     name: text('name').notNull(),
     /** The provider's model id sent to the endpoint. */
@@ -35,9 +35,9 @@ export const customModels = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    uniqueIndex('custom_models_institution_name_key').on(t.institutionId, sql`lower(${t.name})`),
-    uniqueIndex('custom_models_global_name_key').on(sql`lower(${t.name})`).where(sql`${t.institutionId} is null`),
-    index('custom_models_institution_status_idx').on(t.institutionId, t.status),
+    uniqueIndex('custom_models_institution_name_key').on(t.twinId, sql`lower(${t.name})`),
+    uniqueIndex('custom_models_global_name_key').on(sql`lower(${t.name})`).where(sql`${t.twinId} is null`),
+    index('custom_models_institution_status_idx').on(t.twinId, t.status),
   ],
 );
 

@@ -3,14 +3,14 @@
 // the engine's lookup (findModelForTurn).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { findCustomModelById } from './custom-models.repo.js';
 import { findModelForTurn } from './model-lookup.js';
 
 let t: TestApp;
-let t1: InstitutionRow;
-let t2: InstitutionRow;
+let t1: TwinRow;
+let t2: TwinRow;
 const tok = {} as Record<'admin1' | 'admin2' | 'member' | 'granted' | 'super', string>;
 
 const as = (token: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
@@ -22,14 +22,14 @@ const model = (extra: object = {}) => ({ name: `Model ${++n}`, model: `gpt-test-
 beforeAll(async () => {
   t = await startTestApp();
   const db = t.platform.database.db;
-  t1 = await buildInstitution(db);
-  t2 = await buildInstitution(db);
+  t1 = await buildTwin(db);
+  t2 = await buildTwin(db);
   const sign = async (options: Parameters<typeof buildUser>[1]) => signIn(t.app, (await buildUser(db, options)).user.email);
-  tok.admin1 = await sign({ institution: t1, role: 'admin' });
-  tok.admin2 = await sign({ institution: t2, role: 'admin' });
-  tok.member = await sign({ institution: t1 });
-  tok.granted = await sign({ institution: t1, grants: ['models.edit'] });
-  tok.super = await sign({ institution: t2, accountType: 'super' });
+  tok.admin1 = await sign({ twin: t1, role: 'admin' });
+  tok.admin2 = await sign({ twin: t2, role: 'admin' });
+  tok.member = await sign({ twin: t1 });
+  tok.granted = await sign({ twin: t1, grants: ['models.edit'] });
+  tok.super = await sign({ twin: t2, accountType: 'super' });
 });
 afterAll(() => t.close());
 

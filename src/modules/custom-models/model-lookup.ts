@@ -27,11 +27,11 @@ export interface ModelForTurn {
 export async function findModelForTurn(
   db: Executor,
   secrets: Pick<SecretBox, 'decrypt'>,
-  institutionId: string | null,
+  twinId: string | null,
   modelName: string,
 ): Promise<ModelForTurn | null> {
   if (!modelName) return null;
-  const row = await findAvailableModel(db, institutionId, modelName);
+  const row = await findAvailableModel(db, twinId, modelName);
   if (!row) return null;
   return {
     id: row.id,

@@ -2,17 +2,17 @@
 import { and, desc, eq, ilike, inArray, isNotNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { setsSomething } from '../../platform/db/updates.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 import { entitlements, type EntitlementRow } from './entitlements.tables.js';
 
 export type NewEntitlement = typeof entitlements.$inferInsert;
 
 /** Entitlements of these twins, directly or through the twins' account. */
-export function appliesTo(twins: 'all' | string[]): SQL | undefined {
-  if (twins === 'all') return undefined;
-  if (twins.length === 0) return sql`false`;
-  const accounts = sql`(select ${institutions.accountId} from ${institutions} where ${inArray(institutions.id, twins)} and ${isNotNull(institutions.accountId)})`;
-  return or(inArray(entitlements.institutionId, twins), sql`${entitlements.accountId} in ${accounts}`);
+export function appliesTo(twinIds: 'all' | string[]): SQL | undefined {
+  if (twinIds === 'all') return undefined;
+  if (twinIds.length === 0) return sql`false`;
+  const accounts = sql`(select ${twins.accountId} from ${twins} where ${inArray(twins.id, twinIds)} and ${isNotNull(twins.accountId)})`;
+  return or(inArray(entitlements.twinId, twinIds), sql`${entitlements.accountId} in ${accounts}`);
 }
 
 export async function listEntitlements(
@@ -27,8 +27,8 @@ export async function listEntitlements(
   return { rows, total: count.total };
 }
 
-export async function findEntitlement(db: Executor, id: string, twins: 'all' | string[]): Promise<EntitlementRow | undefined> {
-  const [row] = await db.select().from(entitlements).where(and(eq(entitlements.id, id), appliesTo(twins))).limit(1);
+export async function findEntitlement(db: Executor, id: string, twinIds: 'all' | string[]): Promise<EntitlementRow | undefined> {
+  const [row] = await db.select().from(entitlements).where(and(eq(entitlements.id, id), appliesTo(twinIds))).limit(1);
   return row;
 }
 
@@ -50,9 +50,9 @@ export async function deleteEntitlements(db: Executor, ids: string[]): Promise<n
 }
 
 /** Active, unexpired entitlements that apply to one twin (directly or through its account). */
-export async function activeEntitlementsOf(db: Executor, institutionId: string): Promise<EntitlementRow[]> {
+export async function activeEntitlementsOf(db: Executor, twinId: string): Promise<EntitlementRow[]> {
   return db
     .select()
     .from(entitlements)
-    .where(and(appliesTo([institutionId]), eq(entitlements.status, 'active'), sql`(${entitlements.expiresAt} is null or ${entitlements.expiresAt} > now())`));
+    .where(and(appliesTo([twinId]), eq(entitlements.status, 'active'), sql`(${entitlements.expiresAt} is null or ${entitlements.expiresAt} > now())`));
 }

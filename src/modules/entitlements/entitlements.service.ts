@@ -3,7 +3,7 @@
 import type { Database, Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { BadRequestError, NotFoundError } from '../../platform/http/errors.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { findTwinById } from '../twins/twins.repo.js';
 import { checkAccess, requireAccess } from '../access/access.js';
 import {
   activeEntitlementsOf,
@@ -24,7 +24,7 @@ export function presentEntitlement(row: EntitlementRow): EntitlementWire {
     _id: row.id,
     name: row.name,
     description: row.description,
-    institution: row.institutionId,
+    institution: row.twinId,
     accountId: row.accountId,
     status: row.status,
     models: row.models,
@@ -41,7 +41,7 @@ function toColumns(input: EntitlementInput): Partial<NewEntitlement> {
   const values: Partial<NewEntitlement> = {};
   if (input.name !== undefined) values.name = input.name;
   if (input.description !== undefined) values.description = input.description;
-  if (input.institution !== undefined) values.institutionId = input.institution;
+  if (input.institution !== undefined) values.twinId = input.institution;
   if (input.accountId !== undefined) values.accountId = input.accountId;
   if (input.status !== undefined) values.status = input.status;
   if (input.models !== undefined) values.models = input.models;
@@ -53,8 +53,8 @@ function toColumns(input: EntitlementInput): Partial<NewEntitlement> {
 }
 
 /** What a twin may use: the union of its active entitlements; a cap is the most generous one given. */
-export async function grantsOf(db: Executor, institutionId: string) {
-  const rows = await activeEntitlementsOf(db, institutionId);
+export async function grantsOf(db: Executor, twinId: string) {
+  const rows = await activeEntitlementsOf(db, twinId);
   const caps: EntitlementCaps = {};
   for (const row of rows) {
     for (const [key, value] of Object.entries(row.caps) as [keyof EntitlementCaps, number | null | undefined][]) {
@@ -69,12 +69,12 @@ export function createEntitlementsService(db: Database) {
   const scope = (actor: Actor) => requireAccess(db, actor, 'twins.managed', { permission: 'institutions.list', ifNone: 'empty', withDeleted: true });
 
   async function checkTarget(values: Partial<NewEntitlement>, current?: EntitlementRow): Promise<void> {
-    const institutionId = values.institutionId !== undefined ? values.institutionId : current?.institutionId ?? null;
+    const twinId = values.twinId !== undefined ? values.twinId : current?.twinId ?? null;
     const accountId = values.accountId !== undefined ? values.accountId : current?.accountId ?? null;
-    if (Boolean(institutionId) === Boolean(accountId)) {
+    if (Boolean(twinId) === Boolean(accountId)) {
       throw new BadRequestError('Give either institution or accountId', 'TARGET_REQUIRED');
     }
-    if (values.institutionId && !(await findInstitutionById(db, values.institutionId))) throw new NotFoundError('Institution not found');
+    if (values.twinId && !(await findTwinById(db, values.twinId))) throw new NotFoundError('Institution not found');
   }
 
   return {

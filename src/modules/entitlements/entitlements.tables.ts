@@ -19,7 +19,7 @@ export const entitlements = pgTable(
   {
     id: idColumn(),
     /** The twin it applies to; null when it applies to every twin of `accountId`. */
-    institutionId: refColumn('institution_id'),
+    twinId: refColumn('institution_id'),
     accountId: refColumn('account_id'),
     name: text('name').notNull(),
     description: text('description').notNull().default(''),
@@ -33,7 +33,7 @@ export const entitlements = pgTable(
     updatedAt: updatedAt(),
     expiresAt: timestampColumn('expires_at'),
   },
-  (t) => [index('entitlements_institution_idx').on(t.institutionId, t.createdAt), index('entitlements_account_idx').on(t.accountId)],
+  (t) => [index('entitlements_institution_idx').on(t.twinId, t.createdAt), index('entitlements_account_idx').on(t.accountId)],
 );
 
 export type EntitlementRow = typeof entitlements.$inferSelect;

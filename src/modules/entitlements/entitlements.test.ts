@@ -2,15 +2,15 @@
 // answer 404, bulk delete reports how many changed; and the merged grant later features read.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { requester } from '../../../test/support/http.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { grantsOf } from './entitlements.service.js';
 
 let t: TestApp;
 let req: ReturnType<typeof requester>;
-let twinA: InstitutionRow;
-let twinB: InstitutionRow;
+let twinA: TwinRow;
+let twinB: TwinRow;
 let tokenA: string;
 let tokenSuper: string;
 const db = () => t.platform.database.db;
@@ -19,10 +19,10 @@ const ACCOUNT = 'acacacacacacacacacacacac';
 beforeAll(async () => {
   t = await startTestApp();
   req = requester(t.app);
-  twinA = await buildInstitution(db(), { accountId: ACCOUNT });
-  twinB = await buildInstitution(db());
-  tokenA = await signIn(t.app, (await buildUser(db(), { institution: twinA, role: 'admin' })).user.email);
-  tokenSuper = await signIn(t.app, (await buildUser(db(), { institution: twinB, accountType: 'super' })).user.email);
+  twinA = await buildTwin(db(), { accountId: ACCOUNT });
+  twinB = await buildTwin(db());
+  tokenA = await signIn(t.app, (await buildUser(db(), { twin: twinA, role: 'admin' })).user.email);
+  tokenSuper = await signIn(t.app, (await buildUser(db(), { twin: twinB, accountType: 'super' })).user.email);
 });
 afterAll(() => t.close());
 
@@ -69,7 +69,7 @@ describe('entitlements admin family', () => {
   });
 
   it('merges the active grants of a twin for later features', async () => {
-    const twin = await buildInstitution(db());
+    const twin = await buildTwin(db());
     await create(tokenSuper, { name: 'g1', institution: twin.id, models: ['m1'], caps: { dailyTurns: 10 } });
     await create(tokenSuper, { name: 'g2', institution: twin.id, models: ['m2', 'm1'], caps: { dailyTurns: 30, maxFiles: 5 } });
     await create(tokenSuper, { name: 'off', institution: twin.id, models: ['m3'], status: 'inactive' });

@@ -6,7 +6,7 @@ import type { Database, DatabaseHandle, Executor } from '../../platform/db/clien
 import { newId } from '../../platform/ids/ids.js';
 
 export interface ChunkInsert {
-  institutionId: string;
+  twinId: string;
   fileId: string;
   generation: number;
   chunkIndex: number;
@@ -27,7 +27,7 @@ export interface ChunkHit {
 
 /** Who may see which files in a search: own files of the twin, plus shared ones with files.access; never a deleted file. */
 export interface SearchScope {
-  institutionId: string;
+  twinId: string;
   userId: string;
   includeShared: boolean;
 }
@@ -102,8 +102,8 @@ export async function insertChunks(db: Executor, chunks: ChunkInsert[], withEmbe
   if (chunks.length === 0) return;
   const values = chunks.map((c) =>
     withEmbedding && c.embedding
-      ? sql`(${newId()}, ${c.institutionId}, ${c.fileId}, ${c.generation}, ${c.chunkIndex}, ${c.text}, ${vectorLiteral(c.embedding)}::vector)`
-      : sql`(${newId()}, ${c.institutionId}, ${c.fileId}, ${c.generation}, ${c.chunkIndex}, ${c.text})`,
+      ? sql`(${newId()}, ${c.twinId}, ${c.fileId}, ${c.generation}, ${c.chunkIndex}, ${c.text}, ${vectorLiteral(c.embedding)}::vector)`
+      : sql`(${newId()}, ${c.twinId}, ${c.fileId}, ${c.generation}, ${c.chunkIndex}, ${c.text})`,
   );
   const columns = withEmbedding
     ? sql`(id, institution_id, file_id, generation, chunk_index, text, embedding)`
@@ -127,8 +127,8 @@ const RANK_CANDIDATES = 500;
 
 const scopeSql = (scope: SearchScope) =>
   scope.includeShared
-    ? sql`f.institution_id = ${scope.institutionId} and f.deleted_at is null and (f.user_id = ${scope.userId} or f.shared)`
-    : sql`f.institution_id = ${scope.institutionId} and f.deleted_at is null and f.user_id = ${scope.userId}`;
+    ? sql`f.institution_id = ${scope.twinId} and f.deleted_at is null and (f.user_id = ${scope.userId} or f.shared)`
+    : sql`f.institution_id = ${scope.twinId} and f.deleted_at is null and f.user_id = ${scope.userId}`;
 
 /**
  * Full-text search in two steps. Passages holding every word come first (AND); when they are fewer
@@ -159,7 +159,7 @@ async function rankedMatches(db: Executor, scope: SearchScope, tsquery: string, 
         select c.id, c.tsv
         from file_chunks c
         join files f on f.id = c.file_id and f.generation = c.generation
-        where c.institution_id = ${scope.institutionId} and c.tsv @@ ${q} and ${scopeSql(scope)}
+        where c.institution_id = ${scope.twinId} and c.tsv @@ ${q} and ${scopeSql(scope)}
       ),
       best as (
         select id, (ts_rank_cd(tsv, ${q}) + ${bonus})::float8 as score
@@ -200,7 +200,7 @@ export async function searchVector(db: Database, scope: SearchScope, embedding: 
       sql`with nearest as materialized (
           select c.id, c.file_id, c.generation, c.text, c.chunk_index, c.embedding <=> ${vector}::vector as distance
           from file_chunks c
-          where c.institution_id = ${scope.institutionId} and c.embedding is not null
+          where c.institution_id = ${scope.twinId} and c.embedding is not null
           order by c.embedding <=> ${vector}::vector
           limit ${limit * 3}
         )

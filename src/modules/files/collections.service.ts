@@ -17,17 +17,17 @@ export function createCollectionsService(deps: { database: DatabaseHandle; stora
   const db = deps.database.db;
   return {
     async create(actor: Actor, name: string): Promise<CollectionRecord> {
-      const institutionId = currentTwin(actor);
-      if (!institutionId) throw new BadRequestError('Join a Digital Twin before creating collections', 'NO_TWIN');
-      const row = await insertCollection(db, { institutionId, userId: actor.userId, name });
+      const twinId = currentTwin(actor);
+      if (!twinId) throw new BadRequestError('Join a Digital Twin before creating collections', 'NO_TWIN');
+      const row = await insertCollection(db, { twinId, userId: actor.userId, name });
       return presentCollection({ ...row, fileCount: 0 }, actor.userId);
     },
 
     async list(actor: Actor): Promise<CollectionRecord[]> {
-      const institutionId = currentTwin(actor);
-      if (!institutionId) return [];
-      const all = await checkAccess(db, actor, 'files.access', { twin: institutionId });
-      const rows = await listCollections(db, institutionId, actor.userId, all);
+      const twinId = currentTwin(actor);
+      if (!twinId) return [];
+      const all = await checkAccess(db, actor, 'files.access', { twin: twinId });
+      const rows = await listCollections(db, twinId, actor.userId, all);
       return rows.map((row) => presentCollection(row, actor.userId));
     },
 
@@ -35,7 +35,7 @@ export function createCollectionsService(deps: { database: DatabaseHandle; stora
       const found = await findCollectionById(db, collectionId);
       await requireAccess(db, actor, 'collection.read', { collection: found });
       const collection = found!;
-      const files = await filesOfCollection(db, collection.institutionId, collection.id);
+      const files = await filesOfCollection(db, collection.twinId, collection.id);
       const stream = zipStream(
         deps.storage,
         files.map((file) => ({ name: file.originalname, storageKey: file.storageKey })),

@@ -17,10 +17,10 @@ beforeAll(async () => {
   t = await startTestApp({ workers: true });
   const db = t.platform.database.db;
   owner = await buildUser(db);
-  const member = await buildUser(db, { institution: owner.institution });
-  const keeper = await buildUser(db, { institution: owner.institution, grants: ['files.access'] });
+  const member = await buildUser(db, { twin: owner.twin });
+  const keeper = await buildUser(db, { twin: owner.twin, grants: ['files.access'] });
   const outsider = await buildUser(db, { grants: ['files.access'] });
-  const admin = await buildUser(db, { institution: owner.institution, role: 'admin' });
+  const admin = await buildUser(db, { twin: owner.twin, role: 'admin' });
   const outsideAdmin = await buildUser(db, { role: 'admin' });
   const [o, m, k, x, a, oa] = await Promise.all([owner, member, keeper, outsider, admin, outsideAdmin].map((p) => signIn(t.app, p.user.email)));
   tokens = { owner: o, member: m, keeper: k, outsider: x, admin: a, outsideAdmin: oa };
@@ -98,7 +98,7 @@ describe('admin uploads', () => {
     expect(response.json().total).toBe(4);
     const refused = await t.app.inject({ method: 'GET', url: '/api/admin/uploads', headers: auth(tokens.member) });
     expect(refused.statusCode).toBe(403);
-    const elsewhere = await t.app.inject({ method: 'GET', url: `/api/admin/uploads?institutionId=${owner.institution!.id}`, headers: auth(tokens.outsideAdmin) });
+    const elsewhere = await t.app.inject({ method: 'GET', url: `/api/admin/uploads?institutionId=${owner.twin!.id}`, headers: auth(tokens.outsideAdmin) });
     expect(elsewhere.statusCode).toBe(403);
   });
 

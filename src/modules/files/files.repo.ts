@@ -29,11 +29,11 @@ export async function deleteFileRows(db: Executor, ids: string[]): Promise<FileR
   return db.delete(files).where(inArray(files.id, ids)).returning();
 }
 
-export async function countFilesOf(db: Executor, institutionId: string, userId: string): Promise<number> {
+export async function countFilesOf(db: Executor, twinId: string, userId: string): Promise<number> {
   const [row] = await db
     .select({ n: count() })
     .from(files)
-    .where(and(eq(files.institutionId, institutionId), eq(files.userId, userId), isNull(files.deletedAt)));
+    .where(and(eq(files.twinId, twinId), eq(files.userId, userId), isNull(files.deletedAt)));
   return row.n;
 }
 
@@ -41,8 +41,8 @@ export async function countFilesOf(db: Executor, institutionId: string, userId: 
  * Whether a search of the person in the twin could find a passage, as two cheap answers: a file of their
  * own that search sees (ingested at least once), and a shared one (which counts for holders of files.access).
  */
-export async function searchableFilesOf(db: Executor, institutionId: string, userId: string): Promise<{ own: boolean; shared: boolean }> {
-  const seen = and(eq(files.institutionId, institutionId), isNull(files.deletedAt), sql`${files.generation} > 0`);
+export async function searchableFilesOf(db: Executor, twinId: string, userId: string): Promise<{ own: boolean; shared: boolean }> {
+  const seen = and(eq(files.twinId, twinId), isNull(files.deletedAt), sql`${files.generation} > 0`);
   const result = (await db.execute(
     sql`select exists (select 1 from ${files} where ${and(seen, eq(files.userId, userId))}) as own,
                exists (select 1 from ${files} where ${and(seen, eq(files.shared, true))}) as shared`,
@@ -52,17 +52,17 @@ export async function searchableFilesOf(db: Executor, institutionId: string, use
 }
 
 /** The files a person sees in a twin: their own, plus the twin's shared files when they hold files.access. */
-export function visibleFilesWhere(institutionId: string, userId: string, includeShared: boolean): SQL {
+export function visibleFilesWhere(twinId: string, userId: string, includeShared: boolean): SQL {
   const own = eq(files.userId, userId);
-  return and(eq(files.institutionId, institutionId), isNull(files.deletedAt), includeShared ? or(own, eq(files.shared, true)) : own)!;
+  return and(eq(files.twinId, twinId), isNull(files.deletedAt), includeShared ? or(own, eq(files.shared, true)) : own)!;
 }
 
 export async function listFiles(
   db: Executor,
-  scope: { institutionId: string; userId: string; includeShared: boolean; collectionId?: string },
+  scope: { twinId: string; userId: string; includeShared: boolean; collectionId?: string },
   page: { offset: number; limit: number },
 ): Promise<{ rows: FileRow[]; total: number }> {
-  let where = visibleFilesWhere(scope.institutionId, scope.userId, scope.includeShared);
+  let where = visibleFilesWhere(scope.twinId, scope.userId, scope.includeShared);
   if (scope.collectionId) where = and(where, eq(files.collectionId, scope.collectionId))!;
   const [rows, [{ n }]] = await Promise.all([
     db.select().from(files).where(where).orderBy(desc(files.createdAt), desc(files.id)).offset(page.offset).limit(page.limit),
@@ -73,10 +73,10 @@ export async function listFiles(
 
 export async function listTwinFiles(
   db: Executor,
-  institutionId: string,
+  twinId: string,
   page: { offset: number; limit: number },
 ): Promise<{ rows: FileRow[]; total: number }> {
-  const where = and(eq(files.institutionId, institutionId), isNull(files.deletedAt));
+  const where = and(eq(files.twinId, twinId), isNull(files.deletedAt));
   const [rows, [{ n }]] = await Promise.all([
     db.select().from(files).where(where).orderBy(desc(files.createdAt), desc(files.id)).offset(page.offset).limit(page.limit),
     db.select({ n: count() }).from(files).where(where),
@@ -89,11 +89,11 @@ export async function findFilesByIds(db: Executor, ids: string[]): Promise<FileR
   return db.select().from(files).where(and(inArray(files.id, ids), isNull(files.deletedAt)));
 }
 
-export async function filesOfCollection(db: Executor, institutionId: string, collectionId: string): Promise<FileRow[]> {
+export async function filesOfCollection(db: Executor, twinId: string, collectionId: string): Promise<FileRow[]> {
   return db
     .select()
     .from(files)
-    .where(and(eq(files.institutionId, institutionId), eq(files.collectionId, collectionId), isNull(files.deletedAt)))
+    .where(and(eq(files.twinId, twinId), eq(files.collectionId, collectionId), isNull(files.deletedAt)))
     .orderBy(files.createdAt, files.id);
 }
 
@@ -110,7 +110,7 @@ export async function findCollectionById(db: Executor, id: string): Promise<Coll
 /** A collection's columns and how many of its files are not deleted (the lists' shape). */
 export const collectionWithFileCount = {
   id: fileCollections.id,
-  institutionId: fileCollections.institutionId,
+  twinId: fileCollections.twinId,
   userId: fileCollections.userId,
   name: fileCollections.name,
   createdAt: fileCollections.createdAt,
@@ -119,10 +119,10 @@ export const collectionWithFileCount = {
 };
 
 /** A person's collections in a twin; with files.access, every collection of the twin. */
-export async function listCollections(db: Executor, institutionId: string, userId: string, all: boolean): Promise<Array<CollectionRow & { fileCount: number }>> {
+export async function listCollections(db: Executor, twinId: string, userId: string, all: boolean): Promise<Array<CollectionRow & { fileCount: number }>> {
   const where = all
-    ? and(eq(fileCollections.institutionId, institutionId), isNull(fileCollections.deletedAt))
-    : and(eq(fileCollections.institutionId, institutionId), eq(fileCollections.userId, userId), isNull(fileCollections.deletedAt));
+    ? and(eq(fileCollections.twinId, twinId), isNull(fileCollections.deletedAt))
+    : and(eq(fileCollections.twinId, twinId), eq(fileCollections.userId, userId), isNull(fileCollections.deletedAt));
   return db
     .select(collectionWithFileCount)
     .from(fileCollections)

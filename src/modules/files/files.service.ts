@@ -8,7 +8,7 @@ import type { Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { FileStorage } from '../../platform/storage/storage.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { findTwinById } from '../twins/twins.repo.js';
 import { checkAccess, requireAccess } from '../access/access.js';
 import { TEXT_EDITABLE_KINDS, type FileKind } from './detect.js';
 import { countFilesOf, deleteFileRows, findCollectionById, findFileById, insertFile, listFiles, updateFile } from './files.repo.js';
@@ -31,7 +31,7 @@ const truthy = (value: string | undefined) => value !== undefined && ['true', '1
 
 /** The twin a person works in now (a launch session is confined to its twin). */
 export function currentTwin(actor: Actor): string | null {
-  return actor.launchScope?.institutionId ?? actor.institutionId;
+  return actor.launchScope?.twinId ?? actor.twinId;
 }
 
 export function createFilesService(deps: FilesServiceDeps) {
@@ -57,13 +57,13 @@ export function createFilesService(deps: FilesServiceDeps) {
 
   return {
     async upload(actor: Actor, parts: AsyncIterable<UploadPart>): Promise<{ uploadId: string }> {
-      const institutionId = currentTwin(actor);
-      if (!institutionId) throw new BadRequestError('Join a Digital Twin before uploading files', 'NO_TWIN');
-      const twin = await findInstitutionById(db, institutionId);
+      const twinId = currentTwin(actor);
+      if (!twinId) throw new BadRequestError('Join a Digital Twin before uploading files', 'NO_TWIN');
+      const twin = await findTwinById(db, twinId);
       if (!twin) throw new BadRequestError('Join a Digital Twin before uploading files', 'NO_TWIN');
       await requireAccess(db, actor, 'file.upload', { twin });
       const limitReached = async () =>
-        twin.maxFiles > 0 && (await countFilesOf(db, institutionId, actor.userId)) >= twin.maxFiles;
+        twin.maxFiles > 0 && (await countFilesOf(db, twinId, actor.userId)) >= twin.maxFiles;
       const tooMany = () => new ForbiddenError(`You have reached this Digital Twin's limit of ${twin.maxFiles} files`, 'FILE_LIMIT_REACHED');
       if (await limitReached()) throw tooMany();
 
@@ -72,18 +72,18 @@ export function createFilesService(deps: FilesServiceDeps) {
       try {
         const { fields } = received;
         const shared = truthy(fields.shared);
-        if (shared) await requireAccess(db, actor, 'file.share', { twin: institutionId });
+        if (shared) await requireAccess(db, actor, 'file.share', { twin: twinId });
         const collectionId = fields.collectionId?.trim() || null;
         if (collectionId) {
           const collection = /^[0-9a-f]{24}$/.test(collectionId) ? await findCollectionById(db, collectionId) : undefined;
-          await requireAccess(db, actor, 'collection.use', { collection, twin: institutionId });
+          await requireAccess(db, actor, 'collection.use', { collection, twin: twinId });
         }
         row = await withTransaction(db, async (tx) => {
           // Concurrent uploads of one person are counted one after the other, so maxFiles holds.
-          await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`files:${institutionId}:${actor.userId}`}))`);
-          if (twin.maxFiles > 0 && (await countFilesOf(tx, institutionId, actor.userId)) >= twin.maxFiles) throw tooMany();
+          await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`files:${twinId}:${actor.userId}`}))`);
+          if (twin.maxFiles > 0 && (await countFilesOf(tx, twinId, actor.userId)) >= twin.maxFiles) throw tooMany();
           return insertFile(tx, {
-            institutionId,
+            twinId,
             userId: actor.userId,
             collectionId,
             originalname: received.originalname,
@@ -111,12 +111,12 @@ export function createFilesService(deps: FilesServiceDeps) {
     },
 
     async list(actor: Actor, query: { page: number; limit: number; collectionId?: string }) {
-      const institutionId = currentTwin(actor);
-      if (!institutionId) return { data: [] as FileRecord[], page: query.page, limit: query.limit, total: 0 };
-      const includeShared = await checkAccess(db, actor, 'files.access', { twin: institutionId });
+      const twinId = currentTwin(actor);
+      if (!twinId) return { data: [] as FileRecord[], page: query.page, limit: query.limit, total: 0 };
+      const includeShared = await checkAccess(db, actor, 'files.access', { twin: twinId });
       const { rows, total } = await listFiles(
         db,
-        { institutionId, userId: actor.userId, includeShared, collectionId: query.collectionId },
+        { twinId, userId: actor.userId, includeShared, collectionId: query.collectionId },
         { offset: (query.page - 1) * query.limit, limit: query.limit },
       );
       return { data: rows.map(presentFile), page: query.page, limit: query.limit, total };

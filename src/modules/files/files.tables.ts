@@ -16,14 +16,14 @@ export const fileCollections = pgTable(
   'file_collections',
   {
     id: idColumn(),
-    institutionId: refColumn('institution_id').notNull(),
+    twinId: refColumn('institution_id').notNull(),
     userId: refColumn('user_id').notNull(),
     name: text('name').notNull(),
     createdAt: createdAt(),
     /** Deleted by its owner (personal-data delete): hidden at once, purged after the grace period. */
     deletedAt: timestampColumn('deleted_at'),
   },
-  (t) => [index('file_collections_institution_user_idx').on(t.institutionId, t.userId)],
+  (t) => [index('file_collections_institution_user_idx').on(t.twinId, t.userId)],
 );
 
 export const files = pgTable(
@@ -31,7 +31,7 @@ export const files = pgTable(
   {
     id: idColumn(),
     /** The twin the uploader was working in. */
-    institutionId: refColumn('institution_id').notNull(),
+    twinId: refColumn('institution_id').notNull(),
     userId: refColumn('user_id').notNull(),
     collectionId: refColumn('collection_id').references(() => fileCollections.id, { onDelete: 'set null' }),
     originalname: text('originalname').notNull(),
@@ -60,8 +60,8 @@ export const files = pgTable(
     deletedAt: timestampColumn('deleted_at'),
   },
   (t) => [
-    index('files_institution_user_idx').on(t.institutionId, t.userId, t.createdAt),
-    index('files_institution_collection_idx').on(t.institutionId, t.collectionId),
+    index('files_institution_user_idx').on(t.twinId, t.userId, t.createdAt),
+    index('files_institution_collection_idx').on(t.twinId, t.collectionId),
   ],
 );
 
@@ -69,7 +69,7 @@ export const fileChunks = pgTable(
   'file_chunks',
   {
     id: idColumn(),
-    institutionId: refColumn('institution_id').notNull(),
+    twinId: refColumn('institution_id').notNull(),
     fileId: refColumn('file_id')
       .notNull()
       .references(() => files.id, { onDelete: 'cascade' }),
@@ -79,7 +79,7 @@ export const fileChunks = pgTable(
     tsv: tsvector('tsv').generatedAlwaysAs(sql`to_tsvector('english', text)`),
   },
   (t) => [
-    index('file_chunks_institution_file_idx').on(t.institutionId, t.fileId, t.generation, t.chunkIndex),
+    index('file_chunks_institution_file_idx').on(t.twinId, t.fileId, t.generation, t.chunkIndex),
     index('file_chunks_file_idx').on(t.fileId, t.generation),
     index('file_chunks_tsv_idx').using('gin', t.tsv),
   ],

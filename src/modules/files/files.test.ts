@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { makeDocx, makePdf } from '../../../test/support/documents.js';
-import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { getFile, search, uploadAndIngest, uploadFile } from '../../../test/support/files.js';
 import { REDACTION_SUFFIX } from './retrieval.js';
 
@@ -22,8 +22,8 @@ beforeAll(async () => {
   t = await startTestApp({ workers: true });
   const db = t.platform.database.db;
   owner = await buildUser(db);
-  neighbour = await buildUser(db, { institution: owner.institution });
-  librarian = await buildUser(db, { institution: owner.institution, grants: ['files.access'] });
+  neighbour = await buildUser(db, { twin: owner.twin });
+  librarian = await buildUser(db, { twin: owner.twin, grants: ['files.access'] });
   stranger = await buildUser(db, { role: 'admin' });
   [ownerToken, neighbourToken, librarianToken, strangerToken] = await Promise.all(
     [owner, neighbour, librarian, stranger].map((p) => signIn(t.app, p.user.email)),
@@ -227,9 +227,9 @@ describe('deleting a file', () => {
 
 describe('twin rules for uploads', () => {
   it('refuses uploads to users of a twin with uploads disabled, but not to its admins', async () => {
-    const twin = await buildInstitution(t.platform.database.db, { disableFileUploadForUser: true });
-    const member = await buildUser(t.platform.database.db, { institution: twin });
-    const admin = await buildUser(t.platform.database.db, { institution: twin, role: 'admin' });
+    const twin = await buildTwin(t.platform.database.db, { disableFileUploadForUser: true });
+    const member = await buildUser(t.platform.database.db, { twin });
+    const admin = await buildUser(t.platform.database.db, { twin, role: 'admin' });
     const refused = await uploadFile(t, await signIn(t.app, member.user.email), { filename: 'a.txt', content: 'hello' });
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toMatchObject({ success: false, code: 'FILE_UPLOAD_DISABLED' });
@@ -238,8 +238,8 @@ describe('twin rules for uploads', () => {
   });
 
   it("enforces the twin's maxFiles per person", async () => {
-    const twin = await buildInstitution(t.platform.database.db, { maxFiles: 2 });
-    const member = await buildUser(t.platform.database.db, { institution: twin });
+    const twin = await buildTwin(t.platform.database.db, { maxFiles: 2 });
+    const member = await buildUser(t.platform.database.db, { twin });
     const token = await signIn(t.app, member.user.email);
     expect((await uploadFile(t, token, { filename: '1.txt', content: 'one' })).statusCode).toBe(201);
     expect((await uploadFile(t, token, { filename: '2.txt', content: 'two' })).statusCode).toBe(201);
@@ -249,7 +249,7 @@ describe('twin rules for uploads', () => {
   });
 
   it('refuses an upload from a person with no twin', async () => {
-    const loner = await buildUser(t.platform.database.db, { institution: null });
+    const loner = await buildUser(t.platform.database.db, { twin: null });
     const response = await uploadFile(t, await signIn(t.app, loner.user.email), { filename: 'a.txt', content: 'hello' });
     expect(response.statusCode).toBe(400);
     expect(response.json().code).toBe('NO_TWIN');

@@ -98,7 +98,7 @@ export async function ingestFile(deps: IngestionDeps, { fileId, generation }: In
       const batch = chunks.slice(start, start + BATCH_SIZE);
       const embeddings = deps.hybrid ? await deps.embedder.embed(batch, signal) : [];
       signal.throwIfAborted();
-      const rows = batch.map((chunk, i) => ({ institutionId: file.institutionId, fileId, generation, chunkIndex: start + i, text: chunk, embedding: embeddings[i] }));
+      const rows = batch.map((chunk, i) => ({ twinId: file.twinId, fileId, generation, chunkIndex: start + i, text: chunk, embedding: embeddings[i] }));
       const slice = deps.database.kind === 'pglite' ? PGLITE_WRITE_SLICE : BATCH_SIZE;
       for (let from = 0; from < rows.length; from += slice) {
         if (from > 0) await yieldToRequests();

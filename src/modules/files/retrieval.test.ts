@@ -110,13 +110,13 @@ describe('search on the database', () => {
     const both = await uploadAndIngest(t, token, { filename: 'both.txt', content: 'The gondolier sang of the lagoonfish at dawn.' });
     const first = await uploadAndIngest(t, token, { filename: 'first.txt', content: 'Gondolier, gondolier, gondolier: rowing past.' });
     const second = await uploadAndIngest(t, token, { filename: 'second.txt', content: 'Lagoonfish and lagoonfish, lagoonfish again.' });
-    const scope = { institutionId: person.institution!.id, userId: person.user.id, includeShared: false };
+    const scope = { twinId: person.twin!.id, userId: person.user.id, includeShared: false };
     const hits = await searchFullText(t.platform.database.db, scope, 'gondolier lagoonfish', 5);
     expect(hits.map((hit) => hit.fileId)).toHaveLength(3);
     expect(hits[0].fileId).toBe(both._id);
     expect(new Set(hits.slice(1).map((hit) => hit.fileId))).toEqual(new Set([first._id, second._id]));
     expect(hits[0].score).toBeGreaterThan(hits[1].score);
-    const stranger = await buildUser(t.platform.database.db, { institution: person.institution });
+    const stranger = await buildUser(t.platform.database.db, { twin: person.twin });
     expect(await searchFullText(t.platform.database.db, { ...scope, userId: stranger.user.id }, 'gondolier lagoonfish', 5)).toEqual([]);
   });
 
@@ -124,15 +124,15 @@ describe('search on the database', () => {
     for (let i = 0; i < 4; i += 1) {
       await uploadAndIngest(t, token, { filename: `n${i}.md`, content: `Note ${i} about the zeppelin hangar.` }, { confidential: i === 0 ? 'true' : 'false' });
     }
-    const actor = { userId: person.user.id, sessionId: 'x', email: person.user.email, accountType: 'user' as const, institutionId: person.institution!.id, role: 'user' as const, permissions: [], launchScope: null, mustChangePassword: false };
+    const actor = { userId: person.user.id, sessionId: 'x', email: person.user.email, accountType: 'user' as const, twinId: person.twin!.id, role: 'user' as const, permissions: [], launchScope: null, mustChangePassword: false };
     const entries = await searchForTurn(t.platform.database, actor, 'zeppelin hangar', { limit: 3 });
     expect(entries).toHaveLength(3);
     for (const entry of entries) {
       expect(Object.keys(entry).sort()).toEqual(['chunkIndex', 'chunkText', 'confidential', 'length', 'mode', 'originalname', 'score', 'uploadId']);
       expect(entry.mode).toBe('RAG');
     }
-    const other = await buildUser(t.platform.database.db, { institution: person.institution });
+    const other = await buildUser(t.platform.database.db, { twin: person.twin });
     expect(await searchForTurn(t.platform.database, { ...actor, userId: other.user.id }, 'zeppelin hangar')).toEqual([]);
-    expect(await searchForTurn(t.platform.database, { ...actor, institutionId: null }, 'zeppelin hangar')).toEqual([]);
+    expect(await searchForTurn(t.platform.database, { ...actor, twinId: null }, 'zeppelin hangar')).toEqual([]);
   });
 });

@@ -66,10 +66,10 @@ export function toEntry(hit: ChunkHit, mode: string): RetrievalEntry {
 }
 
 export async function searchScopeFor(database: DatabaseHandle, actor: Actor): Promise<SearchScope | null> {
-  const institutionId = actor.launchScope?.institutionId ?? actor.institutionId;
-  if (!institutionId) return null;
-  const includeShared = await checkAccess(database.db, actor, 'files.access', { twin: institutionId });
-  return { institutionId, userId: actor.userId, includeShared };
+  const twinId = actor.launchScope?.twinId ?? actor.twinId;
+  if (!twinId) return null;
+  const includeShared = await checkAccess(database.db, actor, 'files.access', { twin: twinId });
+  return { twinId, userId: actor.userId, includeShared };
 }
 
 /**
@@ -77,9 +77,9 @@ export async function searchScopeFor(database: DatabaseHandle, actor: Actor): Pr
  * shared one when they hold files.access. A turn asks this first, so a person without files pays nothing.
  */
 export async function hasSearchableFiles(database: DatabaseHandle, actor: Actor): Promise<boolean> {
-  const institutionId = actor.launchScope?.institutionId ?? actor.institutionId;
-  if (!institutionId) return false;
-  const found = await searchableFilesOf(database.db, institutionId, actor.userId);
+  const twinId = actor.launchScope?.twinId ?? actor.twinId;
+  if (!twinId) return false;
+  const found = await searchableFilesOf(database.db, twinId, actor.userId);
   if (found.own) return true;
   return found.shared && ((await searchScopeFor(database, actor))?.includeShared ?? false);
 }

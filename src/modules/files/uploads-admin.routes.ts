@@ -1,6 +1,6 @@
 // /api/admin/uploads: the admin uploads family (list per twin, delete, bulk delete).
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { changedSchema, failures, idParams, idsBody, messageSchema, type App } from '../../platform/http/schemas.js';
+import { changedSchema, failures, idParams, idsBody, messageSchema, twinFilter, type App } from '../../platform/http/schemas.js';
 import { adminUploadsQuery, fileListSchema } from './files.schemas.js';
 import type { UploadsAdminService } from './uploads-admin.service.js';
 
@@ -18,7 +18,7 @@ export function uploadsAdminRoutes(app: App, uploads: UploadsAdminService): void
         response: { 200: fileListSchema, ...failures(400, 401, 403) },
       },
     },
-    async (request) => ({ success: true as const, ...(await uploads.list(actorOf(request), request.query)) }),
+    async (request) => ({ success: true as const, ...(await uploads.list(actorOf(request), twinFilter(request.query))) }),
   );
 
   app.delete(

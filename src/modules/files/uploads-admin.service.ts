@@ -19,11 +19,11 @@ export function createUploadsAdminService(deps: { database: DatabaseHandle; stor
   }
 
   return {
-    async list(actor: Actor, query: { institutionId?: string; page: number; limit: number }) {
-      const institutionId = query.institutionId ?? currentTwin(actor);
-      if (!institutionId) throw new BadRequestError('Name a Digital Twin (institutionId)', 'NO_TWIN');
-      await requireAccess(db, actor, 'uploads.list', { twin: institutionId });
-      const { rows, total } = await listTwinFiles(db, institutionId, { offset: (query.page - 1) * query.limit, limit: query.limit });
+    async list(actor: Actor, query: { twinId?: string; page: number; limit: number }) {
+      const twinId = query.twinId ?? currentTwin(actor);
+      if (!twinId) throw new BadRequestError('Name a Digital Twin (institutionId)', 'NO_TWIN');
+      await requireAccess(db, actor, 'uploads.list', { twin: twinId });
+      const { rows, total } = await listTwinFiles(db, twinId, { offset: (query.page - 1) * query.limit, limit: query.limit });
       return { data: rows.map(presentFile), page: query.page, limit: query.limit, total };
     },
 
@@ -39,7 +39,7 @@ export function createUploadsAdminService(deps: { database: DatabaseHandle; stor
       const rows = await findFilesByIds(db, [...new Set(ids)]);
       const deletable: string[] = [];
       // The context reads each other twin's permissions once.
-      for (const row of rows) if (await access.check('uploads.delete', { twin: row.institutionId })) deletable.push(row.id);
+      for (const row of rows) if (await access.check('uploads.delete', { twin: row.twinId })) deletable.push(row.id);
       return deleteRows(deletable);
     },
   };

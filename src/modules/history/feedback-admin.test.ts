@@ -3,15 +3,15 @@
 // and a new rating by the person putting the row back to status 'new'.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { buildRecord } from '../../../test/support/history-factories.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { upsertFeedback } from './feedback.repo.js';
 import type { HistoryRow } from './history.tables.js';
 
 let t: TestApp;
-let twinA: InstitutionRow;
-let twinB: InstitutionRow;
+let twinA: TwinRow;
+let twinB: TwinRow;
 const tokens: Record<string, string> = {};
 const ids: Record<string, string> = {};
 let recordA: HistoryRow;
@@ -19,30 +19,30 @@ let recordA: HistoryRow;
 beforeAll(async () => {
   t = await startTestApp();
   const db = t.platform.database.db;
-  [twinA, twinB] = await Promise.all([buildInstitution(db, { name: 'Twin A' }), buildInstitution(db, { name: 'Twin B' })]);
+  [twinA, twinB] = await Promise.all([buildTwin(db, { name: 'Twin A' }), buildTwin(db, { name: 'Twin B' })]);
   const people = {
-    owner: await buildUser(db, { institution: twinA, fname: 'Olive', lname: 'Owner' }),
-    neighbour: await buildUser(db, { institution: twinA }),
-    reader: await buildUser(db, { institution: twinA, grants: ['feedback.list'] }),
-    adminA: await buildUser(db, { institution: twinA, role: 'admin' }),
-    adminB: await buildUser(db, { institution: twinB, role: 'admin' }),
-    userB: await buildUser(db, { institution: twinB }),
+    owner: await buildUser(db, { twin: twinA, fname: 'Olive', lname: 'Owner' }),
+    neighbour: await buildUser(db, { twin: twinA }),
+    reader: await buildUser(db, { twin: twinA, grants: ['feedback.list'] }),
+    adminA: await buildUser(db, { twin: twinA, role: 'admin' }),
+    adminB: await buildUser(db, { twin: twinB, role: 'admin' }),
+    userB: await buildUser(db, { twin: twinB }),
   };
   for (const [name, built] of Object.entries(people)) {
     ids[name] = built.user.id;
     tokens[name] = await signIn(t.app, built.user.email);
   }
-  recordA = await buildRecord(db, { institutionId: twinA.id, userId: ids.owner, question: 'rated in A' });
+  recordA = await buildRecord(db, { twinId: twinA.id, userId: ids.owner, question: 'rated in A' });
 });
 afterAll(() => t.close());
 
 const call = (method: 'GET' | 'PUT' | 'DELETE' | 'POST', url: string, who: string, payload?: Record<string, unknown>) =>
   t.app.inject({ method, url, headers: { 'x-access-token': tokens[who] }, payload });
 
-async function feedbackIn(twin: InstitutionRow, userId: string, question: string): Promise<string> {
+async function feedbackIn(twin: TwinRow, userId: string, question: string): Promise<string> {
   const db = t.platform.database.db;
-  const record = await buildRecord(db, { institutionId: twin.id, userId, question });
-  return (await upsertFeedback(db, { institutionId: twin.id, historyId: record.id, userId, rating: 'up', comment: 'Nice' })).id;
+  const record = await buildRecord(db, { twinId: twin.id, userId, question });
+  return (await upsertFeedback(db, { twinId: twin.id, historyId: record.id, userId, rating: 'up', comment: 'Nice' })).id;
 }
 
 describe('GET /api/admin/feedback/{id}', () => {
@@ -104,7 +104,7 @@ describe('PUT /api/admin/feedback/{id}', () => {
   });
 
   it('puts the row back to new when the person rates again, keeping the note', async () => {
-    const record = await buildRecord(t.platform.database.db, { institutionId: twinA.id, userId: ids.owner, question: 'rated twice' });
+    const record = await buildRecord(t.platform.database.db, { twinId: twinA.id, userId: ids.owner, question: 'rated twice' });
     await call('POST', `/api/user/history/${record.id}/feedback`, 'owner', { rating: 'down' });
     const id = (await call('GET', '/api/admin/feedback', 'adminA')).json().data.find((item: { history: { _id: string } }) => item.history._id === record.id)._id;
     await call('PUT', `/api/admin/feedback/${id}`, 'adminA', { status: 'reviewed', adminNote: 'Seen' });
@@ -141,7 +141,7 @@ describe('PUT /api/admin/feedback/{id}', () => {
 
 describe('DELETE /api/admin/feedback/{id}', () => {
   it('deletes a row of the admin’s twin; the record stays', async () => {
-    const record = await buildRecord(t.platform.database.db, { institutionId: twinA.id, userId: ids.owner, question: 'to delete' });
+    const record = await buildRecord(t.platform.database.db, { twinId: twinA.id, userId: ids.owner, question: 'to delete' });
     await call('POST', `/api/user/history/${record.id}/feedback`, 'owner', { rating: 'up' });
     const id = (await call('GET', '/api/admin/feedback', 'adminA')).json().data.find((item: { history: { _id: string } }) => item.history._id === record.id)._id;
     const response = await call('DELETE', `/api/admin/feedback/${id}`, 'adminA');

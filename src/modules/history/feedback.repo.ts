@@ -2,20 +2,20 @@
 // it by a twin's administrators. Every function takes the executor it runs on.
 import { and, asc, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
 import type { TwinScope } from './history.repo.js';
 import { history, historyFeedback, type FeedbackRow } from './history.tables.js';
 
 export async function upsertFeedback(
   db: Executor,
-  values: { institutionId: string; historyId: string; userId: string; rating: FeedbackRow['rating']; comment: string },
+  values: { twinId: string; historyId: string; userId: string; rating: FeedbackRow['rating']; comment: string },
 ): Promise<FeedbackRow> {
   const [row] = await db
     .insert(historyFeedback)
     .values(values)
     .onConflictDoUpdate({
-      target: [historyFeedback.institutionId, historyFeedback.historyId],
+      target: [historyFeedback.twinId, historyFeedback.historyId],
       set: { rating: values.rating, comment: values.comment, status: 'new', updatedAt: new Date() },
     })
     .returning();
@@ -31,7 +31,7 @@ export interface AdminFeedbackRow {
   userEmail: string | null;
   userFname: string | null;
   userLname: string | null;
-  institutionName: string | null;
+  twinName: string | null;
 }
 
 function selectAdminFeedback(db: Executor) {
@@ -45,12 +45,12 @@ function selectAdminFeedback(db: Executor) {
       userEmail: users.email,
       userFname: users.fname,
       userLname: users.lname,
-      institutionName: institutions.name,
+      twinName: twins.name,
     })
     .from(historyFeedback)
-    .innerJoin(history, and(eq(history.institutionId, historyFeedback.institutionId), eq(history.id, historyFeedback.historyId)))
+    .innerJoin(history, and(eq(history.twinId, historyFeedback.twinId), eq(history.id, historyFeedback.historyId)))
     .leftJoin(users, eq(users.id, historyFeedback.userId))
-    .leftJoin(institutions, eq(institutions.id, historyFeedback.institutionId));
+    .leftJoin(twins, eq(twins.id, historyFeedback.twinId));
 }
 
 /** One feedback row with what the admin views show beside it, whatever its twin (the service checks). */
@@ -69,12 +69,12 @@ export async function updateFeedbackReview(
 
 export async function listFeedback(
   db: Executor,
-  filter: { scope: TwinScope; institutionId?: string; userId?: string; rating?: FeedbackRow['rating']; page: number; limit: number },
+  filter: { scope: TwinScope; twinId?: string; userId?: string; rating?: FeedbackRow['rating']; page: number; limit: number },
 ): Promise<{ rows: AdminFeedbackRow[]; total: number }> {
   if ('ids' in filter.scope && filter.scope.ids.length === 0) return { rows: [], total: 0 };
   const conditions: (SQL | undefined)[] = [];
-  if ('ids' in filter.scope) conditions.push(inArray(historyFeedback.institutionId, [...filter.scope.ids]));
-  if (filter.institutionId) conditions.push(eq(historyFeedback.institutionId, filter.institutionId));
+  if ('ids' in filter.scope) conditions.push(inArray(historyFeedback.twinId, [...filter.scope.ids]));
+  if (filter.twinId) conditions.push(eq(historyFeedback.twinId, filter.twinId));
   if (filter.userId) conditions.push(eq(historyFeedback.userId, filter.userId));
   if (filter.rating) conditions.push(eq(historyFeedback.rating, filter.rating));
   const where = and(...conditions);
@@ -92,16 +92,16 @@ export async function listFeedback(
 export async function deleteFeedback(db: Executor, ids: readonly string[], scope: TwinScope): Promise<number> {
   if (ids.length === 0 || ('ids' in scope && scope.ids.length === 0)) return 0;
   const conditions: (SQL | undefined)[] = [inArray(historyFeedback.id, [...ids])];
-  if ('ids' in scope) conditions.push(inArray(historyFeedback.institutionId, [...scope.ids]));
+  if ('ids' in scope) conditions.push(inArray(historyFeedback.twinId, [...scope.ids]));
   const deleted = await db.delete(historyFeedback).where(and(...conditions)).returning({ id: historyFeedback.id });
   return deleted.length;
 }
 
-export async function findFeedback(db: Executor, institutionId: string, historyId: string): Promise<FeedbackRow | undefined> {
+export async function findFeedback(db: Executor, twinId: string, historyId: string): Promise<FeedbackRow | undefined> {
   const [row] = await db
     .select()
     .from(historyFeedback)
-    .where(and(eq(historyFeedback.institutionId, institutionId), eq(historyFeedback.historyId, historyId)))
+    .where(and(eq(historyFeedback.twinId, twinId), eq(historyFeedback.historyId, historyId)))
     .limit(1);
   return row;
 }

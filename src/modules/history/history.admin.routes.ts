@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { subagentChartAnswer, subagentChartBody } from './subagent-chart.js';
 import { actorOf } from '../../platform/http/auth-guard.js';
-import { changedSchema, failures, idParams, idsBody, messageSchema, type App } from '../../platform/http/schemas.js';
+import { changedSchema, failures, idParams, idsBody, messageSchema, twinFilter, type App } from '../../platform/http/schemas.js';
 import type { HistoryAdminService } from './history.admin.service.js';
 import {
   adminFeedbackListQuery,
@@ -33,7 +33,7 @@ export function historyAdminRoutes(app: App, service: HistoryAdminService): void
         response: { 200: page(adminHistorySchema), ...failures(400, 401, 403) },
       },
     },
-    async (request) => service.listHistories(actorOf(request), request.query),
+    async (request) => service.listHistories(actorOf(request), twinFilter(request.query)),
   );
 
   app.post(
@@ -76,7 +76,7 @@ export function historyAdminRoutes(app: App, service: HistoryAdminService): void
         response: { 200: page(adminFeedbackSchema), ...failures(400, 401, 403) },
       },
     },
-    async (request) => service.listFeedback(actorOf(request), request.query),
+    async (request) => service.listFeedback(actorOf(request), twinFilter(request.query)),
   );
 
   app.post(

@@ -18,7 +18,7 @@ import { subagentEfficiency, type SubagentChart } from './subagent-chart.js';
 export interface AdminHistoryQuery {
   page: number;
   limit: number;
-  institutionId?: string;
+  twinId?: string;
   userId?: string;
   conversationId?: string;
 }
@@ -26,7 +26,7 @@ export interface AdminHistoryQuery {
 export interface AdminFeedbackQuery {
   page: number;
   limit: number;
-  institutionId?: string;
+  twinId?: string;
   userId?: string;
   rating?: FeedbackRating;
 }
@@ -109,7 +109,7 @@ export function createHistoryAdminService(db: Database): HistoryAdminService {
 
     async removeFeedback(actor, id) {
       const row = await feedbackInScope(actor, id, 'feedback.delete');
-      await deleteFeedback(db, [id], { ids: [row.feedback.institutionId] });
+      await deleteFeedback(db, [id], { ids: [row.feedback.twinId] });
     },
   };
 }

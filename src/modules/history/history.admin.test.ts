@@ -1,16 +1,16 @@
 // /api/admin histories, ragSearch and feedback through the real routes: scope by permission and twin.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { buildRecord, retrievalEntry } from '../../../test/support/history-factories.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
-import { insertMembership } from '../institutions/institutions.repo.js';
+import type { TwinRow } from '../twins/twins.tables.js';
+import { insertMembership } from '../twins/twins.repo.js';
 import { upsertFeedback } from './feedback.repo.js';
 import type { HistoryRow } from './history.tables.js';
 
 let t: TestApp;
-let twinA: InstitutionRow;
-let twinB: InstitutionRow;
+let twinA: TwinRow;
+let twinB: TwinRow;
 const tokens: Record<string, string> = {};
 const ids: Record<string, string> = {};
 let recordA: HistoryRow;
@@ -19,25 +19,25 @@ let recordB: HistoryRow;
 beforeAll(async () => {
   t = await startTestApp();
   const db = t.platform.database.db;
-  [twinA, twinB] = await Promise.all([buildInstitution(db, { name: 'Twin A' }), buildInstitution(db, { name: 'Twin B' })]);
+  [twinA, twinB] = await Promise.all([buildTwin(db, { name: 'Twin A' }), buildTwin(db, { name: 'Twin B' })]);
   const people = {
-    owner: await buildUser(db, { institution: twinA, fname: 'Olive', lname: 'Owner' }),
-    neighbour: await buildUser(db, { institution: twinA }),
-    reader: await buildUser(db, { institution: twinA, grants: ['histories.list', 'feedback.list'] }),
-    adminA: await buildUser(db, { institution: twinA, role: 'admin' }),
-    adminB: await buildUser(db, { institution: twinB, role: 'admin' }),
-    userB: await buildUser(db, { institution: twinB }),
+    owner: await buildUser(db, { twin: twinA, fname: 'Olive', lname: 'Owner' }),
+    neighbour: await buildUser(db, { twin: twinA }),
+    reader: await buildUser(db, { twin: twinA, grants: ['histories.list', 'feedback.list'] }),
+    adminA: await buildUser(db, { twin: twinA, role: 'admin' }),
+    adminB: await buildUser(db, { twin: twinB, role: 'admin' }),
+    userB: await buildUser(db, { twin: twinB }),
     // Admin of A by membership while working in B: the permission follows the record's twin.
-    roaming: await buildUser(db, { institution: twinB }),
-    super: await buildUser(db, { institution: null, accountType: 'super' }),
+    roaming: await buildUser(db, { twin: twinB }),
+    super: await buildUser(db, { twin: null, accountType: 'super' }),
   };
-  await insertMembership(db, { institutionId: twinA.id, userId: people.roaming.user.id, role: 'admin' });
+  await insertMembership(db, { twinId: twinA.id, userId: people.roaming.user.id, role: 'admin' });
   for (const [name, built] of Object.entries(people)) {
     ids[name] = built.user.id;
     tokens[name] = await signIn(t.app, built.user.email);
   }
-  recordA = await buildRecord(db, { institutionId: twinA.id, userId: ids.owner, question: 'question in A', detail: { ragSearch: [retrievalEntry(), retrievalEntry({ chunkIndex: 3, confidential: true, chunkText: 'C'.repeat(300), length: 300 })] } });
-  recordB = await buildRecord(db, { institutionId: twinB.id, userId: ids.userB, question: 'question in B' });
+  recordA = await buildRecord(db, { twinId: twinA.id, userId: ids.owner, question: 'question in A', detail: { ragSearch: [retrievalEntry(), retrievalEntry({ chunkIndex: 3, confidential: true, chunkText: 'C'.repeat(300), length: 300 })] } });
+  recordB = await buildRecord(db, { twinId: twinB.id, userId: ids.userB, question: 'question in B' });
 });
 afterAll(() => t.close());
 
@@ -120,8 +120,8 @@ describe('POST /api/admin/histories/bulk-delete', () => {
 
   it('deletes only records in the caller’s twins and counts only what changed', async () => {
     const db = t.platform.database.db;
-    const doomed = await buildRecord(db, { institutionId: twinA.id, userId: ids.owner, question: 'doomed' });
-    const foreign = await buildRecord(db, { institutionId: twinB.id, userId: ids.userB, question: 'foreign' });
+    const doomed = await buildRecord(db, { twinId: twinA.id, userId: ids.owner, question: 'doomed' });
+    const foreign = await buildRecord(db, { twinId: twinB.id, userId: ids.userB, question: 'foreign' });
     const response = await bulkDelete('adminA', [doomed.id, foreign.id, '0'.repeat(24)]);
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ success: true, changed: 1 });
@@ -131,7 +131,7 @@ describe('POST /api/admin/histories/bulk-delete', () => {
   });
 
   it('needs histories.delete: histories.list alone is refused', async () => {
-    const kept = await buildRecord(t.platform.database.db, { institutionId: twinA.id, userId: ids.owner });
+    const kept = await buildRecord(t.platform.database.db, { twinId: twinA.id, userId: ids.owner });
     expect((await bulkDelete('reader', [kept.id])).statusCode).toBe(403);
     expect((await call('GET', `/api/user/history/${kept.id}`, 'owner')).statusCode).toBe(200);
   });
@@ -148,11 +148,11 @@ describe('admin feedback', () => {
 
   beforeAll(async () => {
     const db = t.platform.database.db;
-    const rated = await buildRecord(db, { institutionId: twinA.id, userId: ids.owner, question: 'rated in A' });
+    const rated = await buildRecord(db, { twinId: twinA.id, userId: ids.owner, question: 'rated in A' });
     const response = await call('POST', `/api/user/history/${rated.id}/feedback`, 'owner', { rating: 'down', comment: 'Wrong' });
     expect(response.statusCode).toBe(200);
-    const ratedB = await buildRecord(db, { institutionId: twinB.id, userId: ids.userB, question: 'rated in B' });
-    feedbackB = (await upsertFeedback(db, { institutionId: twinB.id, historyId: ratedB.id, userId: ids.userB, rating: 'up', comment: '' })).id;
+    const ratedB = await buildRecord(db, { twinId: twinB.id, userId: ids.userB, question: 'rated in B' });
+    feedbackB = (await upsertFeedback(db, { twinId: twinB.id, historyId: ratedB.id, userId: ids.userB, rating: 'up', comment: '' })).id;
     const list = (await call('GET', '/api/admin/feedback', 'adminA')).json();
     feedbackA = list.data[0]._id;
   });

@@ -15,7 +15,7 @@ function presentBase(row: SummarySource): HistorySummaryWire {
     _id: row.id,
     conversationId: row.conversationId,
     user: row.userId,
-    institution: row.institutionId,
+    institution: row.twinId,
     assistant: row.assistantId ? { _id: row.assistantId, name: row.assistantName } : null,
     question: row.question,
     answer: row.answer,
@@ -57,7 +57,7 @@ export function presentAdminHistory(row: AdminHistoryRow): AdminHistoryWire {
     ...presentHistorySummary(row),
     userEmail: row.userEmail,
     userName: [row.userFname, row.userLname].filter(Boolean).join(' '),
-    institutionName: row.institutionName,
+    institutionName: row.twinName,
   };
 }
 
@@ -86,8 +86,8 @@ export function presentAdminFeedback(row: AdminFeedbackRow): AdminFeedbackWire {
     user: feedback.userId,
     userEmail: row.userEmail,
     userName: [row.userFname, row.userLname].filter(Boolean).join(' '),
-    institution: feedback.institutionId,
-    institutionName: row.institutionName,
+    institution: feedback.twinId,
+    institutionName: row.twinName,
     rating: feedback.rating,
     comment: feedback.comment,
     status: feedback.status,

@@ -2,12 +2,12 @@
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
-import { buildInstitution, buildUser, type BuiltUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, type BuiltUser } from '../../../test/support/factories.js';
 import { withTransaction } from '../../platform/db/client.js';
 import { CONFIDENTIAL_SUFFIX, redactConfidential } from './history.detail.js';
 import { startRecord, UnfundedOpeningError } from '../conversations/turn-record.repo.js';
 import { finishRecord, recentExchanges, recordToolCall } from './history.records.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
 import { deleteHistory } from './history.repo.js';
 import { conversations, history, type RetrievalEntry } from './history.tables.js';
@@ -19,11 +19,11 @@ let other: BuiltUser;
 beforeAll(async () => {
   database = await openTestDatabase();
   person = await buildUser(database.db);
-  other = await buildUser(database.db, { institution: person.institution });
+  other = await buildUser(database.db, { twin: person.twin });
 });
 afterAll(() => database.close());
 
-const twin = () => person.institution!.id;
+const twin = () => person.twin!.id;
 
 function entry(overrides: Partial<RetrievalEntry> = {}): RetrievalEntry {
   return { uploadId: 'a'.repeat(24), originalname: 'notes.md', chunkText: 'The moon is made of rock.', chunkIndex: 0, length: 25, score: 0.8, mode: 'RAG', confidential: false, ...overrides };
@@ -32,32 +32,32 @@ function entry(overrides: Partial<RetrievalEntry> = {}): RetrievalEntry {
 describe('startRecord', () => {
   it('opens a streaming record in a new conversation titled after the question', async () => {
     const record = await withTransaction(database.db, (tx) =>
-      startRecord(tx, { institutionId: twin(), userId: person.user.id, assistantId: 'b'.repeat(24), assistantName: 'Tutor', question: 'What is the moon made of?\nPlease be brief.', models: ['gpt-4o'] }),
+      startRecord(tx, { twinId: twin(), userId: person.user.id, assistantId: 'b'.repeat(24), assistantName: 'Tutor', question: 'What is the moon made of?\nPlease be brief.', models: ['gpt-4o'] }),
     );
     expect(record).toMatchObject({ status: 'streaming', question: 'What is the moon made of?\nPlease be brief.', answer: '', assistantName: 'Tutor', models: ['gpt-4o'] });
     const [conversation] = await database.db.select().from(conversations).where(eq(conversations.id, record.conversationId));
-    expect(conversation).toMatchObject({ institutionId: twin(), userId: person.user.id, title: 'What is the moon made of?' });
+    expect(conversation).toMatchObject({ twinId: twin(), userId: person.user.id, title: 'What is the moon made of?' });
   });
 
   it('continues the person’s own conversation and moves its last activity', async () => {
-    const first = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'one', at: new Date('2030-01-01T00:00:00Z') });
-    const second = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'two', conversationId: first.conversationId, at: new Date('2030-01-02T00:00:00Z') });
+    const first = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'one', at: new Date('2030-01-01T00:00:00Z') });
+    const second = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'two', conversationId: first.conversationId, at: new Date('2030-01-02T00:00:00Z') });
     expect(second.conversationId).toBe(first.conversationId);
     const [conversation] = await database.db.select().from(conversations).where(eq(conversations.id, first.conversationId));
     expect(conversation.lastActivityAt.toISOString()).toBe('2030-01-02T00:00:00.000Z');
   });
 
   it('never joins another person’s conversation, nor one of another twin: it starts a new one', async () => {
-    const mine = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'mine' });
-    const theirs = await startRecord(database.db, { institutionId: twin(), userId: other.user.id, question: 'theirs', conversationId: mine.conversationId });
+    const mine = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'mine' });
+    const theirs = await startRecord(database.db, { twinId: twin(), userId: other.user.id, question: 'theirs', conversationId: mine.conversationId });
     expect(theirs.conversationId).not.toBe(mine.conversationId);
-    const elsewhere = await buildInstitution(database.db);
-    const moved = await startRecord(database.db, { institutionId: elsewhere.id, userId: person.user.id, question: 'elsewhere', conversationId: mine.conversationId });
+    const elsewhere = await buildTwin(database.db);
+    const moved = await startRecord(database.db, { twinId: elsewhere.id, userId: person.user.id, question: 'elsewhere', conversationId: mine.conversationId });
     expect(moved.conversationId).not.toBe(mine.conversationId);
   });
 
   it('continues with an unknown conversation id as a new conversation', async () => {
-    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'lost', conversationId: 'z'.repeat(24) });
+    const started = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'lost', conversationId: 'z'.repeat(24) });
     expect(started.conversationId).not.toBe('z'.repeat(24));
     const [conversation] = await database.db.select().from(conversations).where(eq(conversations.id, started.conversationId));
     expect(conversation).toMatchObject({ userId: person.user.id, title: 'lost' });
@@ -69,11 +69,11 @@ describe('startRecord', () => {
       return result.rows[0].value;
     };
     const inside = await withTransaction(database.db, async (tx) => {
-      await startRecord(tx, { institutionId: twin(), userId: person.user.id, question: 'in a transaction' });
+      await startRecord(tx, { twinId: twin(), userId: person.user.id, question: 'in a transaction' });
       return setting(tx);
     });
     expect(inside).toBe('off');
-    await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'on its own' });
+    await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'on its own' });
     // Nothing leaks to the connection: the next statements (any pooled connection) wait for the flush again.
     expect(await Promise.all([setting(database.db), setting(database.db), setting(database.db)])).toEqual(['on', 'on', 'on']);
   });
@@ -88,31 +88,31 @@ describe('startRecord holding from the balance that pays (hold)', () => {
   const heldBy = async (userId: string) => (await database.db.select({ held: users.creditsHeld, credits: users.credits }).from(users).where(eq(users.id, userId)))[0];
 
   it("holds while the person's spendable balance covers the amount, and refuses as a whole when it does not", async () => {
-    const payer = await buildUser(database.db, { institution: person.institution, credits: 1 });
-    const opened = await startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'funded', hold: { account: 'user', amount: 0.6 } });
+    const payer = await buildUser(database.db, { twin: person.twin, credits: 1 });
+    const opened = await startRecord(database.db, { twinId: twin(), userId: payer.user.id, question: 'funded', hold: { account: 'user', amount: 0.6 } });
     expect(opened).toMatchObject({ status: 'streaming', heldCredits: 0.6, heldAccount: 'user' });
     expect(await heldBy(payer.user.id)).toEqual({ held: 0.6, credits: 1 });
     const before = await counts(payer.user.id);
     // 0.4 is left to hold: 0.5 does not fit.
-    const refused = startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'too much', hold: { account: 'user', amount: 0.5 } });
+    const refused = startRecord(database.db, { twinId: twin(), userId: payer.user.id, question: 'too much', hold: { account: 'user', amount: 0.5 } });
     await expect(refused).rejects.toBeInstanceOf(UnfundedOpeningError);
     await expect(refused).rejects.toMatchObject({ account: 'user' });
     // Continuing a conversation touches nothing either.
     await expect(
-      startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'more', conversationId: opened.conversationId, hold: { account: 'user', amount: 0.5 } }),
+      startRecord(database.db, { twinId: twin(), userId: payer.user.id, question: 'more', conversationId: opened.conversationId, hold: { account: 'user', amount: 0.5 } }),
     ).rejects.toBeInstanceOf(UnfundedOpeningError);
     expect(await counts(payer.user.id)).toEqual(before);
     expect(await heldBy(payer.user.id)).toEqual({ held: 0.6, credits: 1 });
     const [conversation] = await database.db.select().from(conversations).where(eq(conversations.id, opened.conversationId));
     expect(conversation.lastActivityAt.getTime()).toBe(opened.createdAt.getTime());
     // What is left fits exactly.
-    await startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'the rest', hold: { account: 'user', amount: 0.4 } });
+    await startRecord(database.db, { twinId: twin(), userId: payer.user.id, question: 'the rest', hold: { account: 'user', amount: 0.4 } });
     expect(await heldBy(payer.user.id)).toEqual({ held: 1, credits: 1 });
   });
 
   it('finishing a record gives its hold back, once', async () => {
-    const payer = await buildUser(database.db, { institution: person.institution, credits: 2 });
-    const opened = await startRecord(database.db, { institutionId: twin(), userId: payer.user.id, question: 'held', hold: { account: 'user', amount: 1.5 } });
+    const payer = await buildUser(database.db, { twin: person.twin, credits: 2 });
+    const opened = await startRecord(database.db, { twinId: twin(), userId: payer.user.id, question: 'held', hold: { account: 'user', amount: 1.5 } });
     const finished = await finishRecord(database.db, opened.id, { answer: '', status: 'failed', error: 'stopped' });
     expect(finished).toMatchObject({ status: 'failed', heldCredits: 0, credits: 0 });
     await finishRecord(database.db, opened.id, { answer: '', status: 'failed', error: 'again' });
@@ -120,23 +120,23 @@ describe('startRecord holding from the balance that pays (hold)', () => {
   });
 
   it("holds from the twin's pool for 'institution', whatever the person's own balance", async () => {
-    const pool = await buildInstitution(database.db, { credits: 0 });
-    const rich = await buildUser(database.db, { institution: pool, credits: 100 });
-    const refused = startRecord(database.db, { institutionId: pool.id, userId: rich.user.id, question: 'pool empty', hold: { account: 'institution', amount: 0.1 } });
+    const pool = await buildTwin(database.db, { credits: 0 });
+    const rich = await buildUser(database.db, { twin: pool, credits: 100 });
+    const refused = startRecord(database.db, { twinId: pool.id, userId: rich.user.id, question: 'pool empty', hold: { account: 'institution', amount: 0.1 } });
     await expect(refused).rejects.toMatchObject({ account: 'institution' });
     expect(await counts(rich.user.id)).toEqual({ records: 0, conversations: 0 });
-    await database.db.update(institutions).set({ credits: 1 }).where(eq(institutions.id, pool.id));
-    const opened = await startRecord(database.db, { institutionId: pool.id, userId: rich.user.id, question: 'pool funded', hold: { account: 'institution', amount: 1 } });
+    await database.db.update(twins).set({ credits: 1 }).where(eq(twins.id, pool.id));
+    const opened = await startRecord(database.db, { twinId: pool.id, userId: rich.user.id, question: 'pool funded', hold: { account: 'institution', amount: 1 } });
     expect(opened).toMatchObject({ question: 'pool funded', heldAccount: 'institution', heldCredits: 1 });
-    const [row] = await database.db.select({ held: institutions.creditsHeld }).from(institutions).where(eq(institutions.id, pool.id));
+    const [row] = await database.db.select({ held: twins.creditsHeld }).from(twins).where(eq(twins.id, pool.id));
     expect(row.held).toBe(1);
     expect(await heldBy(rich.user.id)).toEqual({ held: 0, credits: 100 });
   });
 
   it('refuses inside a transaction too, and the transaction writes nothing', async () => {
-    const broke = await buildUser(database.db, { institution: person.institution, credits: 0 });
+    const broke = await buildUser(database.db, { twin: person.twin, credits: 0 });
     await expect(
-      withTransaction(database.db, (tx) => startRecord(tx, { institutionId: twin(), userId: broke.user.id, question: 'in a transaction', hold: { account: 'user', amount: 0.01 } })),
+      withTransaction(database.db, (tx) => startRecord(tx, { twinId: twin(), userId: broke.user.id, question: 'in a transaction', hold: { account: 'user', amount: 0.01 } })),
     ).rejects.toBeInstanceOf(UnfundedOpeningError);
     expect(await counts(broke.user.id)).toEqual({ records: 0, conversations: 0 });
   });
@@ -144,7 +144,7 @@ describe('startRecord holding from the balance that pays (hold)', () => {
 
 describe('finishRecord', () => {
   it('stores the answer, usage, credits, models, detail and counts', async () => {
-    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'q', models: ['planned'] });
+    const started = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'q', models: ['planned'] });
     const finished = await withTransaction(database.db, (tx) =>
       finishRecord(tx, started.id, {
         answer: 'The answer',
@@ -179,7 +179,7 @@ describe('finishRecord', () => {
   });
 
   it('cuts confidential chunk text to its preview before storing it', async () => {
-    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'q' });
+    const started = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'q' });
     const secret = 'S'.repeat(250);
     const finished = await finishRecord(database.db, started.id, {
       answer: 'a',
@@ -194,14 +194,14 @@ describe('finishRecord', () => {
   });
 
   it('is idempotent: a finished record is returned unchanged', async () => {
-    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'q' });
+    const started = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'q' });
     await finishRecord(database.db, started.id, { answer: 'first', status: 'cancelled', credits: 0.5 });
     const again = await finishRecord(database.db, started.id, { answer: 'second', status: 'complete', credits: 9 });
     expect(again).toMatchObject({ answer: 'first', status: 'cancelled', credits: 0.5 });
   });
 
   it('keeps only usage and credits of a record its owner deleted while it streamed', async () => {
-    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'private' });
+    const started = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'private' });
     expect(await deleteHistory(database.db, [started.id], { ids: [twin()] }, person.user.id)).toBe(1);
     const finished = await finishRecord(database.db, started.id, { answer: 'should not be kept', status: 'complete', credits: 2, usage: { inputTokens: 10, outputTokens: 4 } });
     expect(finished).toMatchObject({ answer: '', question: '', status: 'complete', credits: 2, inputTokens: 10, outputTokens: 4 });
@@ -214,7 +214,7 @@ describe('finishRecord', () => {
 
 describe('recordToolCall', () => {
   it('puts a decided tool call on the message during the turn, and finishRecord keeps it', async () => {
-    const started = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'book it' });
+    const started = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'book it' });
     const pending = { id: 'call-1', server: 'calendar', tool: 'book', arguments: { at: '10:00' }, status: 'pending' as const };
     await recordToolCall(database.db, started.id, pending);
     const decided = await withTransaction(database.db, (tx) =>
@@ -233,14 +233,14 @@ describe('recordToolCall', () => {
 describe('recentExchanges', () => {
   it('returns the last finished exchanges of the conversation, oldest first', async () => {
     const at = (day: number) => new Date(Date.UTC(2031, 0, day));
-    const first = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'q1', at: at(1) });
+    const first = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'q1', at: at(1) });
     await finishRecord(database.db, first.id, { answer: 'a1', status: 'complete' });
     const conversationId = first.conversationId;
     for (const [day, status] of [[2, 'complete'], [3, 'failed'], [4, 'cancelled'], [5, 'complete']] as const) {
-      const record = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: `q${day}`, conversationId, at: at(day) });
+      const record = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: `q${day}`, conversationId, at: at(day) });
       await finishRecord(database.db, record.id, { answer: status === 'failed' ? '' : `a${day}`, status });
     }
-    await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'still streaming', conversationId, at: at(6) });
+    await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'still streaming', conversationId, at: at(6) });
 
     const recent = await recentExchanges(database.db, conversationId, person.user.id, 3);
     expect(recent.map((exchange) => [exchange.question, exchange.answer])).toEqual([['q2', 'a2'], ['q4', 'a4'], ['q5', 'a5']]);
@@ -250,11 +250,11 @@ describe('recentExchanges', () => {
 
   it("reads as many as the person's own Remember History count with 'as-set'", async () => {
     const at = (day: number) => new Date(Date.UTC(2032, 0, day));
-    const first = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: 'q1', at: at(1) });
+    const first = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'q1', at: at(1) });
     await finishRecord(database.db, first.id, { answer: 'a1', status: 'complete' });
     const conversationId = first.conversationId;
     for (const day of [2, 3]) {
-      const record = await startRecord(database.db, { institutionId: twin(), userId: person.user.id, question: `q${day}`, conversationId, at: at(day) });
+      const record = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: `q${day}`, conversationId, at: at(day) });
       await finishRecord(database.db, record.id, { answer: `a${day}`, status: 'complete' });
     }
     const asSet = async (count: number) => {

@@ -45,9 +45,9 @@ export async function finishRecord(db: Executor, id: string, input: FinishRecord
     const outcome = finishValues(current, input);
     const row = await updateHistory(tx, id, outcome.values);
     if (current.heldAccount && current.heldCredits > 0) {
-      await releaseHold(tx, current.heldAccount, current.heldAccount === 'institution' ? current.institutionId : current.userId, current.heldCredits);
+      await releaseHold(tx, current.heldAccount, current.heldAccount === 'institution' ? current.twinId : current.userId, current.heldCredits);
     }
-    if (outcome.touchesConversation) await touchConversation(tx, row.institutionId, row.conversationId, outcome.at);
+    if (outcome.touchesConversation) await touchConversation(tx, row.twinId, row.conversationId, outcome.at);
     return row;
   });
 }

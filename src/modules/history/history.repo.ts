@@ -2,26 +2,26 @@
 // takes the executor it runs on; reads of lists never load the working detail columns.
 import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
 import { conversations, history, historyFeedback, type ConversationRow, type FeedbackRow, type HistoryRow } from './history.tables.js';
 
 export type NewConversation = typeof conversations.$inferInsert;
 export type NewHistory = typeof history.$inferInsert;
-export type HistoryUpdate = Partial<Omit<NewHistory, 'id' | 'institutionId' | 'conversationId' | 'userId'>>;
+export type HistoryUpdate = Partial<Omit<NewHistory, 'id' | 'twinId' | 'conversationId' | 'userId'>>;
 
 /** Which twins a query may read: every twin (super admin) or the listed ones. */
 export type TwinScope = { all: true } | { ids: readonly string[] };
 
 /** An access scope ('all' or twin ids, modules/access) in the shape these queries take. */
-export function toTwinScope(twins: 'all' | readonly string[]): TwinScope {
-  return twins === 'all' ? { all: true } : { ids: twins };
+export function toTwinScope(twinIds: 'all' | readonly string[]): TwinScope {
+  return twinIds === 'all' ? { all: true } : { ids: twinIds };
 }
 
 /** The columns a list shows: everything but the working detail itself. */
 const summaryColumns = {
   id: history.id,
-  institutionId: history.institutionId,
+  twinId: history.twinId,
   conversationId: history.conversationId,
   userId: history.userId,
   assistantId: history.assistantId,
@@ -47,7 +47,7 @@ const summaryColumns = {
   feedbackComment: historyFeedback.comment,
 };
 
-const feedbackJoin = and(eq(historyFeedback.institutionId, history.institutionId), eq(historyFeedback.historyId, history.id));
+const feedbackJoin = and(eq(historyFeedback.twinId, history.twinId), eq(historyFeedback.historyId, history.id));
 
 function selectSummaries(db: Executor) {
   return db.select(summaryColumns).from(history).leftJoin(historyFeedback, feedbackJoin);
@@ -59,16 +59,16 @@ export interface AdminHistoryRow extends HistorySummaryRow {
   userEmail: string | null;
   userFname: string | null;
   userLname: string | null;
-  institutionName: string | null;
+  twinName: string | null;
 }
 
 // Conversations.
 
-export async function touchConversation(db: Executor, institutionId: string, id: string, at: Date): Promise<void> {
+export async function touchConversation(db: Executor, twinId: string, id: string, at: Date): Promise<void> {
   await db
     .update(conversations)
     .set({ lastActivityAt: sql`greatest(${conversations.lastActivityAt}, ${at.toISOString()}::timestamptz)` })
-    .where(and(eq(conversations.institutionId, institutionId), eq(conversations.id, id)));
+    .where(and(eq(conversations.twinId, twinId), eq(conversations.id, id)));
 }
 
 // Records.
@@ -99,15 +99,15 @@ export interface HistoryFilter {
   scope: TwinScope;
   userId?: string;
   conversationId?: string;
-  institutionId?: string;
+  twinId?: string;
   page: number;
   limit: number;
 }
 
 function historyWhere(filter: Omit<HistoryFilter, 'page' | 'limit'>): SQL | undefined {
   const conditions: (SQL | undefined)[] = [isNull(history.deletedAt)];
-  if (!('all' in filter.scope)) conditions.push(inArray(history.institutionId, [...filter.scope.ids]));
-  if (filter.institutionId) conditions.push(eq(history.institutionId, filter.institutionId));
+  if (!('all' in filter.scope)) conditions.push(inArray(history.twinId, [...filter.scope.ids]));
+  if (filter.twinId) conditions.push(eq(history.twinId, filter.twinId));
   if (filter.userId) conditions.push(eq(history.userId, filter.userId));
   if (filter.conversationId) conditions.push(eq(history.conversationId, filter.conversationId));
   return and(...conditions);
@@ -137,12 +137,12 @@ export async function listAdminHistory(db: Executor, filter: HistoryFilter): Pro
         userEmail: users.email,
         userFname: users.fname,
         userLname: users.lname,
-        institutionName: institutions.name,
+        twinName: twins.name,
       })
       .from(history)
       .leftJoin(historyFeedback, feedbackJoin)
       .leftJoin(users, eq(users.id, history.userId))
-      .leftJoin(institutions, eq(institutions.id, history.institutionId))
+      .leftJoin(twins, eq(twins.id, history.twinId))
       .where(where)
       .orderBy(desc(history.createdAt), desc(history.id))
       .limit(filter.limit)
@@ -160,7 +160,7 @@ export async function listAdminHistory(db: Executor, filter: HistoryFilter): Pro
 export async function deleteHistory(db: Executor, ids: readonly string[], scope: TwinScope, ownerId?: string): Promise<number> {
   if (ids.length === 0 || ('ids' in scope && scope.ids.length === 0)) return 0;
   const conditions: (SQL | undefined)[] = [inArray(history.id, [...ids]), isNull(history.deletedAt)];
-  if ('ids' in scope) conditions.push(inArray(history.institutionId, [...scope.ids]));
+  if ('ids' in scope) conditions.push(inArray(history.twinId, [...scope.ids]));
   if (ownerId) conditions.push(eq(history.userId, ownerId));
   return eraseRecords(db, and(...conditions)!);
 }
@@ -209,7 +209,7 @@ export async function recentExchangeRows(
     .where(
       and(
         // The twin comes from the conversation, so the index leading with institution_id serves the query.
-        eq(history.institutionId, sql`(select ${conversations.institutionId} from ${conversations} where ${conversations.id} = ${conversationId})`),
+        eq(history.twinId, sql`(select ${conversations.twinId} from ${conversations} where ${conversations.id} = ${conversationId})`),
         eq(history.conversationId, conversationId),
         eq(history.userId, userId),
         isNull(history.deletedAt),

@@ -25,7 +25,7 @@ afterAll(() => t.close());
 
 const db = () => t.platform.database.db;
 const daysBefore = (now: Date, days: number) => new Date(now.getTime() - days * DAY);
-const record = (at: Date, conversationId?: string) => buildRecord(db(), { institutionId: person.institution!.id, userId: person.user.id, at, conversationId });
+const record = (at: Date, conversationId?: string) => buildRecord(db(), { twinId: person.twin!.id, userId: person.user.id, at, conversationId });
 const load = async (id: string): Promise<HistoryRow> => (await db().select().from(history).where(eq(history.id, id)))[0];
 const get = (url: string) => t.app.inject({ method: 'GET', url, headers: { 'x-access-token': token } });
 /** Expire everything that is due, so each test starts from a clean slate. */

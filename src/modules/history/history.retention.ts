@@ -32,7 +32,7 @@ async function expireBatch(db: Database, now: Date, batchSize: number): Promise<
   const due = db
     .select({ id: history.id })
     .from(history)
-    .innerJoin(conversations, and(eq(conversations.institutionId, history.institutionId), eq(conversations.id, history.conversationId)))
+    .innerJoin(conversations, and(eq(conversations.twinId, history.twinId), eq(conversations.id, history.conversationId)))
     .where(and(isNull(history.detailsExpiredAt), lt(conversations.lastActivityAt, retentionCutoff(now))))
     .limit(batchSize)
     .for('update', { of: history, skipLocked: true });

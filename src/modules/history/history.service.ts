@@ -29,14 +29,14 @@ export interface HistoryService {
 
 /** The twin whose history the person sees: the launch twin of a launch session, else the current twin. */
 export function workingTwin(actor: Actor): string | null {
-  return actor.launchScope?.institutionId ?? actor.institutionId;
+  return actor.launchScope?.twinId ?? actor.twinId;
 }
 
 export function createHistoryService(db: Database): HistoryService {
   async function ownRecord(actor: Actor, id: string): Promise<HistoryRow> {
     const twin = workingTwin(actor);
     const record = await findHistory(db, id);
-    if (!record || !twin || record.institutionId !== twin || record.userId !== actor.userId) throw new NotFoundError(HISTORY_NOT_FOUND);
+    if (!record || !twin || record.twinId !== twin || record.userId !== actor.userId) throw new NotFoundError(HISTORY_NOT_FOUND);
     return record;
   }
 
@@ -50,18 +50,18 @@ export function createHistoryService(db: Database): HistoryService {
 
     async get(actor, id) {
       const record = await ownRecord(actor, id);
-      return presentHistoryDetail(record, await findFeedback(db, record.institutionId, record.id));
+      return presentHistoryDetail(record, await findFeedback(db, record.twinId, record.id));
     },
 
     async remove(actor, id) {
       const record = await ownRecord(actor, id);
-      await deleteHistory(db, [record.id], { ids: [record.institutionId] }, actor.userId);
+      await deleteHistory(db, [record.id], { ids: [record.twinId] }, actor.userId);
     },
 
     async giveFeedback(actor, id, input) {
       const record = await ownRecord(actor, id);
       const row = await upsertFeedback(db, {
-        institutionId: record.institutionId,
+        twinId: record.twinId,
         historyId: record.id,
         userId: actor.userId,
         rating: input.rating,

@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { amount, createdAt, idColumn, refColumn, stringList, timestampColumn, updatedAt } from '../../platform/db/columns.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 
 export const HISTORY_STATUSES = ['streaming', 'complete', 'cancelled', 'failed'] as const;
 export type HistoryStatus = (typeof HISTORY_STATUSES)[number];
@@ -75,7 +75,7 @@ export const conversations = pgTable(
   'conversations',
   {
     id: idColumn(),
-    institutionId: refColumn('institution_id').notNull().references(() => institutions.id),
+    twinId: refColumn('institution_id').notNull().references(() => twins.id),
     userId: refColumn('user_id').notNull(),
     assistantId: refColumn('assistant_id'),
     title: text('title').notNull().default(''),
@@ -84,8 +84,8 @@ export const conversations = pgTable(
     lastActivityAt: timestampColumn('last_activity_at').notNull().defaultNow(),
   },
   (t) => [
-    index('conversations_institution_user_activity_idx').on(t.institutionId, t.userId, t.lastActivityAt),
-    index('conversations_institution_activity_idx').on(t.institutionId, t.lastActivityAt),
+    index('conversations_institution_user_activity_idx').on(t.twinId, t.userId, t.lastActivityAt),
+    index('conversations_institution_activity_idx').on(t.twinId, t.lastActivityAt),
   ],
 );
 
@@ -93,7 +93,7 @@ export const history = pgTable(
   'history',
   {
     id: idColumn(),
-    institutionId: refColumn('institution_id').notNull().references(() => institutions.id),
+    twinId: refColumn('institution_id').notNull().references(() => twins.id),
     conversationId: refColumn('conversation_id').notNull().references(() => conversations.id),
     userId: refColumn('user_id').notNull(),
     assistantId: refColumn('assistant_id'),
@@ -134,13 +134,13 @@ export const history = pgTable(
     deletedAt: timestampColumn('deleted_at'),
   },
   (t) => [
-    index('history_institution_user_created_idx').on(t.institutionId, t.userId, t.createdAt),
-    index('history_institution_conversation_created_idx').on(t.institutionId, t.conversationId, t.createdAt),
-    index('history_institution_created_idx').on(t.institutionId, t.createdAt),
+    index('history_institution_user_created_idx').on(t.twinId, t.userId, t.createdAt),
+    index('history_institution_conversation_created_idx').on(t.twinId, t.conversationId, t.createdAt),
+    index('history_institution_created_idx').on(t.twinId, t.createdAt),
     // The retention job looks only at rows whose detail is still there.
-    index('history_unexpired_idx').on(t.institutionId, t.conversationId).where(sql`${t.detailsExpiredAt} is null`),
+    index('history_unexpired_idx').on(t.twinId, t.conversationId).where(sql`${t.detailsExpiredAt} is null`),
     // The hold sweeper looks only at turns still streaming (a handful at any time).
-    index('history_streaming_idx').on(t.institutionId, t.createdAt).where(sql`${t.status} = 'streaming'`),
+    index('history_streaming_idx').on(t.twinId, t.createdAt).where(sql`${t.status} = 'streaming'`),
   ],
 );
 
@@ -148,7 +148,7 @@ export const historyFeedback = pgTable(
   'history_feedback',
   {
     id: idColumn(),
-    institutionId: refColumn('institution_id').notNull().references(() => institutions.id),
+    twinId: refColumn('institution_id').notNull().references(() => twins.id),
     historyId: refColumn('history_id').notNull().references(() => history.id, { onDelete: 'cascade' }),
     userId: refColumn('user_id').notNull(),
     rating: text('rating', { enum: FEEDBACK_RATINGS }).notNull(),
@@ -160,8 +160,8 @@ export const historyFeedback = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    uniqueIndex('history_feedback_institution_history_key').on(t.institutionId, t.historyId),
-    index('history_feedback_institution_created_idx').on(t.institutionId, t.createdAt),
+    uniqueIndex('history_feedback_institution_history_key').on(t.twinId, t.historyId),
+    index('history_feedback_institution_created_idx').on(t.twinId, t.createdAt),
   ],
 );
 

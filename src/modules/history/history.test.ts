@@ -1,9 +1,9 @@
 // /api/user/history through the real routes: list vs detail shapes, ownership, delete and feedback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { buildRecord } from '../../../test/support/history-factories.js';
-import { insertMembership } from '../institutions/institutions.repo.js';
+import { insertMembership } from '../twins/twins.repo.js';
 import { startRecord } from '../conversations/turn-record.repo.js';
 import type { HistoryRow } from './history.tables.js';
 
@@ -16,13 +16,13 @@ let neighbourToken: string;
 beforeAll(async () => {
   t = await startTestApp();
   person = await buildUser(t.platform.database.db);
-  neighbour = await buildUser(t.platform.database.db, { institution: person.institution });
+  neighbour = await buildUser(t.platform.database.db, { twin: person.twin });
   [token, neighbourToken] = await Promise.all([signIn(t.app, person.user.email), signIn(t.app, neighbour.user.email)]);
 });
 afterAll(() => t.close());
 
 const db = () => t.platform.database.db;
-const twin = () => person.institution!.id;
+const twin = () => person.twin!.id;
 const as = (who: string) => ({ 'x-access-token': who });
 const get = (url: string, who = token) => t.app.inject({ method: 'GET', url, headers: as(who) });
 
@@ -32,14 +32,14 @@ describe('GET /api/user/history', () => {
   let elsewhere: HistoryRow;
 
   beforeAll(async () => {
-    first = await buildRecord(db(), { institutionId: twin(), userId: person.user.id, question: 'first', at: new Date('2031-05-01T10:00:00Z') });
-    second = await buildRecord(db(), { institutionId: twin(), userId: person.user.id, question: 'second', conversationId: first.conversationId, at: new Date('2031-05-01T11:00:00Z') });
-    await buildRecord(db(), { institutionId: twin(), userId: person.user.id, question: 'another conversation', at: new Date('2031-05-02T10:00:00Z'), detail: { ragSearch: [] } });
-    await buildRecord(db(), { institutionId: twin(), userId: neighbour.user.id, question: 'neighbour' });
+    first = await buildRecord(db(), { twinId: twin(), userId: person.user.id, question: 'first', at: new Date('2031-05-01T10:00:00Z') });
+    second = await buildRecord(db(), { twinId: twin(), userId: person.user.id, question: 'second', conversationId: first.conversationId, at: new Date('2031-05-01T11:00:00Z') });
+    await buildRecord(db(), { twinId: twin(), userId: person.user.id, question: 'another conversation', at: new Date('2031-05-02T10:00:00Z'), detail: { ragSearch: [] } });
+    await buildRecord(db(), { twinId: twin(), userId: neighbour.user.id, question: 'neighbour' });
     // The person's record in another twin they belong to: not part of this twin's history.
-    const other = await buildInstitution(db());
-    await insertMembership(db(), { institutionId: other.id, userId: person.user.id, role: 'user' });
-    elsewhere = await buildRecord(db(), { institutionId: other.id, userId: person.user.id, question: 'other twin' });
+    const other = await buildTwin(db());
+    await insertMembership(db(), { twinId: other.id, userId: person.user.id, role: 'user' });
+    elsewhere = await buildRecord(db(), { twinId: other.id, userId: person.user.id, question: 'other twin' });
   });
 
   it('lists my records of the current twin, newest first, without the working detail', async () => {
@@ -114,7 +114,7 @@ describe('GET /api/user/history', () => {
 
 describe('GET /api/user/history/{id}', () => {
   it('returns the record with its working detail', async () => {
-    const record = await buildRecord(db(), { institutionId: twin(), userId: person.user.id });
+    const record = await buildRecord(db(), { twinId: twin(), userId: person.user.id });
     const response = await get(`/api/user/history/${record.id}`);
     expect(response.statusCode).toBe(200);
     const { data } = response.json();
@@ -131,13 +131,13 @@ describe('GET /api/user/history/{id}', () => {
   });
 
   it('shows a record still streaming', async () => {
-    const streaming = await startRecord(db(), { institutionId: twin(), userId: person.user.id, question: 'in flight' });
+    const streaming = await startRecord(db(), { twinId: twin(), userId: person.user.id, question: 'in flight' });
     const { data } = (await get(`/api/user/history/${streaming.id}`)).json();
     expect(data).toMatchObject({ status: 'streaming', answer: '', completed: null, ragSearch: [], hasRagSearch: false });
   });
 
   it("answers 404 for another person's record in the same twin, an unknown id, and 400 for a malformed one", async () => {
-    const theirs = await buildRecord(db(), { institutionId: twin(), userId: neighbour.user.id });
+    const theirs = await buildRecord(db(), { twinId: twin(), userId: neighbour.user.id });
     const response = await get(`/api/user/history/${theirs.id}`);
     expect(response.statusCode).toBe(404);
     expect(response.json()).toMatchObject({ success: false, message: 'History not found' });
@@ -148,7 +148,7 @@ describe('GET /api/user/history/{id}', () => {
 
 describe('DELETE /api/user/history/{id}', () => {
   it('removes my record from every view', async () => {
-    const record = await buildRecord(db(), { institutionId: twin(), userId: person.user.id, question: 'forget me' });
+    const record = await buildRecord(db(), { twinId: twin(), userId: person.user.id, question: 'forget me' });
     const response = await t.app.inject({ method: 'DELETE', url: `/api/user/history/${record.id}`, headers: as(token) });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ success: true, message: 'History deleted' });
@@ -160,7 +160,7 @@ describe('DELETE /api/user/history/{id}', () => {
   });
 
   it("cannot delete another person's record", async () => {
-    const theirs = await buildRecord(db(), { institutionId: twin(), userId: neighbour.user.id });
+    const theirs = await buildRecord(db(), { twinId: twin(), userId: neighbour.user.id });
     const response = await t.app.inject({ method: 'DELETE', url: `/api/user/history/${theirs.id}`, headers: as(token) });
     expect(response.statusCode).toBe(404);
     expect((await get(`/api/user/history/${theirs.id}`, neighbourToken)).statusCode).toBe(200);
@@ -171,7 +171,7 @@ describe('POST /api/user/history/{id}/feedback', () => {
   const rate = (id: string, payload: Record<string, unknown>, who = token) => t.app.inject({ method: 'POST', url: `/api/user/history/${id}/feedback`, headers: as(who), payload });
 
   it('records a rating, replaces it on a second post, and shows it on the record', async () => {
-    const record = await buildRecord(db(), { institutionId: twin(), userId: person.user.id });
+    const record = await buildRecord(db(), { twinId: twin(), userId: person.user.id });
     const up = await rate(record.id, { rating: 'up' });
     expect(up.statusCode).toBe(200);
     expect(up.json().data).toMatchObject({ rating: 'up', comment: '' });
@@ -184,7 +184,7 @@ describe('POST /api/user/history/{id}/feedback', () => {
   });
 
   it('refuses a rating outside up/down and a comment over 2000 characters', async () => {
-    const record = await buildRecord(db(), { institutionId: twin(), userId: person.user.id });
+    const record = await buildRecord(db(), { twinId: twin(), userId: person.user.id });
     const sideways = await rate(record.id, { rating: 'sideways' });
     expect(sideways.statusCode).toBe(400);
     expect(sideways.json().error.field).toBe('body.rating');
@@ -192,7 +192,7 @@ describe('POST /api/user/history/{id}/feedback', () => {
   });
 
   it("answers 404 on another person's record", async () => {
-    const theirs = await buildRecord(db(), { institutionId: twin(), userId: neighbour.user.id });
+    const theirs = await buildRecord(db(), { twinId: twin(), userId: neighbour.user.id });
     expect((await rate(theirs.id, { rating: 'down' })).statusCode).toBe(404);
   });
 });

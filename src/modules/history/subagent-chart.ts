@@ -48,7 +48,7 @@ export async function subagentEfficiency(db: Database, actor: Actor, body: { ins
   const rows = await db
     .select({ createdAt: history.createdAt, subagents: history.subagents })
     .from(history)
-    .where(and(twins ? inArray(history.institutionId, twins) : sql`true`, gte(history.createdAt, from), gt(history.subagentCount, 0)));
+    .where(and(twins ? inArray(history.twinId, twins) : sql`true`, gte(history.createdAt, from), gt(history.subagentCount, 0)));
   const bySubagent = new Map<string, { name: string; runs: SubagentEntry[]; daily: Map<string, Day> }>();
   const series = new Map(dates.map((date) => [date, emptyDay(date)]));
   for (const row of rows) {

@@ -2,13 +2,13 @@
 // adding a person to a twin.
 import { and, desc, eq, isNull, ne } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
-import { institutions, memberships, type MembershipRow } from '../institutions/institutions.tables.js';
+import { twins, memberships, type MembershipRow } from '../twins/twins.tables.js';
 
 export interface MembershipWithTwin {
   id: string;
   role: 'user' | 'admin';
   permissions: string[];
-  institution: { id: string; name: string; ainame: string; picture: string; status: 'active' | 'inactive' };
+  twin: { id: string; name: string; ainame: string; picture: string; status: 'active' | 'inactive' };
 }
 
 export async function listMembershipsWithTwins(db: Executor, userId: string): Promise<MembershipWithTwin[]> {
@@ -17,16 +17,16 @@ export async function listMembershipsWithTwins(db: Executor, userId: string): Pr
       id: memberships.id,
       role: memberships.role,
       permissions: memberships.permissions,
-      institution: {
-        id: institutions.id,
-        name: institutions.name,
-        ainame: institutions.ainame,
-        picture: institutions.picture,
-        status: institutions.status,
+      twin: {
+        id: twins.id,
+        name: twins.name,
+        ainame: twins.ainame,
+        picture: twins.picture,
+        status: twins.status,
       },
     })
     .from(memberships)
-    .innerJoin(institutions, and(eq(institutions.id, memberships.institutionId), isNull(institutions.deletedAt)))
+    .innerJoin(twins, and(eq(twins.id, memberships.twinId), isNull(twins.deletedAt)))
     .where(eq(memberships.userId, userId))
     .orderBy(memberships.createdAt, memberships.id);
 }
@@ -43,15 +43,15 @@ export async function deleteMembership(db: Executor, id: string): Promise<void> 
 /** The twin to work in after leaving one: the newest other membership of a live, active twin. */
 export async function nextTwinFor(db: Executor, userId: string, leaving: string): Promise<string | null> {
   const [row] = await db
-    .select({ id: institutions.id })
+    .select({ id: twins.id })
     .from(memberships)
-    .innerJoin(institutions, eq(institutions.id, memberships.institutionId))
+    .innerJoin(twins, eq(twins.id, memberships.twinId))
     .where(
       and(
         eq(memberships.userId, userId),
-        ne(memberships.institutionId, leaving),
-        isNull(institutions.deletedAt),
-        eq(institutions.status, 'active'),
+        ne(memberships.twinId, leaving),
+        isNull(twins.deletedAt),
+        eq(twins.status, 'active'),
       ),
     )
     .orderBy(desc(memberships.createdAt), desc(memberships.id))
@@ -60,7 +60,7 @@ export async function nextTwinFor(db: Executor, userId: string, leaving: string)
 }
 
 /** Adds the person to the twin with `role` unless already a member; true when added. */
-export async function ensureMembership(db: Executor, institutionId: string, userId: string, role: 'user' | 'admin'): Promise<boolean> {
-  const rows = await db.insert(memberships).values({ institutionId, userId, role }).onConflictDoNothing().returning({ id: memberships.id });
+export async function ensureMembership(db: Executor, twinId: string, userId: string, role: 'user' | 'admin'): Promise<boolean> {
+  const rows = await db.insert(memberships).values({ twinId, userId, role }).onConflictDoNothing().returning({ id: memberships.id });
   return rows.length > 0;
 }

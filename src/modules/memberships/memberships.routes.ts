@@ -63,7 +63,7 @@ export function membershipRoutes(app: App, memberships: MembershipsService): voi
         response: { 200: profileResult, ...failures(400, 401, 403, 404) },
       },
     },
-    async (request) => ({ success: true as const, profile: await memberships.join(actorOf(request), request.body) }),
+    async (request) => ({ success: true as const, profile: await memberships.join(actorOf(request), joinTarget(request.body)) }),
   );
 
   app.delete(
@@ -83,4 +83,9 @@ export function membershipRoutes(app: App, memberships: MembershipsService): voi
     },
     async (request) => ({ success: true as const, message: await memberships.leave(actorOf(request), request.params.id) }),
   );
+}
+
+/** The join body names the twin as the spec spells it; the service takes the code's word. */
+function joinTarget(body: { institutionId: string } | { publicId: string }): { twinId?: string; publicId?: string } {
+  return 'institutionId' in body ? { twinId: body.institutionId } : body;
 }

@@ -6,9 +6,9 @@ import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { MEMBERSHIP_NOT_YOURS, requireAccess } from '../access/access.js';
 import type { SessionCache } from '../auth/session-cache.js';
-import { findInstitutionById, findInstitutionByPublicId, findMembership } from '../institutions/institutions.repo.js';
-import { assertInstitutionUsable } from '../institutions/institutions.service.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { findTwinById, findTwinByPublicId, findMembership } from '../twins/twins.repo.js';
+import { assertTwinUsable } from '../twins/twins.service.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { permissionsFor } from '../../platform/http/permissions.js';
 import type { ProfileService } from '../users/profile.service.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
@@ -24,17 +24,17 @@ export interface MembershipsDeps {
 
 function refuseLaunchScope(actor: Actor): void {
   if (actor.launchScope) {
-    throw new ForbiddenError('Confirm with a code to leave this Digital Twin', 'LAUNCH_SCOPE_STEP_UP', { institutionId: actor.launchScope.institutionId });
+    throw new ForbiddenError('Confirm with a code to leave this Digital Twin', 'LAUNCH_SCOPE_STEP_UP', { institutionId: actor.launchScope.twinId });
   }
 }
 
 export function createMembershipsService({ db, cache, profiles }: MembershipsDeps) {
-  /** Makes `institutionId` the person's current twin; a change of twin clears the chosen voice assistant. */
-  async function workIn(userId: string, institutionId: string | null): Promise<void> {
+  /** Makes `twinId` the person's current twin; a change of twin clears the chosen voice assistant. */
+  async function workIn(userId: string, twinId: string | null): Promise<void> {
     const user = await findUserById(db, userId);
     if (!user) throw new NotFoundError('User not found');
-    if (user.currentInstitutionId !== institutionId) {
-      await updateUser(db, userId, { currentInstitutionId: institutionId, voiceAssistantId: null });
+    if (user.currentTwinId !== twinId) {
+      await updateUser(db, userId, { currentTwinId: twinId, voiceAssistantId: null });
     }
     await cache.invalidate({ userId });
   }
@@ -44,19 +44,19 @@ export function createMembershipsService({ db, cache, profiles }: MembershipsDep
       const rows = await listMembershipsWithTwins(db, actor.userId);
       return rows.map((row) => ({
         _id: row.id,
-        institution: { _id: row.institution.id, name: row.institution.name, ainame: row.institution.ainame, picture: row.institution.picture, status: row.institution.status },
+        institution: { _id: row.twin.id, name: row.twin.name, ainame: row.twin.ainame, picture: row.twin.picture, status: row.twin.status },
         role: row.role,
         permissions: permissionsFor(actor.accountType, row.role, row.permissions),
-        current: row.institution.id === actor.institutionId,
+        current: row.twin.id === actor.twinId,
       }));
     },
 
-    async switchTo(actor: Actor, institutionId: string) {
+    async switchTo(actor: Actor, twinId: string) {
       refuseLaunchScope(actor);
-      const twin = await findInstitutionById(db, institutionId);
+      const twin = await findTwinById(db, twinId);
       await requireAccess(db, actor, 'twin.switch', { twin });
-      if (!isSuper(actor)) assertInstitutionUsable(twin!);
-      await workIn(actor.userId, institutionId);
+      if (!isSuper(actor)) assertTwinUsable(twin!);
+      await workIn(actor.userId, twinId);
       return profiles.load(actor.userId);
     },
 
@@ -67,20 +67,20 @@ export function createMembershipsService({ db, cache, profiles }: MembershipsDep
       refuseLaunchScope(actor);
       await deleteMembership(db, membership.id);
       const user = await findUserById(db, actor.userId);
-      if (user?.currentInstitutionId === membership.institutionId) {
-        await workIn(actor.userId, await nextTwinFor(db, actor.userId, membership.institutionId));
+      if (user?.currentTwinId === membership.twinId) {
+        await workIn(actor.userId, await nextTwinFor(db, actor.userId, membership.twinId));
       } else {
         await cache.invalidate({ userId: actor.userId });
       }
-      const twin = await findInstitutionById(db, membership.institutionId);
+      const twin = await findTwinById(db, membership.twinId);
       return twin ? `You left ${twin.name}` : 'Membership removed';
     },
 
-    async join(actor: Actor, target: { institutionId?: string; publicId?: string }) {
+    async join(actor: Actor, target: { twinId?: string; publicId?: string }) {
       refuseLaunchScope(actor);
-      const twin: InstitutionRow | undefined = target.institutionId
-        ? await findInstitutionById(db, target.institutionId)
-        : await findInstitutionByPublicId(db, target.publicId!);
+      const twin: TwinRow | undefined = target.twinId
+        ? await findTwinById(db, target.twinId)
+        : await findTwinByPublicId(db, target.publicId!);
       if (!twin) throw new NotFoundError('Institution not found');
       const already = await findMembership(db, actor.userId, twin.id);
       if (!already) {
@@ -89,7 +89,7 @@ export function createMembershipsService({ db, cache, profiles }: MembershipsDep
           throw new ForbiddenError('Only administrators may join this Digital Twin', 'JOINING_ADMIN_ONLY');
         }
       }
-      assertInstitutionUsable(twin);
+      assertTwinUsable(twin);
       if (!already) await ensureMembership(db, twin.id, actor.userId, 'user');
       await workIn(actor.userId, twin.id);
       return profiles.load(actor.userId);

@@ -2,9 +2,9 @@
 // the spec's four failure messages, join where allowed. Also the preferences routes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { requester } from '../../../test/support/http.js';
-import { findMembership, insertMembership } from '../institutions/institutions.repo.js';
+import { findMembership, insertMembership } from '../twins/twins.repo.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
 
 let t: TestApp;
@@ -20,10 +20,10 @@ afterAll(() => t.close());
 
 /** A person in twin A (current, admin there) and twin B (user), with a voice assistant chosen. */
 async function twoTwinPerson() {
-  const twinA = await buildInstitution(db(), { name: 'Home Twin' });
-  const twinB = await buildInstitution(db(), { name: 'Second Twin' });
-  const person = await buildUser(db(), { institution: twinA, role: 'admin' });
-  const second = await insertMembership(db(), { institutionId: twinB.id, userId: person.user.id, role: 'user' });
+  const twinA = await buildTwin(db(), { name: 'Home Twin' });
+  const twinB = await buildTwin(db(), { name: 'Second Twin' });
+  const person = await buildUser(db(), { twin: twinA, role: 'admin' });
+  const second = await insertMembership(db(), { twinId: twinB.id, userId: person.user.id, role: 'user' });
   await updateUser(db(), person.user.id, { voiceAssistantId: VOICE });
   const token = await signIn(t.app, person.user.email);
   return { twinA, twinB, person, second, token };
@@ -56,10 +56,10 @@ describe('POST /api/user/institution/switch', () => {
 
   it('answers 404 for a twin the caller does not belong to and 403 for an inactive one', async () => {
     const { person, token } = await twoTwinPerson();
-    const stranger = await buildInstitution(db());
+    const stranger = await buildTwin(db());
     expect((await req(token, 'POST', '/api/user/institution/switch', { institutionId: stranger.id })).status).toBe(404);
-    const inactive = await buildInstitution(db(), { status: 'inactive' });
-    await insertMembership(db(), { institutionId: inactive.id, userId: person.user.id });
+    const inactive = await buildTwin(db(), { status: 'inactive' });
+    await insertMembership(db(), { twinId: inactive.id, userId: person.user.id });
     const refused = await req(token, 'POST', '/api/user/institution/switch', { institutionId: inactive.id });
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ code: 'INSTITUTION_INACTIVE', institutionId: inactive.id });
@@ -74,7 +74,7 @@ describe('DELETE /api/user/userInstitution/{id}', () => {
     expect(response).toEqual({ status: 200, body: { success: true, message: 'You left Home Twin' } });
     expect(await findMembership(db(), person.user.id, twinA.id)).toBeUndefined();
     const row = (await findUserById(db(), person.user.id))!;
-    expect(row.currentInstitutionId).toBe(twinB.id);
+    expect(row.currentTwinId).toBe(twinB.id);
     expect(row.voiceAssistantId).toBeNull();
     const profile = await req(token, 'POST', '/api/user/refresh/profile', {});
     expect(profile.body.profile.institution._id).toBe(twinB.id);
@@ -83,10 +83,10 @@ describe('DELETE /api/user/userInstitution/{id}', () => {
   it('leaves a non-current twin without switching; leaving the last one leaves no current twin', async () => {
     const { twinA, person, second, token } = await twoTwinPerson();
     expect((await req(token, 'DELETE', `/api/user/userInstitution/${second.id}`)).status).toBe(200);
-    expect((await findUserById(db(), person.user.id))!.currentInstitutionId).toBe(twinA.id);
+    expect((await findUserById(db(), person.user.id))!.currentTwinId).toBe(twinA.id);
     expect((await findUserById(db(), person.user.id))!.voiceAssistantId).toBe(VOICE);
     expect((await req(token, 'DELETE', `/api/user/userInstitution/${person.membership!.id}`)).status).toBe(200);
-    expect((await findUserById(db(), person.user.id))!.currentInstitutionId).toBeNull();
+    expect((await findUserById(db(), person.user.id))!.currentTwinId).toBeNull();
   });
 
   it('answers the spec\'s failure messages', async () => {
@@ -98,7 +98,7 @@ describe('DELETE /api/user/userInstitution/{id}', () => {
     expect(anonymous).toMatchObject({ status: 401, body: { success: false, message: 'Authentication Required' } });
     const notYours = await req(token, 'DELETE', `/api/user/userInstitution/${other.membership!.id}`);
     expect(notYours).toMatchObject({ status: 403, body: { success: false, message: 'Invalid Membership. Not yours!' } });
-    expect(await findMembership(db(), other.user.id, other.institution!.id)).toBeDefined();
+    expect(await findMembership(db(), other.user.id, other.twin!.id)).toBeDefined();
     const missing = await req(token, 'DELETE', '/api/user/userInstitution/ffffffffffffffffffffffff');
     expect(missing).toMatchObject({ status: 404, body: { success: false, message: 'Not Found' } });
   });
@@ -107,7 +107,7 @@ describe('DELETE /api/user/userInstitution/{id}', () => {
 describe('POST /api/user/institution/join', () => {
   it('joins an open twin by publicId, which becomes current', async () => {
     const { token, person } = await twoTwinPerson();
-    const open = await buildInstitution(db(), { allowJoining: 'open' });
+    const open = await buildTwin(db(), { allowJoining: 'open' });
     const response = await req(token, 'POST', '/api/user/institution/join', { publicId: open.publicId });
     expect(response.status).toBe(200);
     expect(response.body.profile.institution._id).toBe(open.id);
@@ -116,14 +116,14 @@ describe('POST /api/user/institution/join', () => {
 
   it('refuses a closed twin, an admins-only twin to a plain account, and an inactive twin', async () => {
     const { token } = await twoTwinPerson();
-    const closed = await buildInstitution(db());
+    const closed = await buildTwin(db());
     expect((await req(token, 'POST', '/api/user/institution/join', { institutionId: closed.id })).body.code).toBe('JOINING_CLOSED');
-    const adminsOnly = await buildInstitution(db(), { allowJoining: 'open', joiningAdminOnly: true });
+    const adminsOnly = await buildTwin(db(), { allowJoining: 'open', joiningAdminOnly: true });
     expect((await req(token, 'POST', '/api/user/institution/join', { institutionId: adminsOnly.id })).body.code).toBe('JOINING_ADMIN_ONLY');
     const teacher = await buildUser(db(), { accountType: 'admin' });
     const teacherToken = await signIn(t.app, teacher.user.email);
     expect((await req(teacherToken, 'POST', '/api/user/institution/join', { institutionId: adminsOnly.id })).status).toBe(200);
-    const inactive = await buildInstitution(db(), { allowJoining: 'open', status: 'inactive' });
+    const inactive = await buildTwin(db(), { allowJoining: 'open', status: 'inactive' });
     expect((await req(token, 'POST', '/api/user/institution/join', { institutionId: inactive.id })).status).toBe(403);
     expect((await req(token, 'POST', '/api/user/institution/join', { institutionId: 'ffffffffffffffffffffffff' })).status).toBe(404);
   });

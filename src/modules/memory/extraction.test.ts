@@ -3,12 +3,12 @@
 import { generateText } from 'ai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { requester } from '../../../test/support/http.js';
 import { formatContextSections } from '../../ai/prompt.js';
 import { createModelRegistry } from '../../ai/registry.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { updateUser } from '../users/users.repo.js';
 import { EXTRACT_JOB, enqueueExtraction, extractMemories, normaliseKey, parseFacts } from './extraction.js';
 import { insertMemory } from './memory.repo.js';
@@ -18,7 +18,7 @@ import { memoryLines, recallForTurn, selectWithinBudget } from './recall.js';
 let t: TestApp;
 let fake: FakeModelServer;
 let req: ReturnType<typeof requester>;
-let twin: InstitutionRow;
+let twin: TwinRow;
 let person: { id: string; token: string };
 const db = () => t.platform.database.db;
 const facts = (list: Array<{ key: string; value: string }>) => ({ chunks: [JSON.stringify({ facts: list })] });
@@ -37,8 +37,8 @@ beforeAll(async () => {
   fake = await startFakeModelServer();
   t = await startTestApp({ env: { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'test', DEFAULT_MODEL: 'fake' }, workers: true });
   req = requester(t.app);
-  twin = await buildInstitution(db(), { longTermMemoryEnabled: true });
-  const built = await buildUser(db(), { institution: twin });
+  twin = await buildTwin(db(), { longTermMemoryEnabled: true });
+  const built = await buildUser(db(), { twin });
   person = { id: built.user.id, token: await signIn(t.app, built.user.email) };
 });
 afterAll(async () => {
@@ -80,8 +80,8 @@ describe('memory.extract job', () => {
     try {
       await runJob(exchange());
       await updateUser(db(), person.id, { userMemoryEnabled: true });
-      const plain = await buildInstitution(db());
-      const other = await buildUser(db(), { institution: plain });
+      const plain = await buildTwin(db());
+      const other = await buildUser(db(), { twin: plain });
       await runJob({ ...exchange(), userId: other.user.id, institutionId: plain.id });
       expect(fake.requests.length).toBe(before);
       expect((await longTermRows()).map((m: { key_name: string }) => m.key_name)).not.toContain('City');
@@ -135,7 +135,7 @@ describe('parseFacts', () => {
 
 describe('recall', () => {
   const row = (key: string, value: string, shared = false): MemoryRow => ({
-    id: key, institutionId: twin.id, userId: person.id, keyName: key, keyValue: value, keyDescription: '', keyNamespace: 'default',
+    id: key, twinId: twin.id, userId: person.id, keyName: key, keyValue: value, keyDescription: '', keyNamespace: 'default',
     shared, createdAt: new Date(), updatedAt: new Date(), deletedAt: null,
   });
 
@@ -149,8 +149,8 @@ describe('recall', () => {
   });
 
   it("puts a memory value into the model's system context", async () => {
-    await insertMemory(db(), { institutionId: twin.id, userId: person.id, keyName: 'Preferred name', keyValue: 'Captain Zebra' });
-    const { memories } = await recallForTurn(db(), { userId: person.id, institutionId: twin.id, userMemoryEnabled: true }, 'What is my name?');
+    await insertMemory(db(), { twinId: twin.id, userId: person.id, keyName: 'Preferred name', keyValue: 'Captain Zebra' });
+    const { memories } = await recallForTurn(db(), { userId: person.id, twinId: twin.id, userMemoryEnabled: true }, 'What is my name?');
     expect(memories).toContainEqual(expect.objectContaining({ key: 'Preferred name', value: 'Captain Zebra', shared: false }));
     const system = formatContextSections({ memories: memoryLines(memories) });
     expect(system).toContain('Preferred name: Captain Zebra');

@@ -7,7 +7,7 @@ import { createModelRegistry, type DeploymentModelConfig, type ModelRegistry } f
 import type { Database } from '../../platform/db/client.js';
 import { objectId } from '../../platform/http/schemas.js';
 import type { JobLogger, JobQueue } from '../../platform/jobs/queue.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { findTwinById } from '../twins/twins.repo.js';
 import { findUserById } from '../users/users.repo.js';
 import { insertMemory, listPersonalInNamespace, updateMemory } from './memory.repo.js';
 import { LONG_TERM_NAMESPACE } from './memory.tables.js';
@@ -83,7 +83,7 @@ let warnedLocal = false;
 export async function extractMemories(deps: ExtractionDeps, payload: ExtractionPayload, signal?: AbortSignal): Promise<ExtractionOutcome> {
   const { db } = deps;
   // Checked when the job runs: a switch turned off after the turn still stops the save.
-  const [twin, user] = await Promise.all([findInstitutionById(db, payload.institutionId), findUserById(db, payload.userId)]);
+  const [twin, user] = await Promise.all([findTwinById(db, payload.institutionId), findUserById(db, payload.userId)]);
   if (!twin?.longTermMemoryEnabled || !user?.userMemoryEnabled) return 'disabled';
   const resolved = deps.registry.resolveModel({ kind: 'default' });
   if (resolved.kind === 'local') {
@@ -163,11 +163,11 @@ async function mergeFacts(db: Database, payload: ExtractionPayload, facts: Fact[
   for (const fact of facts) {
     const row = byKey.get(normaliseKey(fact.key));
     if (row) {
-      if (!sameValue(row.keyValue, fact.value)) await updateMemory(db, row.institutionId, row.id, { keyValue: fact.value });
+      if (!sameValue(row.keyValue, fact.value)) await updateMemory(db, row.twinId, row.id, { keyValue: fact.value });
       continue;
     }
     await insertMemory(db, {
-      institutionId: payload.institutionId,
+      twinId: payload.institutionId,
       userId: payload.userId,
       keyName: fact.key,
       keyValue: fact.value,

@@ -13,6 +13,6 @@ export function presentMemory(row: MemoryWithTwin, viewer: { isAuthor: boolean; 
     editable: viewer.editable,
     isAuthor: viewer.isAuthor,
     created: row.createdAt.toISOString(),
-    institution: { _id: row.institution.id, name: row.institution.name, ainame: row.institution.ainame, picture: row.institution.picture },
+    institution: { _id: row.twin.id, name: row.twin.name, ainame: row.twin.ainame, picture: row.twin.picture },
   };
 }

@@ -4,11 +4,11 @@
 import { and, desc, eq, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { executeShaped } from '../../platform/db/prepared.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
 import { memoryParameters, type MemoryRow, type NewMemory } from './memory.tables.js';
 
-export interface InstitutionSummary {
+export interface TwinSummary {
   id: string;
   name: string;
   ainame: string;
@@ -16,41 +16,41 @@ export interface InstitutionSummary {
 }
 
 export interface MemoryWithTwin extends MemoryRow {
-  institution: InstitutionSummary;
+  twin: TwinSummary;
 }
 
 export type MemoryUpdate = Partial<Pick<NewMemory, 'keyValue' | 'keyDescription' | 'shared'>>;
 
 /** Rows a person sees in a twin: their personal rows (when `personal`) and the twin's shared rows. */
-export function visibleWhere(institutionId: string, userId: string, personal = true): SQL {
+export function visibleWhere(twinId: string, userId: string, personal = true): SQL {
   const mine = and(eq(memoryParameters.userId, userId), eq(memoryParameters.shared, false));
-  return and(eq(memoryParameters.institutionId, institutionId), isNull(memoryParameters.deletedAt), personal ? or(eq(memoryParameters.shared, true), mine) : eq(memoryParameters.shared, true))!;
+  return and(eq(memoryParameters.twinId, twinId), isNull(memoryParameters.deletedAt), personal ? or(eq(memoryParameters.shared, true), mine) : eq(memoryParameters.shared, true))!;
 }
 
 function selectWithTwin(db: Executor) {
   return db
     .select({
       row: memoryParameters,
-      institution: { id: institutions.id, name: institutions.name, ainame: institutions.ainame, picture: institutions.picture },
+      twin: { id: twins.id, name: twins.name, ainame: twins.ainame, picture: twins.picture },
     })
     .from(memoryParameters)
-    .innerJoin(institutions, eq(institutions.id, memoryParameters.institutionId));
+    .innerJoin(twins, eq(twins.id, memoryParameters.twinId));
 }
 
-export async function listVisibleMemories(db: Executor, institutionId: string, userId: string, limit: number): Promise<MemoryWithTwin[]> {
+export async function listVisibleMemories(db: Executor, twinId: string, userId: string, limit: number): Promise<MemoryWithTwin[]> {
   const rows = await selectWithTwin(db)
-    .where(visibleWhere(institutionId, userId))
+    .where(visibleWhere(twinId, userId))
     .orderBy(desc(memoryParameters.createdAt), desc(memoryParameters.id))
     .limit(limit);
-  return rows.map(({ row, institution }) => ({ ...row, institution }));
+  return rows.map(({ row, twin }) => ({ ...row, twin }));
 }
 
 /** One row of the twin, whoever wrote it; the service decides whether the caller may see it. */
-export async function findMemory(db: Executor, institutionId: string, id: string): Promise<MemoryWithTwin | undefined> {
+export async function findMemory(db: Executor, twinId: string, id: string): Promise<MemoryWithTwin | undefined> {
   const [found] = await selectWithTwin(db)
-    .where(and(eq(memoryParameters.institutionId, institutionId), eq(memoryParameters.id, id), isNull(memoryParameters.deletedAt)))
+    .where(and(eq(memoryParameters.twinId, twinId), eq(memoryParameters.id, id), isNull(memoryParameters.deletedAt)))
     .limit(1);
-  return found ? { ...found.row, institution: found.institution } : undefined;
+  return found ? { ...found.row, twin: found.twin } : undefined;
 }
 
 export async function insertMemory(db: Executor, values: NewMemory): Promise<MemoryRow> {
@@ -58,16 +58,16 @@ export async function insertMemory(db: Executor, values: NewMemory): Promise<Mem
   return row;
 }
 
-export async function updateMemory(db: Executor, institutionId: string, id: string, values: MemoryUpdate): Promise<void> {
+export async function updateMemory(db: Executor, twinId: string, id: string, values: MemoryUpdate): Promise<void> {
   if (Object.keys(values).length === 0) return;
   await db
     .update(memoryParameters)
     .set(values)
-    .where(and(eq(memoryParameters.institutionId, institutionId), eq(memoryParameters.id, id)));
+    .where(and(eq(memoryParameters.twinId, twinId), eq(memoryParameters.id, id)));
 }
 
-export async function deleteMemory(db: Executor, institutionId: string, id: string): Promise<void> {
-  await db.delete(memoryParameters).where(and(eq(memoryParameters.institutionId, institutionId), eq(memoryParameters.id, id)));
+export async function deleteMemory(db: Executor, twinId: string, id: string): Promise<void> {
+  await db.delete(memoryParameters).where(and(eq(memoryParameters.twinId, twinId), eq(memoryParameters.id, id)));
 }
 
 /**
@@ -75,8 +75,8 @@ export async function deleteMemory(db: Executor, institutionId: string, id: stri
  * with 'as-set', while the person's Enable User Memory switch is on, read by this same statement).
  * Every turn reads it: prepared once per shape (drizzle took longer to build it than the database to run it).
  */
-export async function listRecallable(db: Executor, institutionId: string, userId: string, personal: boolean | 'as-set', limit: number): Promise<MemoryRow[]> {
-  return executeShaped(db, `recallable:${personal}`, (d, param) => recallableQuery(d, personal, param), { institutionId, userId, limit });
+export async function listRecallable(db: Executor, twinId: string, userId: string, personal: boolean | 'as-set', limit: number): Promise<MemoryRow[]> {
+  return executeShaped(db, `recallable:${personal}`, (d, param) => recallableQuery(d, personal, param), { twinId, userId, limit });
 }
 
 function recallableQuery(db: Executor, personal: boolean | 'as-set', param: (name: string) => unknown) {
@@ -87,19 +87,19 @@ function recallableQuery(db: Executor, personal: boolean | 'as-set', param: (nam
   return db
     .select()
     .from(memoryParameters)
-    .where(and(eq(memoryParameters.institutionId, param('institutionId') as string), isNull(memoryParameters.deletedAt), which))
+    .where(and(eq(memoryParameters.twinId, param('twinId') as string), isNull(memoryParameters.deletedAt), which))
     .orderBy(desc(memoryParameters.updatedAt), desc(memoryParameters.id))
     .limit(param('limit') as number);
 }
 
 /** A person's personal rows of one namespace in a twin (long-term memory merges against these). */
-export async function listPersonalInNamespace(db: Executor, institutionId: string, userId: string, namespace: string): Promise<MemoryRow[]> {
+export async function listPersonalInNamespace(db: Executor, twinId: string, userId: string, namespace: string): Promise<MemoryRow[]> {
   return db
     .select()
     .from(memoryParameters)
     .where(
       and(
-        eq(memoryParameters.institutionId, institutionId),
+        eq(memoryParameters.twinId, twinId),
         eq(memoryParameters.userId, userId),
         eq(memoryParameters.shared, false),
         eq(memoryParameters.keyNamespace, namespace),

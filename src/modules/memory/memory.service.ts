@@ -4,7 +4,7 @@
 import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { findTwinById } from '../twins/twins.repo.js';
 import { checkAccess, MEMORY_NOT_FOUND, requireAccess } from '../access/access.js';
 import { findUserById } from '../users/users.repo.js';
 import { presentMemory } from './memory.presenter.js';
@@ -27,13 +27,13 @@ export interface MemoryService {
 
 /** The twin whose memory the person works with: the launch twin of a launch session, else the current twin. */
 function workingTwin(actor: Actor): string | null {
-  return actor.launchScope?.institutionId ?? actor.institutionId;
+  return actor.launchScope?.twinId ?? actor.twinId;
 }
 
 export function createMemoryService(db: Database): MemoryService {
   /** Super admins and holders of institutions.edit on the twin (its admins) manage its shared memory. */
-  async function managesTwin(actor: Actor, institutionId: string): Promise<boolean> {
-    return checkAccess(db, actor, 'memory.manage', { twin: institutionId });
+  async function managesTwin(actor: Actor, twinId: string): Promise<boolean> {
+    return checkAccess(db, actor, 'memory.manage', { twin: twinId });
   }
 
   function viewOf(actor: Actor, row: MemoryWithTwin, manages: boolean): { isAuthor: boolean; editable: boolean } {
@@ -50,9 +50,9 @@ export function createMemoryService(db: Database): MemoryService {
   }
 
   /** memoryAdminsOnly: only those who manage the twin may create shared rows or switch rows to shared. */
-  async function checkMayShare(actor: Actor, institutionId: string, manages: boolean): Promise<void> {
+  async function checkMayShare(actor: Actor, twinId: string, manages: boolean): Promise<void> {
     if (manages) return;
-    const twin = await findInstitutionById(db, institutionId);
+    const twin = await findTwinById(db, twinId);
     if (!twin || twin.memoryAdminsOnly) throw new ForbiddenError(MEMORY_ADMINS_ONLY, 'MEMORY_ADMINS_ONLY');
   }
 
@@ -77,7 +77,7 @@ export function createMemoryService(db: Database): MemoryService {
         if (!user?.userMemoryEnabled) throw new ForbiddenError(USER_MEMORY_OFF, 'USER_MEMORY_DISABLED');
       }
       const inserted = await insertMemory(db, {
-        institutionId: twin,
+        twinId: twin,
         userId: actor.userId,
         keyName: input.key_name,
         keyValue: input.key_value,
@@ -92,20 +92,20 @@ export function createMemoryService(db: Database): MemoryService {
 
     async edit(actor, id, input) {
       const { row, manages } = await editableRow(actor, id);
-      if (input.shared === true && !row.shared) await checkMayShare(actor, row.institutionId, manages);
+      if (input.shared === true && !row.shared) await checkMayShare(actor, row.twinId, manages);
       const values: MemoryUpdate = {};
       if (input.key_value !== undefined) values.keyValue = input.key_value;
       if (input.key_description !== undefined) values.keyDescription = input.key_description;
       if (input.shared !== undefined) values.shared = input.shared;
-      await updateMemory(db, row.institutionId, row.id, values);
-      const updated = await findMemory(db, row.institutionId, row.id);
+      await updateMemory(db, row.twinId, row.id, values);
+      const updated = await findMemory(db, row.twinId, row.id);
       if (!updated) throw new NotFoundError(MEMORY_NOT_FOUND);
       return presentMemory(updated, viewOf(actor, updated, manages));
     },
 
     async remove(actor, id) {
       const { row } = await editableRow(actor, id);
-      await deleteMemory(db, row.institutionId, row.id);
+      await deleteMemory(db, row.twinId, row.id);
     },
   };
 }

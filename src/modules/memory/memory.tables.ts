@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, pgTable, text } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, refColumn, timestampColumn, updatedAt } from '../../platform/db/columns.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 
 /** The namespace of rows written by long-term memory extraction. */
 export const LONG_TERM_NAMESPACE = 'long-term';
@@ -15,7 +15,7 @@ export const memoryParameters = pgTable(
   'memory_parameters',
   {
     id: idColumn(),
-    institutionId: refColumn('institution_id').notNull().references(() => institutions.id),
+    twinId: refColumn('institution_id').notNull().references(() => twins.id),
     /** The author. */
     userId: refColumn('user_id').notNull(),
     keyName: text('key_name').notNull(),
@@ -30,8 +30,8 @@ export const memoryParameters = pgTable(
     deletedAt: timestampColumn('deleted_at'),
   },
   (t) => [
-    index('memory_parameters_institution_user_idx').on(t.institutionId, t.userId, t.createdAt),
-    index('memory_parameters_institution_shared_idx').on(t.institutionId, t.createdAt).where(sql`${t.shared}`),
+    index('memory_parameters_institution_user_idx').on(t.twinId, t.userId, t.createdAt),
+    index('memory_parameters_institution_shared_idx').on(t.twinId, t.createdAt).where(sql`${t.shared}`),
   ],
 );
 

@@ -2,17 +2,17 @@
 // memoryAdminsOnly, the Enable User Memory switch (behaviour 7), cross-tenant cases, behaviour 6.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { requester } from '../../../test/support/http.js';
-import { updateInstitution } from '../institutions/institutions.repo.js';
+import { updateTwin } from '../twins/twins.repo.js';
 import { updateUser } from '../users/users.repo.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { recallForTurn } from './recall.js';
 
 let t: TestApp;
 let req: ReturnType<typeof requester>;
-let twinA: InstitutionRow;
-let twinB: InstitutionRow;
+let twinA: TwinRow;
+let twinB: TwinRow;
 const token: Record<'author' | 'other' | 'grantee' | 'admin' | 'super' | 'outsider', string> = {} as never;
 const ids: Record<string, string> = {};
 const db = () => t.platform.database.db;
@@ -24,22 +24,22 @@ async function create(who: keyof typeof token, body: Record<string, unknown>) {
 beforeAll(async () => {
   t = await startTestApp();
   req = requester(t.app);
-  twinA = await buildInstitution(db(), { name: 'Alpha Twin', ainame: 'Alpha AI', picture: 'https://img.test/a.png' });
-  twinB = await buildInstitution(db(), { name: 'Beta Twin' });
+  twinA = await buildTwin(db(), { name: 'Alpha Twin', ainame: 'Alpha AI', picture: 'https://img.test/a.png' });
+  twinB = await buildTwin(db(), { name: 'Beta Twin' });
   const people = {
-    author: await buildUser(db(), { institution: twinA }),
-    other: await buildUser(db(), { institution: twinA }),
-    grantee: await buildUser(db(), { institution: twinA, grants: ['institutions.edit'] }),
-    admin: await buildUser(db(), { institution: twinA, role: 'admin' }),
-    super: await buildUser(db(), { institution: twinB, accountType: 'super' }),
-    outsider: await buildUser(db(), { institution: twinB, role: 'admin' }),
+    author: await buildUser(db(), { twin: twinA }),
+    other: await buildUser(db(), { twin: twinA }),
+    grantee: await buildUser(db(), { twin: twinA, grants: ['institutions.edit'] }),
+    admin: await buildUser(db(), { twin: twinA, role: 'admin' }),
+    super: await buildUser(db(), { twin: twinB, accountType: 'super' }),
+    outsider: await buildUser(db(), { twin: twinB, role: 'admin' }),
   };
   for (const [who, built] of Object.entries(people)) {
     token[who as keyof typeof token] = await signIn(t.app, built.user.email);
     ids[who] = built.user.id;
   }
   // The super admin works in twin A (switching twins is another family's route; the column is the truth).
-  await updateUser(db(), people.super.user.id, { currentInstitutionId: twinA.id });
+  await updateUser(db(), people.super.user.id, { currentTwinId: twinA.id });
   token.super = await signIn(t.app, people.super.user.email);
 });
 afterAll(() => t.close());
@@ -71,11 +71,11 @@ describe('POST and GET /api/user/memory', () => {
     const byAdmin = await create('admin', { key_name: 'office hours', key_value: 'Mondays 9-11', key_namespace: 'course', shared: true });
     expect(byAdmin.status).toBe(201);
     ids.sharedByAdmin = byAdmin.body.data._id;
-    await updateInstitution(db(), twinA.id, { memoryAdminsOnly: false });
+    await updateTwin(db(), twinA.id, { memoryAdminsOnly: false });
     const allowed = await create('author', { key_name: 'office', key_value: 'Room 4', shared: true });
     expect(allowed.status).toBe(201);
     ids.sharedByAuthor = allowed.body.data._id;
-    await updateInstitution(db(), twinA.id, { memoryAdminsOnly: true });
+    await updateTwin(db(), twinA.id, { memoryAdminsOnly: true });
     const switching = await create('author', { key_name: 'pet', key_value: 'a cat' });
     const toShared = await req(token.author, 'PATCH', `/api/user/memory/${switching.body.data._id}`, { shared: true });
     expect(toShared.status).toBe(403);
@@ -157,7 +157,7 @@ describe('DELETE /api/user/memory/{id}', () => {
 
 describe('Enable User Memory switch (behaviour 7)', () => {
   it('off: no personal memory saved or recalled; rows stay editable; shared memory still recalled', async () => {
-    const scope = { userId: ids.author, institutionId: twinA.id };
+    const scope = { userId: ids.author, twinId: twinA.id };
     const before = await recallForTurn(db(), { ...scope, userMemoryEnabled: true }, 'what colour?');
     expect(before.memories.map((m) => m.id)).toEqual(expect.arrayContaining([ids.personal, ids.sharedByAdmin]));
 
@@ -195,14 +195,14 @@ describe('Enable User Memory switch (behaviour 7)', () => {
   });
 
   it('recalls nothing of another twin', async () => {
-    const recalled = await recallForTurn(db(), { userId: ids.author, institutionId: twinB.id, userMemoryEnabled: true }, 'colour');
+    const recalled = await recallForTurn(db(), { userId: ids.author, twinId: twinB.id, userMemoryEnabled: true }, 'colour');
     expect(recalled.memories).toEqual([]);
   });
 });
 
 describe('behaviour 6 through PUT /api/admin/institution/{id}', () => {
   it('enabling long-term memory also sets admins-only off and the default mode to long-term in the same save', async () => {
-    const twin = await buildInstitution(db(), { memoryAdminsOnly: true, defaultMemoryMode: 'session' });
+    const twin = await buildTwin(db(), { memoryAdminsOnly: true, defaultMemoryMode: 'session' });
     const saved = await req(token.super, 'PUT', `/api/admin/institution/${twin.id}`, { longTermMemoryEnabled: true });
     expect(saved.status).toBe(200);
     expect(saved.body.data).toMatchObject({ longTermMemoryEnabled: true, memoryAdminsOnly: false, defaultMemoryMode: 'long_term' });

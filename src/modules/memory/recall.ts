@@ -15,7 +15,7 @@ export interface RecalledMemory {
 
 export interface RecallScope {
   userId: string;
-  institutionId: string;
+  twinId: string;
   /**
    * The person's Enable User Memory switch (users.user_memory_enabled), or 'as-set': read by the recall's
    * own statement (a turn recalls beside its read of the person, not after it).
@@ -51,7 +51,7 @@ export async function recallForTurn(
   question: string,
   { tokenBudget = 800 }: RecallOptions = {},
 ): Promise<{ memories: RecalledMemory[] }> {
-  const rows = await listRecallable(db, scope.institutionId, scope.userId, scope.userMemoryEnabled, CANDIDATE_LIMIT);
+  const rows = await listRecallable(db, scope.twinId, scope.userId, scope.userMemoryEnabled, CANDIDATE_LIMIT);
   return { memories: selectWithinBudget(rows, question, tokenBudget).map(toRecalled) };
 }
 

@@ -8,8 +8,8 @@ import type { Database, Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { AppError } from '../../platform/http/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { findTwinById } from '../twins/twins.repo.js';
+import { twins } from '../twins/twins.tables.js';
 import { requireAccess } from '../access/access.js';
 import { providerConfiguration, resolveProvider } from './oauth.providers.js';
 
@@ -25,18 +25,18 @@ export interface StoredProviderToken {
 }
 
 /** Seals and stores the twin's provider token under cloudServices.<key>. */
-export async function storeInstitutionProviderToken(
+export async function storeTwinProviderToken(
   db: Executor,
   secrets: SecretBox,
-  institutionId: string,
+  twinId: string,
   token: StoredProviderToken,
   key = IDP_PROVIDER_KEY,
 ): Promise<void> {
   const record = { sealed: secrets.encrypt(JSON.stringify(token)), updatedAt: new Date().toISOString() };
   await db
-    .update(institutions)
-    .set({ cloudServices: sql`${institutions.cloudServices} || ${JSON.stringify({ [key]: record })}::jsonb` })
-    .where(eq(institutions.id, institutionId));
+    .update(twins)
+    .set({ cloudServices: sql`${twins.cloudServices} || ${JSON.stringify({ [key]: record })}::jsonb` })
+    .where(eq(twins.id, twinId));
 }
 
 export interface RevokeDeps {
@@ -58,15 +58,15 @@ export function createIdpRevokeService({ db, secrets, config, log }: RevokeDeps)
 
   return {
     /** Returns whether a stored token was found (and removed). */
-    async revoke(actor: Actor, institutionId: string): Promise<boolean> {
-      const twin = await findInstitutionById(db, institutionId);
+    async revoke(actor: Actor, twinId: string): Promise<boolean> {
+      const twin = await findTwinById(db, twinId);
       await requireAccess(db, actor, 'twin.revoke', { twin });
       const record = twin!.cloudServices[IDP_PROVIDER_KEY];
       try {
         await db
-          .update(institutions)
-          .set({ cloudServices: sql`${institutions.cloudServices} - ${IDP_PROVIDER_KEY}::text` })
-          .where(eq(institutions.id, institutionId));
+          .update(twins)
+          .set({ cloudServices: sql`${twins.cloudServices} - ${IDP_PROVIDER_KEY}::text` })
+          .where(eq(twins.id, twinId));
       } catch (error) {
         log(error, 'removing the stored provider token failed');
         throw new AppError(500, 'Failed to revoke institution access', 'REVOKE_FAILED');

@@ -16,7 +16,7 @@ export interface ResolvedProvider {
   clientId: string;
   clientSecret?: string;
   /** Set for a twin's own provider: its sign-ins open launch sessions in that twin (behaviour 16). */
-  institutionId: string | null;
+  twinId: string | null;
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
@@ -46,7 +46,7 @@ export async function resolveProvider(
   key: string,
 ): Promise<ResolvedProvider | undefined> {
   const fromConfig = configured.find((provider) => provider.id === key);
-  if (fromConfig) return { key, ...fromConfig, institutionId: null };
+  if (fromConfig) return { key, ...fromConfig, twinId: null };
   if (!isObjectId(key)) return undefined;
   const row = await findSsoProvider(db, key);
   if (!row) return undefined;
@@ -56,7 +56,7 @@ export async function resolveProvider(
     issuer: row.issuer,
     clientId: row.clientId,
     clientSecret: row.clientSecretSealed ? secrets.decrypt(row.clientSecretSealed) : undefined,
-    institutionId: row.institutionId,
+    twinId: row.twinId,
   };
 }
 

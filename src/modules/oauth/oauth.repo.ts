@@ -37,8 +37,8 @@ export async function findSsoProvider(db: Executor, id: string): Promise<SsoProv
   return row;
 }
 
-export async function listSsoProviders(db: Executor, institutionId: string, page = 1, limit = 100) {
-  const where = eq(ssoProviders.institutionId, institutionId);
+export async function listSsoProviders(db: Executor, twinId: string, page = 1, limit = 100) {
+  const where = eq(ssoProviders.twinId, twinId);
   const rows = await db
     .select()
     .from(ssoProviders)
@@ -55,29 +55,29 @@ export async function insertSsoProvider(db: Executor, values: typeof ssoProvider
   return row;
 }
 
-export async function updateSsoProvider(db: Executor, institutionId: string, id: string, values: Partial<typeof ssoProviders.$inferInsert>) {
+export async function updateSsoProvider(db: Executor, twinId: string, id: string, values: Partial<typeof ssoProviders.$inferInsert>) {
   if (!setsSomething(values)) {
     const current = await findSsoProvider(db, id);
-    return current?.institutionId === institutionId ? current : undefined;
+    return current?.twinId === twinId ? current : undefined;
   }
   const [row] = await db
     .update(ssoProviders)
     .set(values)
-    .where(and(eq(ssoProviders.institutionId, institutionId), eq(ssoProviders.id, id)))
+    .where(and(eq(ssoProviders.twinId, twinId), eq(ssoProviders.id, id)))
     .returning();
   return row;
 }
 
-export async function deleteSsoProviders(db: Executor, institutionId: string, ids: string[]): Promise<number> {
+export async function deleteSsoProviders(db: Executor, twinId: string, ids: string[]): Promise<number> {
   if (ids.length === 0) return 0;
   const rows = await db
     .delete(ssoProviders)
-    .where(and(eq(ssoProviders.institutionId, institutionId), inArray(ssoProviders.id, ids)))
+    .where(and(eq(ssoProviders.twinId, twinId), inArray(ssoProviders.id, ids)))
     .returning({ id: ssoProviders.id });
   return rows.length;
 }
 
-export async function countSsoProviders(db: Executor, institutionId: string): Promise<number> {
-  const [row] = await db.select({ count: sql<number>`count(*)::int` }).from(ssoProviders).where(eq(ssoProviders.institutionId, institutionId));
+export async function countSsoProviders(db: Executor, twinId: string): Promise<number> {
+  const [row] = await db.select({ count: sql<number>`count(*)::int` }).from(ssoProviders).where(eq(ssoProviders.twinId, twinId));
   return row.count;
 }

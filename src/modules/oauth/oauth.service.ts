@@ -9,8 +9,8 @@ import { withTransaction } from '../../platform/db/client.js';
 import { AppError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../platform/http/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import { hashToken, randomToken, safeEqual } from '../../platform/crypto/hash.js';
-import { findInstitutionByPublicId } from '../institutions/institutions.repo.js';
-import { findMembership, insertMembership } from '../institutions/institutions.repo.js';
+import { findTwinByPublicId } from '../twins/twins.repo.js';
+import { findMembership, insertMembership } from '../twins/twins.repo.js';
 import { findUserByEmail, findUserById } from '../users/users.repo.js';
 import { insertAccount } from '../credits/starting-credits.js';
 import type { UserRow } from '../users/users.tables.js';
@@ -73,7 +73,7 @@ export function createOAuthService({ db, config, secrets, auth, signin, log }: O
           email,
           fname: typeof claims.given_name === 'string' ? claims.given_name : '',
           lname: typeof claims.family_name === 'string' ? claims.family_name : '',
-          currentInstitutionId: found.institutionId,
+          currentTwinId: found.twinId,
         },
         config.billing.startingCredits,
       );
@@ -87,7 +87,7 @@ export function createOAuthService({ db, config, secrets, auth, signin, log }: O
     async providers(publicId?: string): Promise<{ id: string; name: string }[]> {
       const list = config.oidcProviders.map(({ id, name }) => ({ id, name }));
       if (publicId) {
-        const twin = await findInstitutionByPublicId(db, publicId);
+        const twin = await findTwinByPublicId(db, publicId);
         if (twin) list.push(...(await listSsoProviders(db, twin.id)).rows.map((row) => ({ id: row.id, name: row.name })));
       }
       return list;
@@ -150,12 +150,12 @@ export function createOAuthService({ db, config, secrets, auth, signin, log }: O
       if (!claims) throw new UnauthorizedError('The sign-in provider did not confirm the sign-in', 'OAUTH_FAILED');
       const user = await personFor(found, claims);
       if (user.status === 'inactive' || user.status === 'deleted') throw new ForbiddenError('This account is inactive', 'ACCOUNT_INACTIVE');
-      if (!found.institutionId) return signin.afterFirstFactor(user, info);
+      if (!found.twinId) return signin.afterFirstFactor(user, info);
       // A twin's own provider vouches for its people in that twin only (behaviour 16).
-      if (!(await findMembership(db, user.id, found.institutionId))) {
-        await insertMembership(db, { institutionId: found.institutionId, userId: user.id, role: 'user' });
+      if (!(await findMembership(db, user.id, found.twinId))) {
+        await insertMembership(db, { twinId: found.twinId, userId: user.id, role: 'user' });
       }
-      return auth.openSession(user, info, { kind: 'launch', institutionId: found.institutionId });
+      return auth.openSession(user, info, { kind: 'launch', twinId: found.twinId });
     },
   };
 }
@@ -164,9 +164,9 @@ export function createOAuthService({ db, config, secrets, auth, signin, log }: O
  * The branding record's identity-provider flag: true only when a provider is configured for the
  * deployment, or the twin has one of its own. Only a boolean: never the provider's identifier.
  */
-export async function hasIdentityProvider(db: Database, config: Pick<Config, 'oidcProviders'>, institutionId?: string): Promise<boolean> {
+export async function hasIdentityProvider(db: Database, config: Pick<Config, 'oidcProviders'>, twinId?: string): Promise<boolean> {
   if (config.oidcProviders.length > 0) return true;
-  return institutionId ? (await countSsoProviders(db, institutionId)) > 0 : false;
+  return twinId ? (await countSsoProviders(db, twinId)) > 0 : false;
 }
 
 export type OAuthService = ReturnType<typeof createOAuthService>;

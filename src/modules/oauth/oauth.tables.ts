@@ -37,7 +37,7 @@ export const ssoProviders = pgTable(
   'sso_providers',
   {
     id: idColumn(),
-    institutionId: refColumn('institution_id').notNull(),
+    twinId: refColumn('institution_id').notNull(),
     name: text('name').notNull(),
     issuer: text('issuer').notNull(),
     clientId: text('client_id').notNull(),
@@ -45,7 +45,7 @@ export const ssoProviders = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('sso_providers_institution_idx').on(t.institutionId, t.createdAt)],
+  (t) => [index('sso_providers_institution_idx').on(t.twinId, t.createdAt)],
 );
 
 export type SsoProviderRow = typeof ssoProviders.$inferSelect;

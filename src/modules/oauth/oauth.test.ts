@@ -4,13 +4,13 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser } from '../../../test/support/factories.js';
 import { post } from '../../../test/support/identity.js';
 import { startIdentityProvider, type TestIdentityProvider } from '../../../test/support/oidc-provider.js';
 import { newId } from '../../platform/ids/ids.js';
 import { findUserByEmail } from '../users/users.repo.js';
 import { users } from '../users/users.tables.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { oidcIdentities, ssoProviders } from './oauth.tables.js';
 import { hasIdentityProvider } from './oauth.service.js';
 
@@ -18,7 +18,7 @@ const PUBLIC = 'http://127.0.0.1:4555';
 const ssoId = newId();
 let idp: TestIdentityProvider;
 let t: TestApp;
-let twin: InstitutionRow;
+let twin: TwinRow;
 
 beforeAll(async () => {
   idp = await startIdentityProvider([
@@ -30,8 +30,8 @@ beforeAll(async () => {
     { id: 'broken', name: 'Broken', issuer: 'http://127.0.0.1:9', clientId: 'x', clientSecret: 'y' },
   ];
   t = await startTestApp({ env: { PUBLIC_URL: PUBLIC, OIDC_PROVIDERS: JSON.stringify(providers) } });
-  twin = await buildInstitution(t.platform.database.db);
-  await t.platform.database.db.insert(ssoProviders).values({ id: ssoId, institutionId: twin.id, name: 'Twin Login', issuer: idp.issuer, clientId: 'twin-client' });
+  twin = await buildTwin(t.platform.database.db);
+  await t.platform.database.db.insert(ssoProviders).values({ id: ssoId, twinId: twin.id, name: 'Twin Login', issuer: idp.issuer, clientId: 'twin-client' });
 });
 afterAll(async () => {
   await t.close();
@@ -184,6 +184,6 @@ describe('hasIdentityProvider (the branding flag)', () => {
     const none = { oidcProviders: [] };
     expect(await hasIdentityProvider(db(), none)).toBe(false);
     expect(await hasIdentityProvider(db(), none, twin.id)).toBe(true);
-    expect(await hasIdentityProvider(db(), none, (await buildInstitution(db())).id)).toBe(false);
+    expect(await hasIdentityProvider(db(), none, (await buildTwin(db())).id)).toBe(false);
   });
 });

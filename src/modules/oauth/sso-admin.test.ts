@@ -7,8 +7,8 @@ import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { post } from '../../../test/support/identity.js';
 import { startIdentityProvider, type TestIdentityProvider } from '../../../test/support/oidc-provider.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
-import { storeInstitutionProviderToken } from './idp-revoke.service.js';
+import { findTwinById } from '../twins/twins.repo.js';
+import { storeTwinProviderToken } from './idp-revoke.service.js';
 import { ssoProviders } from './oauth.tables.js';
 
 let idp: TestIdentityProvider;
@@ -44,7 +44,7 @@ describe('SSO providers of a twin', () => {
     const response = await create(adminToken);
     expect(response.statusCode).toBe(201);
     const { data } = response.json();
-    expect(data).toMatchObject({ name: 'Campus', issuer: 'https://login.campus.example', clientId: 'campus', hasClientSecret: true, institution: admin.institution!.id });
+    expect(data).toMatchObject({ name: 'Campus', issuer: 'https://login.campus.example', clientId: 'campus', hasClientSecret: true, institution: admin.twin!.id });
     expect(response.body).not.toContain('top-secret');
     const [row] = await db().select().from(ssoProviders).where(eq(ssoProviders.id, data._id));
     expect(row.clientSecretSealed).toBeTruthy();
@@ -73,7 +73,7 @@ describe('SSO providers of a twin', () => {
     const { data } = (await create(adminToken)).json();
     expect((await call('GET', `/api/admin/sso-provider/${data._id}`, otherAdminToken)).statusCode).toBe(404);
     expect((await call('DELETE', `/api/admin/sso-provider/${data._id}`, otherAdminToken)).statusCode).toBe(404);
-    const member = await buildUser(db(), { institution: admin.institution });
+    const member = await buildUser(db(), { twin: admin.twin });
     expect((await call('GET', '/api/admin/sso-providers', await signIn(t.app, member.user.email))).statusCode).toBe(403);
     expect((await call('GET', `/api/admin/sso-provider/${data._id}`, adminToken)).statusCode).toBe(200);
   });
@@ -89,47 +89,47 @@ describe('SSO providers of a twin', () => {
 });
 
 describe('DELETE /api/auth/idp/institution/{institutionId}/revoke', () => {
-  const revoke = (institutionId: string, token: string, bearer = false) =>
+  const revoke = (twinId: string, token: string, bearer = false) =>
     t.app.inject({
       method: 'DELETE',
-      url: `/api/auth/idp/institution/${institutionId}/revoke`,
+      url: `/api/auth/idp/institution/${twinId}/revoke`,
       headers: bearer ? { authorization: `Bearer ${token}` } : { 'x-access-token': token },
     });
 
   it('removes the stored token and revokes it at the provider', async () => {
     const accessToken = await idp.clientToken('dt', 'dt-secret');
     expect(await idp.introspect(accessToken, 'dt', 'dt-secret')).toBe(true);
-    await storeInstitutionProviderToken(db(), t.platform.secrets, admin.institution!.id, { providerId: 'school', accessToken });
-    const stored = (await findInstitutionById(db(), admin.institution!.id))!.cloudServices.idp;
+    await storeTwinProviderToken(db(), t.platform.secrets, admin.twin!.id, { providerId: 'school', accessToken });
+    const stored = (await findTwinById(db(), admin.twin!.id))!.cloudServices.idp;
     expect(stored.sealed).not.toContain(accessToken);
-    const response = await revoke(admin.institution!.id, adminToken, true);
+    const response = await revoke(admin.twin!.id, adminToken, true);
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ success: true, message: 'Institution access revoked' });
-    expect((await findInstitutionById(db(), admin.institution!.id))!.cloudServices).not.toHaveProperty('idp');
+    expect((await findTwinById(db(), admin.twin!.id))!.cloudServices).not.toHaveProperty('idp');
     expect(await idp.introspect(accessToken, 'dt', 'dt-secret')).toBe(false);
   });
 
   it("succeeds locally while the provider's revoke fails", async () => {
-    await storeInstitutionProviderToken(db(), t.platform.secrets, admin.institution!.id, { providerId: 'gone', accessToken: 'at-123' });
-    await storeInstitutionProviderToken(db(), t.platform.secrets, admin.institution!.id, { providerId: 'x', accessToken: 'keep' }, 'other');
-    const response = await revoke(admin.institution!.id, adminToken);
+    await storeTwinProviderToken(db(), t.platform.secrets, admin.twin!.id, { providerId: 'gone', accessToken: 'at-123' });
+    await storeTwinProviderToken(db(), t.platform.secrets, admin.twin!.id, { providerId: 'x', accessToken: 'keep' }, 'other');
+    const response = await revoke(admin.twin!.id, adminToken);
     expect(response.statusCode).toBe(200);
     expect(response.json().success).toBe(true);
-    const services = (await findInstitutionById(db(), admin.institution!.id))!.cloudServices;
+    const services = (await findTwinById(db(), admin.twin!.id))!.cloudServices;
     expect(services).not.toHaveProperty('idp');
     expect(services).toHaveProperty('other');
   });
 
   it('answers Not authorized without institutions.edit, and not found elsewhere', async () => {
-    await storeInstitutionProviderToken(db(), t.platform.secrets, admin.institution!.id, { providerId: 'gone', accessToken: 'at-456' });
-    const member = await buildUser(db(), { institution: admin.institution });
-    const refused = await revoke(admin.institution!.id, await signIn(t.app, member.user.email));
+    await storeTwinProviderToken(db(), t.platform.secrets, admin.twin!.id, { providerId: 'gone', accessToken: 'at-456' });
+    const member = await buildUser(db(), { twin: admin.twin });
+    const refused = await revoke(admin.twin!.id, await signIn(t.app, member.user.email));
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toEqual({ success: false, message: 'Not authorized' });
-    const foreign = await revoke(admin.institution!.id, otherAdminToken);
+    const foreign = await revoke(admin.twin!.id, otherAdminToken);
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json().message).toBe('Institution not found');
     expect((await revoke('aaaaaaaaaaaaaaaaaaaaaaaa', adminToken)).json()).toMatchObject({ success: false, message: 'Institution not found' });
-    expect((await findInstitutionById(db(), admin.institution!.id))!.cloudServices).toHaveProperty('idp');
+    expect((await findTwinById(db(), admin.twin!.id))!.cloudServices).toHaveProperty('idp');
   });
 });

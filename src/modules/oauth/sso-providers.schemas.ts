@@ -35,7 +35,7 @@ export type SsoProviderWire = z.infer<typeof ssoProviderSchema>;
 export function presentSsoProvider(row: SsoProviderRow): SsoProviderWire {
   return {
     _id: row.id,
-    institution: row.institutionId,
+    institution: row.twinId,
     name: row.name,
     issuer: row.issuer,
     clientId: row.clientId,

@@ -17,15 +17,15 @@ export interface SsoProviderInput {
 
 export function createSsoProviderService({ db, secrets }: { db: Database; secrets: SecretBox }) {
   async function twinOf(actor: Actor): Promise<string> {
-    if (!actor.institutionId) throw new BadRequestError('Choose a twin first: you have no current twin', 'NO_TWIN');
-    await requireAccess(db, actor, 'sso.edit', { twin: actor.institutionId });
-    return actor.institutionId;
+    if (!actor.twinId) throw new BadRequestError('Choose a twin first: you have no current twin', 'NO_TWIN');
+    await requireAccess(db, actor, 'sso.edit', { twin: actor.twinId });
+    return actor.twinId;
   }
 
   async function owned(actor: Actor, id: string) {
     const twin = await twinOf(actor);
     const row = await findSsoProvider(db, id);
-    if (!row || row.institutionId !== twin) throw new NotFoundError('SSO provider not found');
+    if (!row || row.twinId !== twin) throw new NotFoundError('SSO provider not found');
     return row;
   }
 
@@ -42,7 +42,7 @@ export function createSsoProviderService({ db, secrets }: { db: Database; secret
     async create(actor: Actor, input: Required<Pick<SsoProviderInput, 'name' | 'issuer' | 'clientId'>> & SsoProviderInput): Promise<SsoProviderWire> {
       const twin = await twinOf(actor);
       const row = await insertSsoProvider(db, {
-        institutionId: twin,
+        twinId: twin,
         name: input.name,
         issuer: input.issuer,
         clientId: input.clientId,
@@ -52,7 +52,7 @@ export function createSsoProviderService({ db, secrets }: { db: Database; secret
     },
     async update(actor: Actor, id: string, input: SsoProviderInput): Promise<SsoProviderWire> {
       const row = await owned(actor, id);
-      const updated = await updateSsoProvider(db, row.institutionId, id, {
+      const updated = await updateSsoProvider(db, row.twinId, id, {
         name: input.name,
         issuer: input.issuer,
         clientId: input.clientId,
@@ -62,7 +62,7 @@ export function createSsoProviderService({ db, secrets }: { db: Database; secret
     },
     async remove(actor: Actor, id: string): Promise<void> {
       const row = await owned(actor, id);
-      await deleteSsoProviders(db, row.institutionId, [id]);
+      await deleteSsoProviders(db, row.twinId, [id]);
     },
     /** Providers of other twins are skipped and not counted. */
     async bulkRemove(actor: Actor, ids: string[]): Promise<number> {

@@ -100,7 +100,7 @@ export function archiveEntries(db: Executor, storage: FileStorage, userId: strin
     yield json('conversations.json', async () =>
       (await personalConversations(db, userId)).map((row) => ({
         _id: row.id,
-        institution: row.institutionId,
+        institution: row.twinId,
         assistant: row.assistantId,
         title: row.title,
         records: Number(row.records),

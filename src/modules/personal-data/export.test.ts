@@ -51,10 +51,10 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function personWithData(records: number, files: number, fileSize: number) {
-  const { user, institution } = await buildUser(db());
-  const first = await buildRecord(db(), { institutionId: institution!.id, userId: user.id });
+  const { user, twin: twin } = await buildUser(db());
+  const first = await buildRecord(db(), { twinId: twin!.id, userId: user.id });
   const rows = Array.from({ length: records - 1 }, (_, i) => ({
-    institutionId: institution!.id,
+    twinId: twin!.id,
     conversationId: first.conversationId,
     userId: user.id,
     assistantName: 'Tutor',
@@ -75,7 +75,7 @@ async function personWithData(records: number, files: number, fileSize: number) 
     const storageKey = newStorageKey('uploads');
     await t.platform.storage.put(storageKey, bytes);
     const name = `scan-${i}.pdf`;
-    await insertFile(db(), { institutionId: institution!.id, userId: user.id, originalname: name, extension: '.pdf', mimetype: 'application/pdf', kind: 'pdf', size: fileSize, storageKey, status: 'ready' });
+    await insertFile(db(), { twinId: twin!.id, userId: user.id, originalname: name, extension: '.pdf', mimetype: 'application/pdf', kind: 'pdf', size: fileSize, storageKey, status: 'ready' });
     stored.push({ name, bytes });
   }
   return { user, stored };

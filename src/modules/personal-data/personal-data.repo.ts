@@ -8,7 +8,7 @@ import { fileCollections, files, type CollectionRow, type FileRow } from '../fil
 import { collectionWithFileCount } from '../files/files.repo.js';
 import { deleteHistoryOf } from '../history/history.repo.js';
 import { conversations, history, historyFeedback, type FeedbackRow, type HistoryRow } from '../history/history.tables.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 import type { MemoryWithTwin } from '../memory/memory.repo.js';
 import { memoryParameters } from '../memory/memory.tables.js';
 import { users } from '../users/users.tables.js';
@@ -62,7 +62,7 @@ export async function softDeleteAssistants(db: Executor, userId: string, at: Dat
   const earlier = await db
     .update(assistants)
     .set({ deletedAt: at })
-    .where(and(eq(assistants.userId, userId), isNull(assistants.institutionId), isNull(assistants.systemKey), isNull(assistants.deletedAt)))
+    .where(and(eq(assistants.userId, userId), isNull(assistants.twinId), isNull(assistants.systemKey), isNull(assistants.deletedAt)))
     .returning({ id: assistants.id });
   const ids = [...live, ...earlier].map((row) => row.id);
   if (ids.length > 0) {
@@ -99,7 +99,7 @@ export async function historyPage(db: Executor, userId: string, afterId: string 
 
 export interface ConversationExportRow {
   id: string;
-  institutionId: string;
+  twinId: string;
   assistantId: string | null;
   title: string;
   createdAt: Date;
@@ -112,7 +112,7 @@ export async function personalConversations(db: Executor, userId: string): Promi
   return db
     .select({
       id: conversations.id,
-      institutionId: conversations.institutionId,
+      twinId: conversations.twinId,
       assistantId: conversations.assistantId,
       title: conversations.title,
       createdAt: conversations.createdAt,
@@ -120,7 +120,7 @@ export async function personalConversations(db: Executor, userId: string): Promi
       records: count(history.id),
     })
     .from(conversations)
-    .innerJoin(history, and(eq(history.institutionId, conversations.institutionId), eq(history.conversationId, conversations.id)))
+    .innerJoin(history, and(eq(history.twinId, conversations.twinId), eq(history.conversationId, conversations.id)))
     .where(and(eq(conversations.userId, userId), ownHistory(userId)))
     .groupBy(conversations.id)
     .orderBy(asc(conversations.createdAt), asc(conversations.id));
@@ -142,13 +142,13 @@ export async function personalMemory(db: Executor, userId: string): Promise<Memo
   const rows = await db
     .select({
       row: memoryParameters,
-      institution: { id: institutions.id, name: institutions.name, ainame: institutions.ainame, picture: institutions.picture },
+      twin: { id: twins.id, name: twins.name, ainame: twins.ainame, picture: twins.picture },
     })
     .from(memoryParameters)
-    .innerJoin(institutions, eq(institutions.id, memoryParameters.institutionId))
+    .innerJoin(twins, eq(twins.id, memoryParameters.twinId))
     .where(ownMemory(userId))
     .orderBy(asc(memoryParameters.createdAt), asc(memoryParameters.id));
-  return rows.map(({ row, institution }) => ({ ...row, institution }));
+  return rows.map(({ row, twin }) => ({ ...row, twin }));
 }
 
 export function personalAssistants(db: Executor, userId: string): Promise<AssistantRow[]> {
@@ -159,7 +159,7 @@ export function personalFeedback(db: Executor, userId: string): Promise<Feedback
   return db
     .select({ feedback: historyFeedback })
     .from(historyFeedback)
-    .innerJoin(history, and(eq(history.institutionId, historyFeedback.institutionId), eq(history.id, historyFeedback.historyId)))
+    .innerJoin(history, and(eq(history.twinId, historyFeedback.twinId), eq(history.id, historyFeedback.historyId)))
     .where(and(ownFeedback(userId), isNull(history.deletedAt)))
     .orderBy(asc(historyFeedback.createdAt), asc(historyFeedback.id))
     .then((rows) => rows.map((row) => row.feedback));

@@ -6,13 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { unzipSync, strFromU8 } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { buildRecord } from '../../../test/support/history-factories.js';
 import { requester } from '../../../test/support/http.js';
 import { authenticatorCode, post } from '../../../test/support/identity.js';
 import { search, uploadAndIngest } from '../../../test/support/files.js';
 import { startSmtpServer, type TestSmtpServer } from '../../../test/support/smtp.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { findUserById, updateUser } from '../users/users.repo.js';
 import { EXPORT_JOB } from './export.job.js';
 import { DELETE_GRACE_DAYS, runPersonalRetention } from './personal-data.retention.js';
@@ -22,7 +22,7 @@ let clock = Date.now();
 let smtp: TestSmtpServer;
 let t: TestApp;
 let req: ReturnType<typeof requester>;
-let twin: InstitutionRow;
+let twin: TwinRow;
 const db = () => t.platform.database.db;
 const token: Record<'me' | 'other' | 'admin' | 'solo', string> = {} as never;
 const ids: Record<string, string> = {};
@@ -57,12 +57,12 @@ beforeAll(async () => {
   smtp = await startSmtpServer();
   t = await startTestApp({ env: { SMTP_URL: smtp.url }, workers: true, now: () => new Date(clock) });
   req = requester(t.app);
-  twin = await buildInstitution(db(), { memoryAdminsOnly: false });
+  twin = await buildTwin(db(), { memoryAdminsOnly: false });
   const people = {
-    me: await buildUser(db(), { institution: twin }),
-    other: await buildUser(db(), { institution: twin }),
-    admin: await buildUser(db(), { institution: twin, role: 'admin' }),
-    solo: await buildUser(db(), { institution: twin }),
+    me: await buildUser(db(), { twin }),
+    other: await buildUser(db(), { twin }),
+    admin: await buildUser(db(), { twin, role: 'admin' }),
+    solo: await buildUser(db(), { twin }),
   };
   for (const [who, built] of Object.entries(people)) {
     token[who as keyof typeof token] = await signIn(t.app, built.user.email);
@@ -72,7 +72,7 @@ beforeAll(async () => {
   // Mine: three records (one rated), two files, a collection, two personal memories, a personal
   // assistant I favorite (and which someone else favorites too).
   for (let i = 0; i < 3; i += 1) {
-    const record = await buildRecord(db(), { institutionId: twin.id, userId: ids.me, question: `My question ${i}` });
+    const record = await buildRecord(db(), { twinId: twin.id, userId: ids.me, question: `My question ${i}` });
     ids[`record${i}`] = record.id;
   }
   expect((await req(token.me, 'POST', `/api/user/history/${ids.record0}/feedback`, { rating: 'up', comment: 'nice' })).status).toBe(200);
@@ -93,7 +93,7 @@ beforeAll(async () => {
   expect((await req(token.me, 'POST', `/api/user/favoriteAssistants/${ids.assistant}`)).status).toBe(200);
   await updateUser(db(), ids.other, { favoriteAssistants: [ids.assistant] });
   // Someone else's rows, and the twin's: shared memory, a shared file, a twin assistant.
-  await buildRecord(db(), { institutionId: twin.id, userId: ids.other, question: 'Their question' });
+  await buildRecord(db(), { twinId: twin.id, userId: ids.other, question: 'Their question' });
   await uploadAndIngest(t, token.other, { filename: 'theirs.txt', content: 'The zebracorn belongs to them.', contentType: 'text/plain' });
   expect((await req(token.other, 'POST', '/api/user/memory', { key_name: 'theirs', key_value: 'their value' })).status).toBe(201);
   await uploadAndIngest(t, token.admin, { filename: 'twin.txt', content: 'The twin knows the zebracorn.', contentType: 'text/plain' }, { shared: 'true' });
@@ -284,7 +284,7 @@ describe('POST /api/user/data/delete', () => {
   });
 
   it("'all' deletes every kind at once and answers each count", async () => {
-    await buildRecord(db(), { institutionId: twin.id, userId: ids.solo });
+    await buildRecord(db(), { twinId: twin.id, userId: ids.solo });
     expect((await req(token.solo, 'POST', '/api/user/memory', { key_name: 'k', key_value: 'v' })).status).toBe(201);
     const deleted = await req(token.solo, 'POST', '/api/user/data/delete', { scope: 'all', password: 'correct horse battery staple' });
     expect(deleted.body).toEqual({ success: true, deleted: { history: 1, files: 0, collections: 0, memory: 1, assistants: 0 } });

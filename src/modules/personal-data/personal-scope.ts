@@ -23,7 +23,7 @@ export const ownMemory = (userId: string): SQL =>
 export const ownAssistants = (userId: string): SQL =>
   and(
     eq(assistants.userId, userId),
-    isNull(assistants.institutionId),
+    isNull(assistants.twinId),
     isNull(assistants.systemKey),
     ne(assistants.status, 'deleted'),
     isNull(assistants.deletedAt),

@@ -11,7 +11,7 @@ import { createTokenKeeper, subscriptionModelLookup, type SubscriptionEndpoint }
 
 export interface SubscriptionModule {
   /** Null when the deployment has no subscription configured: turns then never look. */
-  subscriptionModelFor: ((institutionId: string) => Promise<SubscriptionEndpoint | null>) | null;
+  subscriptionModelFor: ((twinId: string) => Promise<SubscriptionEndpoint | null>) | null;
 }
 
 export function registerSubscription(app: App, deps: { db: Database; secrets: SecretBox; config?: SubscriptionConfig }): SubscriptionModule {

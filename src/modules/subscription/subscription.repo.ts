@@ -16,24 +16,24 @@ const PENDING_CLEARED = {
 } as const;
 
 /**
- * SQL true when the twin named by `institutionId` has a usable connection: tokens stored, no refused
+ * SQL true when the twin named by `twinId` has a usable connection: tokens stored, no refused
  * refresh, and an access token still valid or a refresh token to renew it. The profile shows this.
  */
-export function usableConnectionSql(institutionId: AnyPgColumn | SQL): SQL<boolean> {
-  return sql<boolean>`exists (select 1 from ${connections} where ${connections.institutionId} = ${institutionId}
+export function usableConnectionSql(twinId: AnyPgColumn | SQL): SQL<boolean> {
+  return sql<boolean>`exists (select 1 from ${connections} where ${connections.twinId} = ${twinId}
     and ${connections.accessTokenSealed} is not null and ${connections.refreshFailedAt} is null
     and (${connections.tokenExpiresAt} is null or ${connections.tokenExpiresAt} > now() or ${connections.refreshTokenSealed} is not null))`;
 }
 
-export async function findConnection(db: Executor, institutionId: string): Promise<SubscriptionConnectionRow | undefined> {
-  const [row] = await db.select().from(connections).where(eq(connections.institutionId, institutionId)).limit(1);
+export async function findConnection(db: Executor, twinId: string): Promise<SubscriptionConnectionRow | undefined> {
+  const [row] = await db.select().from(connections).where(eq(connections.twinId, twinId)).limit(1);
   return row;
 }
 
 /** Stores a new pending sign-in, replacing any earlier one; a connection in place stays until it succeeds. */
 export async function savePending(
   db: Executor,
-  values: { institutionId: string; deviceCodeSealed: string; expiresAt: Date; intervalSeconds: number; startedBy: string; now: Date },
+  values: { twinId: string; deviceCodeSealed: string; expiresAt: Date; intervalSeconds: number; startedBy: string; now: Date },
 ): Promise<void> {
   const pending = {
     pendingDeviceCodeSealed: values.deviceCodeSealed,
@@ -44,21 +44,21 @@ export async function savePending(
   };
   await db
     .insert(connections)
-    .values({ institutionId: values.institutionId, ...pending })
-    .onConflictDoUpdate({ target: connections.institutionId, set: { ...pending, updatedAt: values.now } });
+    .values({ twinId: values.twinId, ...pending })
+    .onConflictDoUpdate({ target: connections.twinId, set: { ...pending, updatedAt: values.now } });
 }
 
 /**
  * Claims the next poll of a pending, unexpired sign-in whose interval has passed: moves the next
  * allowed poll one interval on and returns the row; undefined when there is nothing to claim.
  */
-export async function claimPoll(db: Executor, institutionId: string, now: Date): Promise<SubscriptionConnectionRow | undefined> {
+export async function claimPoll(db: Executor, twinId: string, now: Date): Promise<SubscriptionConnectionRow | undefined> {
   const [row] = await db
     .update(connections)
     .set({ pendingNextPollAt: sql`${now.toISOString()}::timestamptz + make_interval(secs => ${connections.pendingIntervalSeconds})` })
     .where(
       and(
-        eq(connections.institutionId, institutionId),
+        eq(connections.twinId, twinId),
         isNotNull(connections.pendingDeviceCodeSealed),
         sql`${connections.pendingExpiresAt} > ${now.toISOString()}::timestamptz`,
         or(isNull(connections.pendingNextPollAt), lte(connections.pendingNextPollAt, now)),
@@ -69,20 +69,20 @@ export async function claimPoll(db: Executor, institutionId: string, now: Date):
 }
 
 /** The provider asked to slow down: the interval grows by 5 seconds (RFC 8628, 3.5), from now. */
-export async function slowDown(db: Executor, institutionId: string, deviceCodeSealed: string, now: Date): Promise<void> {
+export async function slowDown(db: Executor, twinId: string, deviceCodeSealed: string, now: Date): Promise<void> {
   await db
     .update(connections)
     .set({
       pendingIntervalSeconds: sql`${connections.pendingIntervalSeconds} + 5`,
       pendingNextPollAt: sql`${now.toISOString()}::timestamptz + make_interval(secs => ${connections.pendingIntervalSeconds} + 5)`,
     })
-    .where(and(eq(connections.institutionId, institutionId), eq(connections.pendingDeviceCodeSealed, deviceCodeSealed)));
+    .where(and(eq(connections.twinId, twinId), eq(connections.pendingDeviceCodeSealed, deviceCodeSealed)));
 }
 
 /** Drops the pending sign-in named (declined, expired); a newer one started meanwhile is left alone. */
-export async function dropPending(db: Executor, institutionId: string, deviceCodeSealed?: string): Promise<void> {
+export async function dropPending(db: Executor, twinId: string, deviceCodeSealed?: string): Promise<void> {
   const which = deviceCodeSealed ? eq(connections.pendingDeviceCodeSealed, deviceCodeSealed) : undefined;
-  await db.update(connections).set(PENDING_CLEARED).where(and(eq(connections.institutionId, institutionId), which));
+  await db.update(connections).set(PENDING_CLEARED).where(and(eq(connections.twinId, twinId), which));
 }
 
 export interface SealedTokens {
@@ -95,7 +95,7 @@ export interface SealedTokens {
 /** The sign-in named succeeded: its tokens become the connection and the pending sign-in is done. False when it was replaced or dropped meanwhile. */
 export async function completeSignIn(
   db: Executor,
-  institutionId: string,
+  twinId: string,
   deviceCodeSealed: string,
   tokens: SealedTokens & { connectedBy: string | null; now: Date },
 ): Promise<boolean> {
@@ -110,36 +110,36 @@ export async function completeSignIn(
       refreshFailedAt: null,
       tokenVersion: sql`${connections.tokenVersion} + 1`,
     })
-    .where(and(eq(connections.institutionId, institutionId), eq(connections.pendingDeviceCodeSealed, deviceCodeSealed)))
-    .returning({ institutionId: connections.institutionId });
+    .where(and(eq(connections.twinId, twinId), eq(connections.pendingDeviceCodeSealed, deviceCodeSealed)))
+    .returning({ twinId: connections.twinId });
   return rows.length > 0;
 }
 
 /** Stores refreshed tokens if nobody changed them since `version` was read; returns the new row, else undefined. */
 export async function saveRefreshed(
   db: Executor,
-  institutionId: string,
+  twinId: string,
   version: number,
   tokens: Omit<SealedTokens, 'accountSealed'> & { accountSealed?: string | null },
 ): Promise<SubscriptionConnectionRow | undefined> {
   const [row] = await db
     .update(connections)
     .set({ ...tokens, tokenVersion: version + 1 })
-    .where(and(eq(connections.institutionId, institutionId), eq(connections.tokenVersion, version), isNotNull(connections.accessTokenSealed)))
+    .where(and(eq(connections.twinId, twinId), eq(connections.tokenVersion, version), isNotNull(connections.accessTokenSealed)))
     .returning();
   return row;
 }
 
 /** The provider refused the refresh of tokens at `version`: the connection is not usable any more. */
-export async function markRefreshFailed(db: Executor, institutionId: string, version: number, now: Date): Promise<void> {
+export async function markRefreshFailed(db: Executor, twinId: string, version: number, now: Date): Promise<void> {
   await db
     .update(connections)
     .set({ refreshFailedAt: now })
-    .where(and(eq(connections.institutionId, institutionId), eq(connections.tokenVersion, version)));
+    .where(and(eq(connections.twinId, twinId), eq(connections.tokenVersion, version)));
 }
 
 /** Drops the pending sign-in and the tokens: the row goes. Returns it (sealed), if there was one. */
-export async function deleteConnection(db: Executor, institutionId: string): Promise<SubscriptionConnectionRow | undefined> {
-  const [row] = await db.delete(connections).where(eq(connections.institutionId, institutionId)).returning();
+export async function deleteConnection(db: Executor, twinId: string): Promise<SubscriptionConnectionRow | undefined> {
+  const [row] = await db.delete(connections).where(eq(connections.twinId, twinId)).returning();
   return row;
 }

@@ -8,7 +8,7 @@ import { sqlStateOf } from '../../platform/db/errors.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { AppError } from '../../platform/http/errors.js';
 import { INSTITUTION_NOT_FOUND, requireAccess, SUBSCRIPTION_NOT_ADMIN } from '../access/access.js';
-import { findInstitutionById } from '../institutions/institutions.repo.js';
+import { findTwinById } from '../twins/twins.repo.js';
 import { ProviderError, type SubscriptionProvider } from './subscription.provider.js';
 import { claimPoll, completeSignIn, deleteConnection, dropPending, findConnection, savePending, slowDown } from './subscription.repo.js';
 import type { SubscriptionConnectionRow } from './subscription.tables.js';
@@ -58,29 +58,29 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
 
   /** The caller's current twin, which the caller must administer: 404 without one, 403 otherwise. */
   async function adminTwin(actor: Actor): Promise<string> {
-    const twin = actor.institutionId ? await findInstitutionById(db, actor.institutionId) : undefined;
+    const twin = actor.twinId ? await findTwinById(db, actor.twinId) : undefined;
     await requireAccess(db, actor, 'subscription.manage', { twin });
     return twin!.id;
   }
 
   /** Runs a database step; a failure becomes the route's coded 500 (or 502), its cause logged without values. */
-  async function guarded<T>(step: () => Promise<T>, failure: SubscriptionError, institutionId: string, what: string): Promise<T> {
+  async function guarded<T>(step: () => Promise<T>, failure: SubscriptionError, twinId: string, what: string): Promise<T> {
     try {
       return await step();
     } catch (error) {
       if (error instanceof AppError) throw error;
-      log.warn({ institutionId, database: databaseDetail(error) }, what);
+      log.warn({ twinId, database: databaseDetail(error) }, what);
       throw failure;
     }
   }
 
   /** Usable now: turns would answer through it (none are, on a deployment whose subscription was unconfigured). */
-  async function connected(institutionId: string): Promise<boolean> {
-    const row = await findConnection(db, institutionId);
+  async function connected(twinId: string): Promise<boolean> {
+    const row = await findConnection(db, twinId);
     return row && keeper ? (await keeper.accessTokenOf(row)) !== null : false;
   }
 
-  async function revokeAtProvider(institutionId: string, row: SubscriptionConnectionRow): Promise<void> {
+  async function revokeAtProvider(twinId: string, row: SubscriptionConnectionRow): Promise<void> {
     const tokens = [
       [row.refreshTokenSealed, 'refresh_token'],
       [row.accessTokenSealed, 'access_token'],
@@ -91,21 +91,21 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
         if (!(await provider!.revoke(secrets.decrypt(sealed), hint))) return;
       } catch (error) {
         const detail = error instanceof ProviderError ? error.detail : { message: String(error) };
-        log.warn({ institutionId, provider: detail, token: hint }, 'subscription token could not be revoked at the provider (disconnected here all the same)');
+        log.warn({ twinId, provider: detail, token: hint }, 'subscription token could not be revoked at the provider (disconnected here all the same)');
       }
     }
   }
 
   return {
     async start(actor: Actor): Promise<StartAnswer> {
-      const institutionId = await adminTwin(actor);
+      const twinId = await adminTwin(actor);
       if (!provider) throw new SubscriptionError(503, 'DEVICE_AUTH_DISABLED', SUBSCRIPTION_MESSAGES.notConfigured);
       let authorization;
       try {
         authorization = await provider.startDeviceAuthorization();
       } catch (error) {
         const detail = error instanceof ProviderError ? error.detail : { message: String(error) };
-        log.warn({ institutionId, provider: detail }, 'subscription device authorization failed');
+        log.warn({ twinId, provider: detail }, 'subscription device authorization failed');
         if (error instanceof ProviderError && error.kind !== 'unreachable') {
           throw new SubscriptionError(503, 'DEVICE_AUTH_DISABLED', SUBSCRIPTION_MESSAGES.refused);
         }
@@ -114,7 +114,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       const started = now();
       const expiresAt = new Date(started + authorization.expiresInSeconds * 1000);
       await savePending(db, {
-        institutionId,
+        twinId,
         deviceCodeSealed: secrets.encrypt(authorization.deviceCode),
         expiresAt,
         intervalSeconds: authorization.intervalSeconds,
@@ -131,18 +131,18 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     },
 
     async poll(actor: Actor): Promise<{ connected: boolean; pending: boolean }> {
-      const institutionId = await adminTwin(actor);
+      const twinId = await adminTwin(actor);
       const pollFailed = new SubscriptionError(502, 'POLL_FAILED', SUBSCRIPTION_MESSAGES.pollFailed);
-      const stored = <T>(step: () => Promise<T>) => guarded(step, pollFailed, institutionId, 'subscription poll: the database failed');
-      const stillPending = async () => ({ connected: await stored(() => connected(institutionId)), pending: true });
+      const stored = <T>(step: () => Promise<T>) => guarded(step, pollFailed, twinId, 'subscription poll: the database failed');
+      const stillPending = async () => ({ connected: await stored(() => connected(twinId)), pending: true });
       const at = new Date(now());
-      const claimed = await stored(() => claimPoll(db, institutionId, at));
+      const claimed = await stored(() => claimPoll(db, twinId, at));
       if (!claimed) {
         // Nothing to ask the provider now: none pending, expired, or its interval not over yet.
-        const row = await stored(() => findConnection(db, institutionId));
+        const row = await stored(() => findConnection(db, twinId));
         if (!row?.pendingDeviceCodeSealed) throw new SubscriptionError(400, 'NO_PENDING', SUBSCRIPTION_MESSAGES.noPending);
         if (row.pendingExpiresAt && row.pendingExpiresAt.getTime() <= at.getTime()) {
-          await stored(() => dropPending(db, institutionId, row.pendingDeviceCodeSealed!));
+          await stored(() => dropPending(db, twinId, row.pendingDeviceCodeSealed!));
           throw new SubscriptionError(410, 'EXPIRED', SUBSCRIPTION_MESSAGES.expired);
         }
         return stillPending();
@@ -158,40 +158,40 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
           case 'authorization_pending':
             return stillPending();
           case 'slow_down':
-            await stored(() => slowDown(db, institutionId, deviceCodeSealed, new Date(now())));
+            await stored(() => slowDown(db, twinId, deviceCodeSealed, new Date(now())));
             return stillPending();
           case 'access_denied':
-            log.warn({ institutionId, provider: detail }, 'subscription sign-in declined');
-            await stored(() => dropPending(db, institutionId, deviceCodeSealed));
+            log.warn({ twinId, provider: detail }, 'subscription sign-in declined');
+            await stored(() => dropPending(db, twinId, deviceCodeSealed));
             throw new SubscriptionError(400, 'DEVICE_AUTH_FAILED', SUBSCRIPTION_MESSAGES.declined);
           case 'expired_token':
-            await stored(() => dropPending(db, institutionId, deviceCodeSealed));
+            await stored(() => dropPending(db, twinId, deviceCodeSealed));
             throw new SubscriptionError(410, 'EXPIRED', SUBSCRIPTION_MESSAGES.expired);
           default:
-            log.warn({ institutionId, provider: detail }, 'subscription poll failed');
+            log.warn({ twinId, provider: detail }, 'subscription poll failed');
             throw pollFailed;
         }
       }
       const sealed = sealTokens(secrets, tokens, now());
-      const done = await stored(() => completeSignIn(db, institutionId, deviceCodeSealed, { ...sealed, connectedBy: claimed.pendingStartedBy, now: new Date(now()) }));
+      const done = await stored(() => completeSignIn(db, twinId, deviceCodeSealed, { ...sealed, connectedBy: claimed.pendingStartedBy, now: new Date(now()) }));
       if (done) return { connected: true, pending: false };
       // Replaced by a newer start, or disconnected, while the provider answered: the row says what counts now.
-      const row = await stored(() => findConnection(db, institutionId));
-      return { connected: await stored(() => connected(institutionId)), pending: Boolean(row?.pendingDeviceCodeSealed) };
+      const row = await stored(() => findConnection(db, twinId));
+      return { connected: await stored(() => connected(twinId)), pending: Boolean(row?.pendingDeviceCodeSealed) };
     },
 
     async status(actor: Actor): Promise<{ connected: boolean }> {
-      const institutionId = await adminTwin(actor);
+      const twinId = await adminTwin(actor);
       const failed = new SubscriptionError(500, 'STATUS_FAILED', SUBSCRIPTION_MESSAGES.statusFailed);
-      return { connected: await guarded(() => connected(institutionId), failed, institutionId, 'subscription status could not be read') };
+      return { connected: await guarded(() => connected(twinId), failed, twinId, 'subscription status could not be read') };
     },
 
     async disconnect(actor: Actor): Promise<{ connected: false }> {
-      const institutionId = await adminTwin(actor);
+      const twinId = await adminTwin(actor);
       const failed = new SubscriptionError(500, 'DISCONNECT_FAILED', SUBSCRIPTION_MESSAGES.disconnectFailed);
-      const dropped = await guarded(() => deleteConnection(db, institutionId), failed, institutionId, 'subscription could not be disconnected');
+      const dropped = await guarded(() => deleteConnection(db, twinId), failed, twinId, 'subscription could not be disconnected');
       // Best effort, after the answer's effect is certain: the provider forgets the tokens too.
-      if (dropped && provider) void revokeAtProvider(institutionId, dropped);
+      if (dropped && provider) void revokeAtProvider(twinId, dropped);
       return { connected: false };
     },
   };

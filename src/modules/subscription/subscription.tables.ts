@@ -3,12 +3,12 @@
 // the account) is sealed with the deployment's SecretBox; none of it ever leaves the server.
 import { integer, pgTable, text } from 'drizzle-orm/pg-core';
 import { refColumn, timestampColumn, updatedAt } from '../../platform/db/columns.js';
-import { institutions } from '../institutions/institutions.tables.js';
+import { twins } from '../twins/twins.tables.js';
 
 export const subscriptionConnections = pgTable('subscription_connections', {
-  institutionId: refColumn('institution_id')
+  twinId: refColumn('institution_id')
     .primaryKey()
-    .references(() => institutions.id, { onDelete: 'cascade' }),
+    .references(() => twins.id, { onDelete: 'cascade' }),
   /** The pending sign-in (all null when none): the device code, when it expires, how often to ask. */
   pendingDeviceCodeSealed: text('pending_device_code_sealed'),
   pendingExpiresAt: timestampColumn('pending_expires_at'),

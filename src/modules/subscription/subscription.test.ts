@@ -9,12 +9,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PRICED, startTestApp, type TestApp } from '../../../test/support/app.js';
 import { actorFor, buildAssistant } from '../../../test/support/assistants.js';
 import { DEVICE_CLIENT_ID, startDeviceProvider, type TestDeviceProvider } from '../../../test/support/device-provider.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { askQanda } from '../../../test/support/http.js';
 import { until } from '../../../test/support/until.js';
-import { insertMembership } from '../institutions/institutions.repo.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { insertMembership } from '../twins/twins.repo.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import { updateUser } from '../users/users.repo.js';
 import { createSubscriptionProvider } from './subscription.provider.js';
 import { createSubscriptionService, SUBSCRIPTION_MESSAGES } from './subscription.service.js';
@@ -28,7 +28,7 @@ let idp: TestDeviceProvider;
 let deployment: FakeModelServer;
 let subscriptionApi: FakeModelServer;
 let base: string;
-let twin: InstitutionRow;
+let twin: TwinRow;
 const tok = {} as Record<'admin' | 'member' | 'adminElsewhere' | 'otherAdmin' | 'super' | 'noTwin', string>;
 /** Every line the app logged, and every response body the tests received. */
 const logged: string[] = [];
@@ -69,19 +69,19 @@ beforeAll(async () => {
   t = await startTestApp({ env: subscriptionEnv(idp.issuer), logger: { level: 'debug', stream: logStream } });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   const db = t.platform.database.db;
-  twin = await buildInstitution(db);
-  const other = await buildInstitution(db);
+  twin = await buildTwin(db);
+  const other = await buildTwin(db);
   const sign = async (options: Parameters<typeof buildUser>[1]) => signIn(t.app, (await buildUser(db, options)).user.email);
-  tok.admin = await sign({ institution: twin, role: 'admin' });
-  tok.member = await sign({ institution: twin, grants: ['models.edit', 'institutions.edit'], credits: 1_000 });
-  tok.otherAdmin = await sign({ institution: other, role: 'admin' });
+  tok.admin = await sign({ twin, role: 'admin' });
+  tok.member = await sign({ twin, grants: ['models.edit', 'institutions.edit'], credits: 1_000 });
+  tok.otherAdmin = await sign({ twin: other, role: 'admin' });
   // An administrator of the other twin, working in this one as a plain member.
-  const elsewhere = await buildUser(db, { institution: other, role: 'admin' });
-  await insertMembership(db, { institutionId: twin.id, userId: elsewhere.user.id, role: 'user', permissions: [] });
-  await updateUser(db, elsewhere.user.id, { currentInstitutionId: twin.id });
+  const elsewhere = await buildUser(db, { twin: other, role: 'admin' });
+  await insertMembership(db, { twinId: twin.id, userId: elsewhere.user.id, role: 'user', permissions: [] });
+  await updateUser(db, elsewhere.user.id, { currentTwinId: twin.id });
   tok.adminElsewhere = await signIn(t.app, elsewhere.user.email);
-  tok.super = await sign({ institution: twin, accountType: 'super' });
-  tok.noTwin = await sign({ institution: null });
+  tok.super = await sign({ twin, accountType: 'super' });
+  tok.noTwin = await sign({ twin: null });
 }, 30_000);
 
 afterAll(async () => {
@@ -99,12 +99,12 @@ async function call(token: string, method: 'GET' | 'POST', action: string): Prom
   return { status: response.statusCode, body: response.json() };
 }
 
-const row = async (institutionId = twin.id) =>
-  (await t.platform.database.db.select().from(subscriptionConnections).where(eq(subscriptionConnections.institutionId, institutionId)))[0];
+const row = async (twinId = twin.id) =>
+  (await t.platform.database.db.select().from(subscriptionConnections).where(eq(subscriptionConnections.twinId, twinId)))[0];
 
 /** As if the poll interval had passed (the provider's interval is 5 s; the tests do not sleep through it). */
 const intervalPassed = () =>
-  t.platform.database.db.update(subscriptionConnections).set({ pendingNextPollAt: sql`now() - interval '1 second'` }).where(eq(subscriptionConnections.institutionId, twin.id));
+  t.platform.database.db.update(subscriptionConnections).set({ pendingNextPollAt: sql`now() - interval '1 second'` }).where(eq(subscriptionConnections.twinId, twin.id));
 
 async function ask(question: string, extra: Record<string, unknown> = {}) {
   const answer = await askQanda(base, tok.member, { inputs: [question], requestArgs: extra });
@@ -191,7 +191,7 @@ describe('the whole journey on one process', () => {
 
   it("sends an assistant's own model name to the subscription, but an assistant naming a custom model keeps its custom model", async () => {
     await connect();
-    const named = await buildAssistant(t.platform.database.db, { institutionId: twin.id, institutionShared: true, conversationModel: 'subscription-large' });
+    const named = await buildAssistant(t.platform.database.db, { twinId: twin.id, twinShared: true, conversationModel: 'subscription-large' });
     expect((await ask('Hi', { assistantId: named.id })).body).toMatchObject({ answer: 'From the subscription.' });
     expect(subscriptionApi.requests.at(-1)!.model).toBe('subscription-large');
 
@@ -205,7 +205,7 @@ describe('the whole journey on one process', () => {
         payload: { name: 'Twin Custom', model: 'custom-id', baseUrl: custom.url, apiKey: 'custom-key' },
       });
       expect(created.statusCode).toBe(201);
-      const customAssistant = await buildAssistant(t.platform.database.db, { institutionId: twin.id, institutionShared: true, conversationModel: 'Twin Custom' });
+      const customAssistant = await buildAssistant(t.platform.database.db, { twinId: twin.id, twinShared: true, conversationModel: 'Twin Custom' });
       const before = subscriptionApi.requests.length;
       expect((await ask('Hi', { assistantId: customAssistant.id })).body).toMatchObject({ answer: 'From the custom model.' });
       expect(custom.requests.at(-1)!.model).toBe('custom-id');
@@ -247,7 +247,7 @@ describe('the whole journey on one process', () => {
     await connect();
     const [oldAccess, oldRefresh] = await storedTokens();
     // Due for refresh: the token expires within the margin.
-    await t.platform.database.db.update(subscriptionConnections).set({ tokenExpiresAt: new Date(Date.now() + 30_000) }).where(eq(subscriptionConnections.institutionId, twin.id));
+    await t.platform.database.db.update(subscriptionConnections).set({ tokenExpiresAt: new Date(Date.now() + 30_000) }).where(eq(subscriptionConnections.twinId, twin.id));
     expect((await ask('Refreshed?')).body).toMatchObject({ answer: 'From the subscription.' });
     const [newAccess, newRefresh] = await storedTokens();
     expect(newAccess).not.toBe(oldAccess);
@@ -257,7 +257,7 @@ describe('the whole journey on one process', () => {
 
     // The provider refuses the next refresh (the refresh token was revoked there).
     await idp.revoke(newRefresh);
-    await t.platform.database.db.update(subscriptionConnections).set({ tokenExpiresAt: new Date(Date.now() + 30_000) }).where(eq(subscriptionConnections.institutionId, twin.id));
+    await t.platform.database.db.update(subscriptionConnections).set({ tokenExpiresAt: new Date(Date.now() + 30_000) }).where(eq(subscriptionConnections.twinId, twin.id));
     expect(await call(tok.admin, 'GET', 'status')).toEqual({ status: 200, body: { success: true, connected: false } });
     expect((await row())!.refreshFailedAt).not.toBeNull();
     const before = subscriptionApi.requests.length;
@@ -352,13 +352,13 @@ describe('each coded failure, provoked for real', () => {
         () => ({ status: 200 }),
         (error: { status: number; code: string; message: string }) => ({ status: error.status, code: error.code, message: error.message }),
       );
-    return { service, keeper, actor, failure, institutionId: admin.institution!.id };
+    return { service, keeper, actor, failure, twinId: admin.twin!.id };
   }
 
   it('EXPIRED: the code expired before the person acted (found by the service, and said by the provider)', async () => {
     const quick = await startDeviceProvider({ deviceCodeTtlSeconds: 1 });
     try {
-      const { service, actor, failure, institutionId } = await serviceAt(quick.issuer);
+      const { service, actor, failure, twinId: twinId } = await serviceAt(quick.issuer);
       await service.start(actor);
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       expect(await failure(service.poll(actor))).toEqual({ status: 410, code: 'EXPIRED', message: SUBSCRIPTION_MESSAGES.expired });
@@ -367,7 +367,7 @@ describe('each coded failure, provoked for real', () => {
       await service.start(actor);
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       const requests = quick.tokenRequests;
-      await t.platform.database.db.update(subscriptionConnections).set({ pendingExpiresAt: new Date(Date.now() + 60_000) }).where(eq(subscriptionConnections.institutionId, institutionId));
+      await t.platform.database.db.update(subscriptionConnections).set({ pendingExpiresAt: new Date(Date.now() + 60_000) }).where(eq(subscriptionConnections.twinId, twinId));
       expect(await failure(service.poll(actor))).toEqual({ status: 410, code: 'EXPIRED', message: SUBSCRIPTION_MESSAGES.expired });
       expect(quick.tokenRequests).toBe(requests + 1);
     } finally {
@@ -404,37 +404,37 @@ describe('each coded failure, provoked for real', () => {
     expect(await neverUp.failure(neverUp.service.start(neverUp.actor))).toEqual({ status: 502, code: 'START_FAILED', message: SUBSCRIPTION_MESSAGES.startFailed });
 
     const flaky = await startDeviceProvider();
-    const { service, actor, failure, institutionId } = await serviceAt(flaky.issuer);
+    const { service, actor, failure, twinId: twinId } = await serviceAt(flaky.issuer);
     await service.start(actor);
     await flaky.close();
     expect(await failure(service.poll(actor))).toEqual({ status: 502, code: 'POLL_FAILED', message: SUBSCRIPTION_MESSAGES.pollFailed });
     // The sign-in stays pending (a later poll may still succeed); a new start fails the same way.
-    expect((await row(institutionId))!.pendingDeviceCodeSealed).not.toBeNull();
+    expect((await row(twinId))!.pendingDeviceCodeSealed).not.toBeNull();
     expect(await failure(service.start(actor))).toMatchObject({ status: 502, code: 'START_FAILED' });
     expect(logged.some((line) => line.includes('subscription poll failed') && line.includes('fetch failed'))).toBe(true);
   });
 
   it('a refresh that cannot reach the provider keeps the valid token (tried again after a pause), never marks the connection', async () => {
     const flaky = await startDeviceProvider();
-    const { service, keeper, actor, institutionId } = await serviceAt(flaky.issuer);
+    const { service, keeper, actor, twinId } = await serviceAt(flaky.issuer);
     const started = await service.start(actor);
     await flaky.approve(started.verificationUriComplete!, 'subscriber-9');
-    await t.platform.database.db.update(subscriptionConnections).set({ pendingNextPollAt: sql`now() - interval '1 second'` }).where(eq(subscriptionConnections.institutionId, institutionId));
+    await t.platform.database.db.update(subscriptionConnections).set({ pendingNextPollAt: sql`now() - interval '1 second'` }).where(eq(subscriptionConnections.twinId, twinId));
     expect(await service.poll(actor)).toEqual({ connected: true, pending: false });
-    const access = t.platform.secrets.decrypt((await row(institutionId))!.accessTokenSealed!);
+    const access = t.platform.secrets.decrypt((await row(twinId))!.accessTokenSealed!);
     await flaky.close();
-    await t.platform.database.db.update(subscriptionConnections).set({ tokenExpiresAt: new Date(Date.now() + 30_000) }).where(eq(subscriptionConnections.institutionId, institutionId));
-    const failures = () => logged.filter((line) => line.includes(institutionId) && line.includes('subscription refresh failed')).length;
-    expect(await keeper!.accessToken(institutionId)).toBe(access);
+    await t.platform.database.db.update(subscriptionConnections).set({ tokenExpiresAt: new Date(Date.now() + 30_000) }).where(eq(subscriptionConnections.twinId, twinId));
+    const failures = () => logged.filter((line) => line.includes(twinId) && line.includes('subscription refresh failed')).length;
+    expect(await keeper!.accessToken(twinId)).toBe(access);
     expect(failures()).toBe(1);
-    expect(await keeper!.accessToken(institutionId)).toBe(access); // within the pause: not tried again
+    expect(await keeper!.accessToken(twinId)).toBe(access); // within the pause: not tried again
     expect(failures()).toBe(1);
     expect(await service.status(actor)).toEqual({ connected: true });
-    expect((await row(institutionId))!.refreshFailedAt).toBeNull();
+    expect((await row(twinId))!.refreshFailedAt).toBeNull();
     // Expired while the provider is away: not usable now, but not marked (it may come back).
-    await t.platform.database.db.update(subscriptionConnections).set({ tokenExpiresAt: new Date(Date.now() - 1_000) }).where(eq(subscriptionConnections.institutionId, institutionId));
+    await t.platform.database.db.update(subscriptionConnections).set({ tokenExpiresAt: new Date(Date.now() - 1_000) }).where(eq(subscriptionConnections.twinId, twinId));
     expect(await service.status(actor)).toEqual({ connected: false });
-    expect((await row(institutionId))!.refreshFailedAt).toBeNull();
+    expect((await row(twinId))!.refreshFailedAt).toBeNull();
   });
 
   // A database failure: the connection table is renamed away for the length of the request (DDL, on the

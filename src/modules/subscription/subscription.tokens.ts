@@ -37,7 +37,7 @@ export interface SubscriptionEndpoint {
 
 export interface TokenKeeper {
   /** The twin's usable access token, refreshed if due; null when not connected or not usable. */
-  accessToken(institutionId: string): Promise<string | null>;
+  accessToken(twinId: string): Promise<string | null>;
   /** The same for a row already read. */
   accessTokenOf(row: SubscriptionConnectionRow): Promise<string | null>;
 }
@@ -63,9 +63,9 @@ export function createTokenKeeper(deps: TokenKeeperDeps): TokenKeeper {
     if (!row.accessTokenSealed || row.refreshFailedAt) return null;
     const expiresAt = row.tokenExpiresAt?.getTime();
     if (expiresAt === undefined || expiresAt - now() > REFRESH_MARGIN_MS) return secrets.decrypt(row.accessTokenSealed);
-    const backingOff = now() - (unreachableAt.get(row.institutionId) ?? -Infinity) < UNREACHABLE_BACKOFF_MS;
+    const backingOff = now() - (unreachableAt.get(row.twinId) ?? -Infinity) < UNREACHABLE_BACKOFF_MS;
     if (!row.refreshTokenSealed || !mayRefresh || (backingOff && expiresAt > now())) return expiresAt > now() ? secrets.decrypt(row.accessTokenSealed) : null;
-    const key = `${row.institutionId}:${row.tokenVersion}`;
+    const key = `${row.twinId}:${row.tokenVersion}`;
     let flight = refreshing.get(key);
     if (!flight) {
       flight = refresh(row, expiresAt).finally(() => refreshing.delete(key));
@@ -76,7 +76,7 @@ export function createTokenKeeper(deps: TokenKeeperDeps): TokenKeeper {
 
   /** After losing a race: the tokens another process stored, if it did. */
   async function theirs(row: SubscriptionConnectionRow): Promise<string | null | undefined> {
-    const again = await findConnection(db, row.institutionId);
+    const again = await findConnection(db, row.twinId);
     if (!again) return null;
     return again.tokenVersion !== row.tokenVersion ? accessTokenOf(again, false) : undefined;
   }
@@ -92,17 +92,17 @@ export function createTokenKeeper(deps: TokenKeeperDeps): TokenKeeper {
         // A rotated refresh token another process used first is refused too: look before giving up.
         const other = await theirs(row);
         if (other !== undefined) return other;
-        await markRefreshFailed(db, row.institutionId, row.tokenVersion, new Date(now()));
-        log.warn({ institutionId: row.institutionId, provider: detail }, 'subscription refresh refused; the connection is not usable until connected again');
+        await markRefreshFailed(db, row.twinId, row.tokenVersion, new Date(now()));
+        log.warn({ twinId: row.twinId, provider: detail }, 'subscription refresh refused; the connection is not usable until connected again');
         return null;
       }
-      unreachableAt.set(row.institutionId, now());
-      log.warn({ institutionId: row.institutionId, provider: detail }, 'subscription refresh failed; the current token is used while it lasts');
+      unreachableAt.set(row.twinId, now());
+      log.warn({ twinId: row.twinId, provider: detail }, 'subscription refresh failed; the current token is used while it lasts');
       return stillValid();
     }
-    unreachableAt.delete(row.institutionId);
+    unreachableAt.delete(row.twinId);
     const sealed = sealTokens(secrets, tokens, now());
-    const saved = await saveRefreshed(db, row.institutionId, row.tokenVersion, {
+    const saved = await saveRefreshed(db, row.twinId, row.tokenVersion, {
       accessTokenSealed: sealed.accessTokenSealed,
       // A provider that does not rotate refresh tokens sends none back: the one we have stays good.
       refreshTokenSealed: sealed.refreshTokenSealed ?? row.refreshTokenSealed,
@@ -116,8 +116,8 @@ export function createTokenKeeper(deps: TokenKeeperDeps): TokenKeeper {
 
   return {
     accessTokenOf: (row) => accessTokenOf(row),
-    async accessToken(institutionId) {
-      const row = await findConnection(db, institutionId);
+    async accessToken(twinId) {
+      const row = await findConnection(db, twinId);
       return row ? accessTokenOf(row) : null;
     },
   };
@@ -125,8 +125,8 @@ export function createTokenKeeper(deps: TokenKeeperDeps): TokenKeeper {
 
 /** The lookup a turn uses: the subscription's API with the twin's token, or null to use the deployment's endpoint. */
 export function subscriptionModelLookup(keeper: TokenKeeper, config: SubscriptionConfig) {
-  return async function subscriptionModelFor(institutionId: string): Promise<SubscriptionEndpoint | null> {
-    const apiKey = await keeper.accessToken(institutionId);
+  return async function subscriptionModelFor(twinId: string): Promise<SubscriptionEndpoint | null> {
+    const apiKey = await keeper.accessToken(twinId);
     return apiKey ? { baseUrl: config.apiBase, apiKey, model: config.model ?? FALLBACK_MODEL_ID } : null;
   };
 }

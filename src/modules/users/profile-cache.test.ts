@@ -7,10 +7,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAssistant } from '../../../test/support/assistants.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { openChangeFeed, type ChangeFeed } from '../../platform/db/change-feed.js';
 import { assistants } from '../assistants/assistants.tables.js';
-import { institutions, memberships } from '../institutions/institutions.tables.js';
+import { twins, memberships } from '../twins/twins.tables.js';
 import { createProfileCache, ENTRY_TTL_MS } from './profile-cache.js';
 import { users } from './users.tables.js';
 import { until } from '../../../test/support/until.js';
@@ -81,8 +81,8 @@ describe('the refreshed profile and its cache', () => {
   });
 
   it("shows a twin's change to every member", async () => {
-    const twin = await buildInstitution(db(), { name: 'Before' });
-    const people = await Promise.all([buildUser(db(), { institution: twin }), buildUser(db(), { institution: twin })]);
+    const twin = await buildTwin(db(), { name: 'Before' });
+    const people = await Promise.all([buildUser(db(), { twin }), buildUser(db(), { twin })]);
     const tokens = await Promise.all(people.map(({ user }) => signIn(t.app, user.email)));
     for (const token of tokens) expect((await refresh(token)).institution.name).toBe('Before');
     await writeElsewhere('update institutions set name = $1 where id = $2', ['After', twin.id]);
@@ -98,10 +98,10 @@ describe('the refreshed profile and its cache', () => {
   });
 
   it('shows a favorite assistant renamed', async () => {
-    const twin = await buildInstitution(db());
-    const { user } = await buildUser(db(), { institution: twin });
+    const twin = await buildTwin(db());
+    const { user } = await buildUser(db(), { twin });
     const token = await signIn(t.app, user.email);
-    const shared = await buildAssistant(db(), { institutionId: twin.id, institutionShared: true, name: 'Tutor' });
+    const shared = await buildAssistant(db(), { twinId: twin.id, twinShared: true, name: 'Tutor' });
     const added = await t.app.inject({ method: 'POST', url: `/api/user/favoriteAssistants/${shared.id}`, headers: { 'x-access-token': token } });
     expect(added.statusCode).toBe(200);
     expect((await refresh(token)).favoriteAssistants.map((a: { name: string }) => a.name)).toEqual(['Tutor']);
@@ -127,13 +127,13 @@ describe('createProfileCache', () => {
     let calls = 0;
     const fill = async () => {
       calls += 1;
-      return { json, institutionId: null, favoriteIds: [] };
+      return { json, twinId: null, favoriteIds: [] };
     };
     return { fill, calls: () => calls };
   };
 
   it('answers a second read from the cache, and reads again after a change to the person', async () => {
-    const { user } = await buildUser(db(), { institution: null });
+    const { user } = await buildUser(db(), { twin: null });
     await quiet();
     const cache = createProfileCache(feed);
     const source = filler('{"v":1}');
@@ -145,7 +145,7 @@ describe('createProfileCache', () => {
   });
 
   it('does not keep a fill that a change overtook', async () => {
-    const { user } = await buildUser(db(), { institution: null });
+    const { user } = await buildUser(db(), { twin: null });
     await quiet();
     const cache = createProfileCache(feed);
     let heardChange = false;
@@ -158,7 +158,7 @@ describe('createProfileCache', () => {
         await db().update(users).set({ fname: 'Overtaking' }).where(eq(users.id, user.id));
         await until(async () => heardChange);
       }
-      return { json: `{"fill":${calls}}`, institutionId: null, favoriteIds: [] };
+      return { json: `{"fill":${calls}}`, twinId: null, favoriteIds: [] };
     };
     try {
       expect(await cache.get(user.id, fill)).toBe('{"fill":1}');
@@ -170,19 +170,19 @@ describe('createProfileCache', () => {
   });
 
   it("drops the twin's members on a change of the twin and a favorite's holders on a change of the assistant", async () => {
-    const twin = await buildInstitution(db());
-    const assistant = await buildAssistant(db(), { institutionId: twin.id });
+    const twin = await buildTwin(db());
+    const assistant = await buildAssistant(db(), { twinId: twin.id });
     await quiet();
     const cache = createProfileCache(feed);
-    await cache.get('member', async () => ({ json: 'm', institutionId: twin.id, favoriteIds: [] }));
-    await cache.get('fan', async () => ({ json: 'f', institutionId: null, favoriteIds: [assistant.id] }));
-    await cache.get('other', async () => ({ json: 'o', institutionId: null, favoriteIds: [] }));
+    await cache.get('member', async () => ({ json: 'm', twinId: twin.id, favoriteIds: [] }));
+    await cache.get('fan', async () => ({ json: 'f', twinId: null, favoriteIds: [assistant.id] }));
+    await cache.get('other', async () => ({ json: 'o', twinId: null, favoriteIds: [] }));
     expect(cache.size).toBe(3);
-    await db().update(institutions).set({ name: 'Renamed' }).where(eq(institutions.id, twin.id));
+    await db().update(twins).set({ name: 'Renamed' }).where(eq(twins.id, twin.id));
     await until(async () => cache.size === 2);
     await db().update(assistants).set({ name: 'Renamed' }).where(eq(assistants.id, assistant.id));
     await until(async () => cache.size === 1);
-    expect(await cache.get('other', async () => ({ json: 'refilled', institutionId: null, favoriteIds: [] }))).toBe('o');
+    expect(await cache.get('other', async () => ({ json: 'refilled', twinId: null, favoriteIds: [] }))).toBe('o');
   });
 
   it.runIf(process.env.TEST_DATABASE_URL)('serves nothing while a fence of this process is out', async () => {

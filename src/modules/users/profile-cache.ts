@@ -9,7 +9,7 @@ export const ENTRY_TTL_MS = 60_000;
 
 /** What a cached profile depends on, besides the person's own rows. */
 export interface ProfileDependencies {
-  institutionId: string | null;
+  twinId: string | null;
   favoriteIds: readonly string[];
 }
 
@@ -25,10 +25,10 @@ export function createProfileCache(feed: Pick<ChangeFeed, 'subscribe' | 'caughtU
   const cache = createRowCache<CachedProfile>(feed, {
     keyTables: ['users', 'memberships'],
     dependsOn: {
-      institutions: (profile) => [profile.institutionId],
+      institutions: (profile) => [profile.twinId],
       assistants: (profile) => profile.favoriteIds,
       // Whether the twin's subscription is connected (notices keyed by the twin).
-      subscription_connections: (profile) => [profile.institutionId],
+      subscription_connections: (profile) => [profile.twinId],
     },
     // A notice of any other table forgets everything: safer than guessing what it touched.
     forgetOnOtherTables: true,

@@ -1,6 +1,6 @@
 // Shapes the sign-in profile field by field from the account, its current twin and its permissions.
-import { presentInstitution } from '../institutions/institution-object.js';
-import type { InstitutionRow } from '../institutions/institutions.tables.js';
+import { presentTwin } from '../twins/twin-object.js';
+import type { TwinRow } from '../twins/twins.tables.js';
 import type { ProfileWire } from './profile.schemas.js';
 import type { UserRow } from './users.tables.js';
 
@@ -8,7 +8,7 @@ const iso = (value: Date | null): string | null => (value ? value.toISOString() 
 
 export interface ProfileParts {
   user: UserRow;
-  institution: InstitutionRow | null;
+  twin: TwinRow | null;
   permissions: readonly string[];
   /** Favorite assistants as records when populated, else their ids. */
   favoriteAssistants?: unknown[];
@@ -16,7 +16,7 @@ export interface ProfileParts {
   subscriptionConnected?: boolean;
 }
 
-export function presentProfile({ user, institution, permissions, favoriteAssistants, subscriptionConnected = false }: ProfileParts): ProfileWire {
+export function presentProfile({ user, twin: twin, permissions, favoriteAssistants, subscriptionConnected = false }: ProfileParts): ProfileWire {
   const external = user.external;
   return {
     _id: user.id,
@@ -59,6 +59,6 @@ export function presentProfile({ user, institution, permissions, favoriteAssista
     mustChangePassword: user.mustChangePassword,
     userMemoryEnabled: user.userMemoryEnabled,
     favoriteAssistants: favoriteAssistants ?? user.favoriteAssistants,
-    institution: institution ? { ...presentInstitution(institution), subscriptionConnected } : null,
+    institution: twin ? { ...presentTwin(twin), subscriptionConnected } : null,
   };
 }

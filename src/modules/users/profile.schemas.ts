@@ -1,7 +1,7 @@
 // Wire shapes of the sign-in profile, field for field as the spec names them (its institution object:
-// institutions/institution-object.ts).
+// twins/twin-object.ts).
 import { z } from 'zod';
-import { institutionObjectSchema } from '../institutions/institution-object.js';
+import { twinObjectSchema } from '../twins/twin-object.js';
 
 const isoDateTime = z.string().nullable().describe('ISO 8601 UTC date-time, null when unset');
 
@@ -47,7 +47,7 @@ export const profileSchema = z
     mustChangePassword: z.boolean(),
     userMemoryEnabled: z.boolean(),
     favoriteAssistants: z.array(z.unknown()).describe('favorite assistants, populated on profile refresh'),
-    institution: institutionObjectSchema
+    institution: twinObjectSchema
       .extend({
         subscriptionConnected: z
           .boolean()

@@ -13,7 +13,7 @@ export type FavoritesLoader = (user: UserRow) => Promise<unknown[]>;
 
 export interface LoadOptions {
   populateFavorites?: boolean;
-  institutionId?: string | null;
+  twinId?: string | null;
 }
 
 export interface ProfileService {
@@ -33,18 +33,18 @@ export function createProfileService(db: Database): ProfileService {
       return (await this.loadWithDependencies(userId, options)).profile;
     },
     async loadWithDependencies(userId, options = {}) {
-      const found = await findProfileRows(db, userId, options.institutionId);
+      const found = await findProfileRows(db, userId, options.twinId);
       if (!found) throw new NotFoundError('User not found');
-      const { user, institution, membership, subscriptionConnected } = found;
+      const { user, twin: twin, membership, subscriptionConnected } = found;
       const favoriteAssistants = options.populateFavorites && favoritesLoader ? await favoritesLoader(user) : undefined;
       const profile = presentProfile({
         user,
-        institution: institution ?? null,
+        twin: twin ?? null,
         permissions: permissionsFor(user.accountType, membership?.role, membership?.permissions ?? []),
         favoriteAssistants,
         subscriptionConnected,
       });
-      return { profile, institutionId: institution?.id ?? null, favoriteIds: user.favoriteAssistants };
+      return { profile, twinId: twin?.id ?? null, favoriteIds: user.favoriteAssistants };
     },
   };
 }

@@ -54,7 +54,7 @@ describe('POST /api/user/refresh/profile', () => {
 
   it('shows no permissions to a plain member and a null institution to a person without a twin', async () => {
     const member = await buildUser(t.platform.database.db);
-    const loner = await buildUser(t.platform.database.db, { institution: null });
+    const loner = await buildUser(t.platform.database.db, { twin: null });
     const memberProfile = (await t.app.inject({ method: 'POST', url: '/api/user/refresh/profile', headers: { 'x-access-token': await signIn(t.app, member.user.email) } })).json().profile;
     const lonerProfile = (await t.app.inject({ method: 'POST', url: '/api/user/refresh/profile', headers: { 'x-access-token': await signIn(t.app, loner.user.email) } })).json().profile;
     expect(memberProfile.permissions).toEqual([]);

@@ -2,7 +2,7 @@
 import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Database, Executor } from '../../platform/db/client.js';
 import { preparedOn } from '../../platform/db/prepared.js';
-import { institutions, memberships, type InstitutionRow, type MembershipRow } from '../institutions/institutions.tables.js';
+import { twins, memberships, type TwinRow, type MembershipRow } from '../twins/twins.tables.js';
 import { usableConnectionSql } from '../subscription/subscription.repo.js';
 import { users, type UserRow } from './users.tables.js';
 
@@ -71,19 +71,19 @@ export async function countUsers(db: Executor): Promise<number> {
 export async function findProfileRows(
   db: Database,
   userId: string,
-  institutionId?: string | null,
+  twinId?: string | null,
 ): Promise<ProfileRows | undefined> {
-  if (institutionId === undefined) {
+  if (twinId === undefined) {
     const [row] = await currentTwinQuery(db).execute({ userId });
     return row;
   }
-  const [row] = await profileQuery(db, sql`${institutionId}::char(24)`).limit(1).where(liveUser(userId));
+  const [row] = await profileQuery(db, sql`${twinId}::char(24)`).limit(1).where(liveUser(userId));
   return row;
 }
 
 export interface ProfileRows {
   user: UserRow;
-  institution: InstitutionRow | null;
+  twin: TwinRow | null;
   membership: MembershipRow | null;
   /** The twin has a usable chat subscription connected (modules/subscription). */
   subscriptionConnected: boolean;
@@ -91,18 +91,18 @@ export interface ProfileRows {
 
 const liveUser = (userId: unknown) => and(eq(users.id, userId as string), isNull(users.deletedAt));
 
-function profileQuery(db: Database, twin: SQL | typeof users.currentInstitutionId) {
+function profileQuery(db: Database, twin: SQL | typeof users.currentTwinId) {
   return db
-    .select({ user: users, institution: institutions, membership: memberships, subscriptionConnected: usableConnectionSql(institutions.id) })
+    .select({ user: users, twin: twins, membership: memberships, subscriptionConnected: usableConnectionSql(twins.id) })
     .from(users)
-    .leftJoin(institutions, and(eq(institutions.id, twin), isNull(institutions.deletedAt)))
-    .leftJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.institutionId, twin)))
+    .leftJoin(twins, and(eq(twins.id, twin), isNull(twins.deletedAt)))
+    .leftJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.twinId, twin)))
     .$dynamic();
 }
 
 const prepared = new WeakMap<Database, ReturnType<typeof prepareCurrentTwin>>();
 const prepareCurrentTwin = (db: Database) =>
-  profileQuery(db, users.currentInstitutionId).where(liveUser(sql.placeholder('userId'))).limit(1).prepare('profile_rows_current');
+  profileQuery(db, users.currentTwinId).where(liveUser(sql.placeholder('userId'))).limit(1).prepare('profile_rows_current');
 function currentTwinQuery(db: Database) {
   let query = prepared.get(db);
   if (!query) prepared.set(db, (query = prepareCurrentTwin(db)));

@@ -35,7 +35,7 @@ export function userRoutes(app: App, profiles: ProfileService, cache?: ProfileCa
       }
       const profile = await profiles.load(actor.userId, {
         populateFavorites: true,
-        institutionId: actor.launchScope ? actor.launchScope.institutionId : undefined,
+        twinId: actor.launchScope ? actor.launchScope.twinId : undefined,
       });
       // A launch session holds user rights in its twin only (behaviour 16): show exactly those.
       return { success: true as const, profile: actor.launchScope ? { ...profile, permissions: actor.permissions } : profile };

@@ -38,7 +38,7 @@ export const users = pgTable(
     creditsUsed: amount('credits_used'),
     /** Held by turns in progress (their most expensive possible cost): spendable is credits - creditsHeld. */
     creditsHeld: amount('credits_held'),
-    currentInstitutionId: refColumn('current_institution_id'),
+    currentTwinId: refColumn('current_institution_id'),
     external: jsonb('external').$type<ExternalProfile>().notNull().default(sql`'{}'::jsonb`),
     trialEnd: timestampColumn('trial_end'),
     currentPeriodEnd: timestampColumn('current_period_end'),
@@ -74,7 +74,7 @@ export const users = pgTable(
   },
   (t) => [
     uniqueIndex('users_email_live_key').on(sql`lower(${t.email})`).where(sql`${t.deletedAt} is null`),
-    index('users_current_institution_idx').on(t.currentInstitutionId),
+    index('users_current_institution_idx').on(t.currentTwinId),
     check('users_credits_nonnegative', sql`${t.credits} >= 0`),
     check('users_credits_held_nonnegative', sql`${t.creditsHeld} >= 0`),
   ],

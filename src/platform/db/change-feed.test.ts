@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAssistant } from '../../../test/support/assistants.js';
 import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
-import { buildInstitution, buildUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser } from '../../../test/support/factories.js';
 import { users } from '../../modules/users/users.tables.js';
 import { openChangeFeed, type ChangeFeed, type RowChange } from './change-feed.js';
 import { until } from '../../../test/support/until.js';
@@ -30,9 +30,9 @@ const wasHeard = (table: string, key: string) => heard.some((change) => change.t
 
 describe('the row change feed', () => {
   it('hears committed changes of users, twins, memberships and assistants by their key', async () => {
-    const twin = await buildInstitution(database.db);
-    const { user } = await buildUser(database.db, { institution: twin });
-    const assistant = await buildAssistant(database.db, { institutionId: twin.id });
+    const twin = await buildTwin(database.db);
+    const { user } = await buildUser(database.db, { twin });
+    const assistant = await buildAssistant(database.db, { twinId: twin.id });
     await until(() => wasHeard('institutions', twin.id) && wasHeard('users', user.id) && wasHeard('memberships', user.id) && wasHeard('assistants', assistant.id));
     heard.length = 0;
     await database.db.update(users).set({ fname: 'Renamed' }).where(eq(users.id, user.id));
@@ -40,7 +40,7 @@ describe('the row change feed', () => {
   });
 
   it('hears nothing of a transaction that rolled back', async () => {
-    const { user } = await buildUser(database.db, { institution: null });
+    const { user } = await buildUser(database.db, { twin: null });
     await until(() => wasHeard('users', user.id));
     heard.length = 0;
     await expect(
@@ -50,7 +50,7 @@ describe('the row change feed', () => {
       }),
     ).rejects.toThrow('roll back');
     // A later change proves the feed is live and ordered: only it is heard.
-    const { user: other } = await buildUser(database.db, { institution: null });
+    const { user: other } = await buildUser(database.db, { twin: null });
     await until(() => wasHeard('users', other.id));
     expect(wasHeard('users', user.id)).toBe(false);
   });
@@ -73,7 +73,7 @@ describe('the row change feed', () => {
   });
 
   it('catches up with every change committed before it, while staying caught up (caches keep serving)', async () => {
-    const { user } = await buildUser(database.db, { institution: null });
+    const { user } = await buildUser(database.db, { twin: null });
     await until(() => feed.caughtUp && wasHeard('users', user.id));
     heard.length = 0;
     await database.db.update(users).set({ fname: 'Caught' }).where(eq(users.id, user.id));
@@ -93,7 +93,7 @@ describe('the row change feed', () => {
       await until(() => wasHeard('*', '*'));
       // Back within the reconnect interval: a change made now is heard.
       await until(() => feed.caughtUp);
-      const { user } = await buildUser(database.db, { institution: null });
+      const { user } = await buildUser(database.db, { twin: null });
       await until(() => wasHeard('users', user.id));
     } finally {
       await admin.end();

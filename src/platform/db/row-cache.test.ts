@@ -8,10 +8,10 @@ import { eq } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
-import { buildInstitution } from '../../../test/support/factories.js';
+import { buildTwin } from '../../../test/support/factories.js';
 import { until } from '../../../test/support/until.js';
-import { findInstitutionById } from '../../modules/institutions/institutions.repo.js';
-import { institutions, type InstitutionRow } from '../../modules/institutions/institutions.tables.js';
+import { findTwinById } from '../../modules/twins/twins.repo.js';
+import { twins, type TwinRow } from '../../modules/twins/twins.tables.js';
 import { openChangeFeed, type ChangeFeed, type RowChange } from './change-feed.js';
 import { createRowCache } from './row-cache.js';
 
@@ -41,8 +41,8 @@ async function renameElsewhere(id: string, name: string): Promise<void> {
 }
 
 /** A new twin whose notice has been heard (else it could overtake the first fill of that twin). */
-async function newTwin(values: Parameters<typeof buildInstitution>[1] = {}): Promise<InstitutionRow> {
-  const twin = await buildInstitution(database.db, values);
+async function newTwin(values: Parameters<typeof buildTwin>[1] = {}): Promise<TwinRow> {
+  const twin = await buildTwin(database.db, values);
   await until(() => heard.some((change) => change.table === 'institutions' && change.key === twin.id));
   return twin;
 }
@@ -50,11 +50,11 @@ async function newTwin(values: Parameters<typeof buildInstitution>[1] = {}): Pro
 /** A twin cache that counts its reads of the database. */
 function twinCache(options: { now?: () => number } = {}) {
   const reads: string[] = [];
-  const cache = createRowCache<InstitutionRow>(feed, { keyTables: ['institutions'], ttlMs: 1_000, ...options });
+  const cache = createRowCache<TwinRow>(feed, { keyTables: ['institutions'], ttlMs: 1_000, ...options });
   const get = (id: string) =>
     cache.get(id, async () => {
       reads.push(id);
-      return findInstitutionById(database.db, id);
+      return findTwinById(database.db, id);
     });
   return { cache, get, reads };
 }
@@ -88,7 +88,7 @@ describe('the row cache', () => {
     const twin = await newTwin({ name: 'Before' });
     const { get, reads } = twinCache();
     await get(twin.id);
-    await database.db.update(institutions).set({ name: 'After' }).where(eq(institutions.id, twin.id));
+    await database.db.update(twins).set({ name: 'After' }).where(eq(twins.id, twin.id));
     feed.committed({ table: 'institutions', key: twin.id });
     expect((await get(twin.id))?.name).toBe('After');
     expect(reads).toHaveLength(2);
@@ -105,10 +105,10 @@ describe('the row cache', () => {
 
   it('does not keep a fill that a change overtook', async () => {
     const twin = await newTwin({ name: 'Old' });
-    const cache = createRowCache<InstitutionRow>(feed, { keyTables: ['institutions'] });
+    const cache = createRowCache<TwinRow>(feed, { keyTables: ['institutions'] });
     // The fill reads the old row, then the change is heard before the fill is done.
     const stale = await cache.get(twin.id, async () => {
-      const row = await findInstitutionById(database.db, twin.id);
+      const row = await findTwinById(database.db, twin.id);
       feed.committed({ table: 'institutions', key: twin.id });
       return row;
     });
@@ -118,16 +118,16 @@ describe('the row cache', () => {
 
   it('keeps a fill that only a change of another row came during; under a name, any change of the table overtakes it', async () => {
     const [twin, other] = [await newTwin(), await newTwin()];
-    const byId = createRowCache<InstitutionRow>(feed, { keyTables: ['institutions'] });
+    const byId = createRowCache<TwinRow>(feed, { keyTables: ['institutions'] });
     await byId.get(twin.id, async () => {
       feed.committed({ table: 'institutions', key: other.id });
-      return findInstitutionById(database.db, twin.id);
+      return findTwinById(database.db, twin.id);
     });
     expect(byId.size).toBe(1);
-    const named = createRowCache<InstitutionRow>(feed, { dependsOn: { institutions: (row) => [row.id] } });
+    const named = createRowCache<TwinRow>(feed, { dependsOn: { institutions: (row) => [row.id] } });
     await named.get('first', async () => {
       feed.committed({ table: 'institutions', key: other.id });
-      return findInstitutionById(database.db, twin.id);
+      return findTwinById(database.db, twin.id);
     });
     expect(named.size).toBe(0);
   });

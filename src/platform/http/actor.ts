@@ -7,12 +7,12 @@ export interface Actor {
   email: string;
   accountType: 'user' | 'admin' | 'super';
   /** The twin the person is working in now, if any. */
-  institutionId: string | null;
+  twinId: string | null;
   /** Role and permissions in that twin. */
   role: MembershipRole | null;
   permissions: Permission[];
   /** Set for a launch session that has not stepped up yet (behaviour 16): confined to this twin. */
-  launchScope: { institutionId: string } | null;
+  launchScope: { twinId: string } | null;
   mustChangePassword: boolean;
 }
 

@@ -45,3 +45,12 @@ export const paginationQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   search: z.string().trim().max(200).optional(),
 });
+
+/**
+ * A list query's twin filter as the spec spells it (`institutionId`), under the code's word (`twinId`).
+ * Services type the filter as optional, so a query passed through unmapped would silently drop it.
+ */
+export function twinFilter<Q extends { institutionId?: string }>(query: Q): Omit<Q, 'institutionId'> & { twinId?: string } {
+  const { institutionId, ...rest } = query;
+  return { ...rest, twinId: institutionId };
+}

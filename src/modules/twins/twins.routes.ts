@@ -3,18 +3,18 @@ import { z } from 'zod';
 import { actorOf } from '../../platform/http/auth-guard.js';
 import { bulkActionBody, changedSchema, failures, idParams, messageSchema, type App } from '../../platform/http/schemas.js';
 import {
-  adminInstitutionSchema,
-  createInstitutionBody,
-  editInstitutionBody,
-  institutionResult,
-  listInstitutionsQuery,
-} from './institutions.schemas.js';
-import type { InstitutionsService } from './institutions.service.js';
+  adminTwinSchema,
+  createTwinBody,
+  editTwinBody,
+  twinResult,
+  listTwinsQuery,
+} from './twins.schemas.js';
+import type { TwinsService } from './twins.service.js';
 
 const tags = ['admin: institutions'];
 const SCOPE = 'A twin where the caller lacks the permission answers 404 Institution not found. ';
 
-export function institutionRoutes(app: App, twins: InstitutionsService): void {
+export function twinRoutes(app: App, twins: TwinsService): void {
   app.post(
     '/api/admin/institution',
     {
@@ -22,8 +22,8 @@ export function institutionRoutes(app: App, twins: InstitutionsService): void {
         tags,
         summary: 'Create a Digital Twin (super admins)',
         description: 'Any writable field may be given; `name` is required. 403 SUPER_ONLY for anyone but a super admin.',
-        body: createInstitutionBody,
-        response: { 201: institutionResult, ...failures(400, 401, 403) },
+        body: createTwinBody,
+        response: { 201: twinResult, ...failures(400, 401, 403) },
       },
     },
     async (request, reply) => reply.status(201).send({ success: true as const, data: await twins.create(actorOf(request), request.body) }),
@@ -36,9 +36,9 @@ export function institutionRoutes(app: App, twins: InstitutionsService): void {
         tags,
         summary: 'List Digital Twins (paginated, searchable)',
         description: 'Twins where the caller holds institutions.list (all for a super admin); `search` matches name and ainame.',
-        querystring: listInstitutionsQuery,
+        querystring: listTwinsQuery,
         response: {
-          200: z.object({ success: z.literal(true), data: z.array(adminInstitutionSchema), page: z.number(), limit: z.number(), total: z.number() }),
+          200: z.object({ success: z.literal(true), data: z.array(adminTwinSchema), page: z.number(), limit: z.number(), total: z.number() }),
           ...failures(400, 401),
         },
       },
@@ -54,7 +54,7 @@ export function institutionRoutes(app: App, twins: InstitutionsService): void {
         summary: 'One Digital Twin with its settings',
         description: SCOPE + 'Needs institutions.list.',
         params: idParams,
-        response: { 200: institutionResult, ...failures(400, 401, 404) },
+        response: { 200: twinResult, ...failures(400, 401, 404) },
       },
     },
     async (request) => ({ success: true as const, data: await twins.get(actorOf(request), request.params.id) }),
@@ -77,8 +77,8 @@ export function institutionRoutes(app: App, twins: InstitutionsService): void {
           'creditsUsed and stored provider tokens are read-only. accountId is for super admins (listed in ignoredFields ' +
           'otherwise). Unknown keys are dropped.',
         params: idParams,
-        body: editInstitutionBody,
-        response: { 200: institutionResult, ...failures(400, 401, 404) },
+        body: editTwinBody,
+        response: { 200: twinResult, ...failures(400, 401, 404) },
       },
     },
     async (request) => ({

@@ -1,11 +1,11 @@
 // Shapes a twin for administrators: the spec's institution object plus settings and branding.
-import { presentInstitution } from './institution-object.js';
-import type { InstitutionRow } from './institutions.tables.js';
-import type { AdminInstitutionWire } from './institutions.schemas.js';
+import { presentTwin } from './twin-object.js';
+import type { TwinRow } from './twins.tables.js';
+import type { AdminTwinWire } from './twins.schemas.js';
 
-export function presentAdminInstitution(row: InstitutionRow): AdminInstitutionWire {
+export function presentAdminTwin(row: TwinRow): AdminTwinWire {
   return {
-    ...presentInstitution(row),
+    ...presentTwin(row),
     creditsUsed: row.creditsUsed,
     about: row.about,
     picture_dark_bg: row.pictureDarkBg,

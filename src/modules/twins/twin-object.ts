@@ -1,9 +1,9 @@
 // The spec's institution object (a Digital Twin as the sign-in profile and the twin routes show it):
 // its wire shape and its presenter, field by field.
 import { z } from 'zod';
-import type { InstitutionRow } from './institutions.tables.js';
+import type { TwinRow } from './twins.tables.js';
 
-export const institutionObjectSchema = z
+export const twinObjectSchema = z
   .object({
     _id: z.string(),
     id: z.string(),
@@ -41,9 +41,9 @@ export const institutionObjectSchema = z
   })
   .describe('Institution (Digital Twin) inside the profile');
 
-export type InstitutionWire = z.infer<typeof institutionObjectSchema>;
+export type TwinWire = z.infer<typeof twinObjectSchema>;
 
-export function presentInstitution(row: InstitutionRow): InstitutionWire {
+export function presentTwin(row: TwinRow): TwinWire {
   const creditsTotal = row.credits + row.creditsUsed;
   return {
     _id: row.id,

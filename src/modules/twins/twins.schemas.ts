@@ -2,15 +2,15 @@
 // branding, the writable fields, list query and bulk actions.
 import { z } from 'zod';
 import { paginationQuery } from '../../platform/http/schemas.js';
-import { institutionObjectSchema } from './institution-object.js';
+import { twinObjectSchema } from './twin-object.js';
 import { REASONING_EFFORTS } from '../../ai/registry.js';
-import { MEMORY_MODES } from './institutions.tables.js';
+import { MEMORY_MODES } from './twins.tables.js';
 
 const url = z.string().trim().max(2048);
 const list = (max = 200) => z.array(z.string().trim().min(1).max(500)).max(max);
 const dailyLimit = z.number().int().min(0).max(10_000_000).nullable();
 
-export const adminInstitutionSchema = institutionObjectSchema
+export const adminTwinSchema = twinObjectSchema
   .extend({
     creditsUsed: z.number(),
     about: z.string(),
@@ -32,10 +32,10 @@ export const adminInstitutionSchema = institutionObjectSchema
     updated: z.string(),
   })
   .describe('A Digital Twin as administrators see it');
-export type AdminInstitutionWire = z.infer<typeof adminInstitutionSchema>;
+export type AdminTwinWire = z.infer<typeof adminTwinSchema>;
 
 /** Fields a twin's administrators (institutions.edit) may change. */
-export const editInstitutionBody = z.object({
+export const editTwinBody = z.object({
   name: z.string().trim().min(1).max(200).optional(),
   ainame: z.string().trim().max(200).optional(),
   picture: url.optional(),
@@ -77,15 +77,15 @@ export const editInstitutionBody = z.object({
   /** Super admins only: group twins of one account (assistant sharing across them). */
   accountId: z.string().regex(/^[0-9a-f]{24}$/).nullable().optional(),
 });
-export type EditInstitutionInput = z.infer<typeof editInstitutionBody>;
+export type EditTwinInput = z.infer<typeof editTwinBody>;
 
-export const createInstitutionBody = editInstitutionBody.extend({ name: z.string().trim().min(1).max(200) });
+export const createTwinBody = editTwinBody.extend({ name: z.string().trim().min(1).max(200) });
 
-export const listInstitutionsQuery = paginationQuery.extend({ status: z.enum(['active', 'inactive']).optional() });
+export const listTwinsQuery = paginationQuery.extend({ status: z.enum(['active', 'inactive']).optional() });
 
-export const institutionResult = z.object({
+export const twinResult = z.object({
   success: z.literal(true),
   message: z.string().optional(),
-  data: adminInstitutionSchema,
+  data: adminTwinSchema,
   ignoredFields: z.array(z.string()).optional(),
 });

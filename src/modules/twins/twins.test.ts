@@ -2,15 +2,15 @@
 // bulk status and delete (behaviour 13), and the cross-tenant cases.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildInstitution, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { requester } from '../../../test/support/http.js';
-import { findInstitutionById } from './institutions.repo.js';
-import type { InstitutionRow } from './institutions.tables.js';
+import { findTwinById } from './twins.repo.js';
+import type { TwinRow } from './twins.tables.js';
 
 let t: TestApp;
 let req: ReturnType<typeof requester>;
-let twinA: InstitutionRow;
-let twinB: InstitutionRow;
+let twinA: TwinRow;
+let twinB: TwinRow;
 let tokenA: string;
 let tokenSuper: string;
 let tokenMember: string;
@@ -19,11 +19,11 @@ const db = () => t.platform.database.db;
 beforeAll(async () => {
   t = await startTestApp();
   req = requester(t.app);
-  twinA = await buildInstitution(db(), { name: 'Alpha Twin' });
-  twinB = await buildInstitution(db(), { name: 'Beta Twin' });
-  const admin = await buildUser(db(), { institution: twinA, role: 'admin' });
-  const sup = await buildUser(db(), { institution: twinB, accountType: 'super' });
-  const member = await buildUser(db(), { institution: twinA });
+  twinA = await buildTwin(db(), { name: 'Alpha Twin' });
+  twinB = await buildTwin(db(), { name: 'Beta Twin' });
+  const admin = await buildUser(db(), { twin: twinA, role: 'admin' });
+  const sup = await buildUser(db(), { twin: twinB, accountType: 'super' });
+  const member = await buildUser(db(), { twin: twinA });
   tokenA = await signIn(t.app, admin.user.email);
   tokenSuper = await signIn(t.app, sup.user.email);
   tokenMember = await signIn(t.app, member.user.email);
@@ -82,8 +82,8 @@ describe('PUT /api/admin/institution/{id}', () => {
   });
 
   it('behaviour 6: enabling long-term memory also sets admins-only off and the default mode in the same save', async () => {
-    const twin = await buildInstitution(db());
-    const admin = await buildUser(db(), { institution: twin, role: 'admin' });
+    const twin = await buildTwin(db());
+    const admin = await buildUser(db(), { twin, role: 'admin' });
     const token = await signIn(t.app, admin.user.email);
     const before = (await req(token, 'GET', `/api/admin/institution/${twin.id}`)).body.data;
     expect(before).toMatchObject({ longTermMemoryEnabled: false, memoryAdminsOnly: true, defaultMemoryMode: 'session' });
@@ -98,7 +98,7 @@ describe('PUT /api/admin/institution/{id}', () => {
     expect((await req(tokenA, 'PUT', `/api/admin/institution/${twinA.id}`, { reasoningEffort: 'extreme' })).status).toBe(400);
     expect((await req(tokenA, 'PUT', `/api/admin/institution/${twinA.id}`, { userDailyLimit: -1 })).status).toBe(400);
     expect((await req(tokenA, 'PUT', `/api/admin/institution/${twinB.id}`, { name: 'Taken over' })).status).toBe(404);
-    expect((await findInstitutionById(db(), twinB.id))!.name).toBe('Beta Twin');
+    expect((await findTwinById(db(), twinB.id))!.name).toBe('Beta Twin');
     const account = await req(tokenA, 'PUT', `/api/admin/institution/${twinA.id}`, { accountId: 'aaaaaaaaaaaaaaaaaaaaaaaa' });
     expect(account.body).toMatchObject({ ignoredFields: ['accountId'], data: { accountId: null } });
     expect((await req(tokenMember, 'PUT', `/api/admin/institution/${twinA.id}`, { name: 'x' })).status).toBe(404);
@@ -109,21 +109,21 @@ describe('bulk and delete', () => {
   it('bulk status acts only on the admin\'s twins and reports how many changed', async () => {
     const ids = [twinA.id, twinB.id];
     expect((await req(tokenA, 'POST', '/api/admin/institutions/bulk', { action: 'deactivate', ids })).body).toEqual({ success: true, changed: 1 });
-    expect((await findInstitutionById(db(), twinA.id))!.status).toBe('inactive');
-    expect((await findInstitutionById(db(), twinB.id))!.status).toBe('active');
+    expect((await findTwinById(db(), twinA.id))!.status).toBe('inactive');
+    expect((await findTwinById(db(), twinB.id))!.status).toBe('active');
     expect((await req(tokenA, 'POST', '/api/admin/institutions/bulk', { action: 'deactivate', ids })).body.changed).toBe(0);
     expect((await req(tokenA, 'POST', '/api/admin/institutions/bulk', { action: 'activate', ids })).body.changed).toBe(1);
     expect((await req(tokenA, 'POST', '/api/admin/institutions/bulk', { action: 'delete', ids })).body.changed).toBe(0);
-    expect(await findInstitutionById(db(), twinA.id)).toBeDefined();
+    expect(await findTwinById(db(), twinA.id)).toBeDefined();
   });
 
   it('lets a super admin delete twins (soft), which then answer 404', async () => {
-    const one = await buildInstitution(db());
-    const two = await buildInstitution(db());
+    const one = await buildTwin(db());
+    const two = await buildTwin(db());
     expect((await req(tokenSuper, 'POST', '/api/admin/institutions/bulk', { action: 'delete', ids: [one.id] })).body.changed).toBe(1);
     expect((await req(tokenSuper, 'GET', `/api/admin/institution/${one.id}`)).status).toBe(404);
     expect((await req(tokenA, 'DELETE', `/api/admin/institution/${twinA.id}`)).status).toBe(403);
     expect((await req(tokenSuper, 'DELETE', `/api/admin/institution/${two.id}`)).body).toEqual({ success: true, message: 'Institution deleted' });
-    expect(await findInstitutionById(db(), two.id)).toBeUndefined();
+    expect(await findTwinById(db(), two.id)).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-// Twins (institutions) and memberships: the tenants and who belongs to them with which role.
+// Twins (table `institutions`: the spec's word) and memberships: the tenants and who belongs to them with which role.
 import { sql } from 'drizzle-orm';
 import { boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { amount, createdAt, idColumn, refColumn, stringList, timestampColumn, updatedAt } from '../../platform/db/columns.js';
@@ -7,7 +7,7 @@ import { REASONING_EFFORTS } from '../../ai/registry.js';
 export const MEMORY_MODES = ['off', 'session', 'long_term'] as const;
 export type MemoryMode = (typeof MEMORY_MODES)[number];
 
-export const institutions = pgTable(
+export const twins = pgTable(
   'institutions',
   {
     id: idColumn(),
@@ -85,7 +85,7 @@ export const memberships = pgTable(
   'memberships',
   {
     id: idColumn(),
-    institutionId: refColumn('institution_id').notNull().references(() => institutions.id),
+    twinId: refColumn('institution_id').notNull().references(() => twins.id),
     userId: refColumn('user_id').notNull(),
     role: text('role', { enum: ['user', 'admin'] }).notNull().default('user'),
     /** Grants beyond the role, from the list in permissions.ts. */
@@ -93,10 +93,10 @@ export const memberships = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    uniqueIndex('memberships_institution_user_key').on(t.institutionId, t.userId),
+    uniqueIndex('memberships_institution_user_key').on(t.twinId, t.userId),
     index('memberships_user_idx').on(t.userId),
   ],
 );
 
-export type InstitutionRow = typeof institutions.$inferSelect;
+export type TwinRow = typeof twins.$inferSelect;
 export type MembershipRow = typeof memberships.$inferSelect;
