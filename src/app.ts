@@ -9,6 +9,7 @@ import { registerBodyGuard } from './platform/http/body-guard.js';
 import { openChangeFeed, type ChangeFeed } from './platform/db/change-feed.js';
 import { registerChangeFence } from './platform/http/change-fence.js';
 import { registerSecurityHeaders } from './platform/http/security-headers.js';
+import { OneLineRequestLog } from './platform/http/request-log.js';
 import { registerWebClient } from './platform/http/web-client.js';
 import { registerErrorHandler, sendFrameworkError } from './platform/http/error-handler.js';
 import { registerJsonParser } from './platform/http/json-parser.js';
@@ -80,6 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     requestIdHeader: 'x-request-id',
+    logController: new OneLineRequestLog(),
     frameworkErrors: sendFrameworkError,
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
