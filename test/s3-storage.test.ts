@@ -1,6 +1,6 @@
-// The scaled shape's file store against a real S3 protocol peer on loopback (s3rver): the same
-// contract as the local store (src/platform/storage/storage.test.ts), read from outside through the
-// peer where it matters (a failed upload leaves no object under its key).
+// The scaled shape's file store against a real S3 protocol peer on loopback (s3rver): the FileStorage
+// contract every store keeps (test/support/storage-contract.ts), read from outside through the peer,
+// and what only this store does (multipart uploads, partial reads, a bucket that cannot be used).
 // s3rver implements neither AbortMultipartUpload nor ListMultipartUploads: that a failed multipart
 // upload's parts are removed is the SDK's (lib-storage) behaviour on a real store, not checked here.
 import { spawn } from 'node:child_process';
@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -17,12 +16,7 @@ import { createS3Storage, type S3Storage } from '../src/platform/storage/s3-stor
 import { newStorageKey } from '../src/platform/storage/storage.js';
 import { freePort } from './support/processes.js';
 import { startS3, type TestS3 } from './support/s3.js';
-
-async function collect(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
-  return Buffer.concat(chunks);
-}
+import { collect, fileStorageContract } from './support/storage-contract.js';
 
 describe('createS3Storage on an S3 peer', () => {
   let s3: TestS3;
@@ -30,7 +24,7 @@ describe('createS3Storage on an S3 peer', () => {
   let peer: S3Client;
 
   const listKeys = async () =>
-    ((await peer.send(new ListObjectsV2Command({ Bucket: s3.bucket }))).Contents ?? []).map((object) => object.Key);
+    ((await peer.send(new ListObjectsV2Command({ Bucket: s3.bucket }))).Contents ?? []).map((object) => object.Key ?? '');
 
   beforeAll(async () => {
     s3 = await startS3();
@@ -44,31 +38,8 @@ describe('createS3Storage on an S3 peer', () => {
     await s3?.close();
   });
 
-  it('round-trips a buffer', async () => {
-    const key = newStorageKey('uploads');
-    const body = Buffer.from('hello, object storage');
-    expect(await storage.put(key, body)).toEqual({ size: body.length });
-    expect(await storage.exists(key)).toBe(true);
-    expect(await storage.read(key)).toEqual(body);
-    expect(await collect(storage.get(key))).toEqual(body);
-    expect(await listKeys()).toContain(key);
-  });
-
-  it('round-trips a stream and an async iterable', async () => {
-    const chunks = Array.from({ length: 64 }, (_, i) => Buffer.alloc(4096, i));
-    const expected = Buffer.concat(chunks);
-
-    const streamKey = newStorageKey();
-    expect(await storage.put(streamKey, Readable.from(chunks))).toEqual({ size: expected.length });
-    expect((await storage.read(streamKey)).equals(expected)).toBe(true);
-
-    const iterableKey = newStorageKey();
-    async function* generate(): AsyncIterable<Uint8Array> {
-      for (const chunk of chunks) yield new Uint8Array(chunk);
-    }
-    expect(await storage.put(iterableKey, generate())).toEqual({ size: expected.length });
-    expect((await collect(storage.get(iterableKey))).equals(expected)).toBe(true);
-  });
+  // A replacing write fails after 6 MiB: more than a part, so its multipart upload has begun.
+  fileStorageContract(() => ({ storage, stored: listKeys }), { failAfterBytes: 6 * 1024 * 1024, timeoutMs: 60_000 });
 
   it('sends a stream larger than one part as a multipart upload, and reads it back whole', async () => {
     // 12 MiB in 64 KiB pieces: three parts of 5, 5 and 2 MiB.
@@ -85,52 +56,6 @@ describe('createS3Storage on an S3 peer', () => {
     expect(back.equals(source)).toBe(true);
   }, 60_000);
 
-  it('replaces an existing object', async () => {
-    const key = newStorageKey();
-    await storage.put(key, Buffer.from('first version, longer'));
-    await storage.put(key, Readable.from([Buffer.from('sec'), Buffer.from('ond')]));
-    expect((await storage.read(key)).toString()).toBe('second');
-  });
-
-  it('leaves no object behind when the source stream fails midway, and keeps a previous version', async () => {
-    const fresh = newStorageKey();
-    const failing = new Readable({
-      read() {
-        this.push(Buffer.alloc(1024, 1));
-        this.destroy(new Error('client went away'));
-      },
-    });
-    await expect(storage.put(fresh, failing)).rejects.toThrow('client went away');
-    expect(await storage.exists(fresh)).toBe(false);
-    expect(await listKeys()).not.toContain(fresh);
-
-    const replaced = newStorageKey();
-    await storage.put(replaced, Buffer.from('good'));
-    async function* failsAfterAPart(): AsyncIterable<Uint8Array> {
-      yield randomBytes(6 * 1024 * 1024); // more than a part: the multipart upload has begun
-      throw new Error('boom');
-    }
-    await expect(storage.put(replaced, failsAfterAPart())).rejects.toThrow('boom');
-    expect((await storage.read(replaced)).toString()).toBe('good');
-    expect(await collect(storage.get(replaced))).toEqual(Buffer.from('good'));
-  }, 60_000);
-
-  it('deletes, and treats deleting a missing key as done', async () => {
-    const key = newStorageKey();
-    await storage.put(key, Buffer.from('x'));
-    await storage.delete(key);
-    expect(await storage.exists(key)).toBe(false);
-    expect(await listKeys()).not.toContain(key);
-    await expect(storage.delete(key)).resolves.toBeUndefined();
-    await expect(storage.delete('never/written')).resolves.toBeUndefined();
-  });
-
-  it('reports a missing key as ENOENT on read and on the get stream, as the local store does', async () => {
-    await expect(storage.read('missing/key')).rejects.toMatchObject({ code: 'ENOENT' });
-    await expect(collect(storage.get('missing/key'))).rejects.toMatchObject({ code: 'ENOENT' });
-    expect(await storage.exists('missing/key')).toBe(false);
-  });
-
   it('stops reading when the reader stops: a stream read in part and destroyed, then the object read again', async () => {
     const key = newStorageKey();
     const body = randomBytes(2 * 1024 * 1024);
@@ -142,20 +67,6 @@ describe('createS3Storage on an S3 peer', () => {
     }
     expect(stream.destroyed).toBe(true);
     expect((await storage.read(key)).equals(body)).toBe(true);
-  });
-
-  it('refuses keys that are not service-made, before any request', async () => {
-    const before = await listKeys();
-    const bad = ['', '../outside', 'a/../../outside', '/etc/passwd', 'a//b', 'a/', 'a/./b', 'Upper/case', 'photo.jpg', 'a\\b', 'a b', 'nul\0byte', 'x'.repeat(600)];
-    for (const key of bad) {
-      await expect(storage.put(key, Buffer.from('x')), key).rejects.toThrow(/Invalid storage key/);
-      await expect(storage.put(key, Readable.from([Buffer.from('x')])), key).rejects.toThrow(/Invalid storage key/);
-      await expect(storage.read(key), key).rejects.toThrow(/Invalid storage key/);
-      await expect(storage.exists(key), key).rejects.toThrow(/Invalid storage key/);
-      await expect(storage.delete(key), key).rejects.toThrow(/Invalid storage key/);
-      expect(() => storage.get(key), key).toThrow(/Invalid storage key/);
-    }
-    expect(await listKeys()).toEqual(before);
   });
 
   it('surfaces a store that cannot be reached or a bucket that does not exist as errors, not as missing files', async () => {

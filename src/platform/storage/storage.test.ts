@@ -1,15 +1,11 @@
+// The local file store (DATA_DIR/files): the FileStorage contract every store keeps
+// (test/support/storage-contract.ts), seen on disk, and the unfinished writes only this store leaves.
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fileStorageContract } from '../../../test/support/storage-contract.js';
 import { createLocalStorage, newStorageKey, type FileStorage } from './storage.js';
-
-async function collect(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
-  return Buffer.concat(chunks);
-}
 
 /** Every file under dir, relative, so a test can assert that nothing (not even a .tmp) was left. */
 async function listFiles(dir: string): Promise<string[]> {
@@ -30,51 +26,12 @@ describe('createLocalStorage', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  it('round-trips a buffer', async () => {
-    const key = newStorageKey('uploads');
-    const body = Buffer.from('hello, storage');
-    expect(await storage.put(key, body)).toEqual({ size: body.length });
-    expect(await storage.exists(key)).toBe(true);
-    expect(await storage.read(key)).toEqual(body);
-    expect(await collect(storage.get(key))).toEqual(body);
-  });
-
-  it('round-trips a stream and an async iterable', async () => {
-    const chunks = Array.from({ length: 64 }, (_, i) => Buffer.alloc(4096, i));
-    const expected = Buffer.concat(chunks);
-
-    const streamKey = newStorageKey();
-    expect(await storage.put(streamKey, Readable.from(chunks))).toEqual({ size: expected.length });
-    // Buffer#equals: vitest's deep equality walks 256k bytes one by one and takes seconds.
-    expect((await storage.read(streamKey)).equals(expected)).toBe(true);
-
-    const iterableKey = newStorageKey();
-    async function* generate(): AsyncIterable<Uint8Array> {
-      for (const chunk of chunks) yield new Uint8Array(chunk);
-    }
-    expect(await storage.put(iterableKey, generate())).toEqual({ size: expected.length });
-    expect((await collect(storage.get(iterableKey))).equals(expected)).toBe(true);
-  });
-
-  it('replaces an existing file', async () => {
-    const key = newStorageKey();
-    await storage.put(key, Buffer.from('first version, longer'));
-    await storage.put(key, Buffer.from('second'));
-    expect((await storage.read(key)).toString()).toBe('second');
-  });
-
-  it('leaves no file behind when the source stream fails midway', async () => {
-    const key = newStorageKey();
-    const failing = new Readable({
-      read() {
-        this.push(Buffer.alloc(1024, 1));
-        this.destroy(new Error('client went away'));
-      },
-    });
-    await expect(storage.put(key, failing)).rejects.toThrow('client went away');
-    expect(await storage.exists(key)).toBe(false);
-    expect(await listFiles(path.join(root, 'files'))).toEqual([]);
-  });
+  // Seen from outside: every file under the test's folder (an escaping key would land beside files/),
+  // with files/ dropped so stored objects read as their keys.
+  fileStorageContract(() => ({
+    storage,
+    stored: async () => (await listFiles(root)).map((name) => name.replace(/^files\//, '')),
+  }));
 
   it("removes the unfinished writes of a gone process, and only those", async () => {
     const files = path.join(root, 'files');
@@ -102,58 +59,6 @@ describe('createLocalStorage', () => {
     expect(await listFiles(files)).toEqual([expect.stringMatching(/^\.partial\/alivewriter\/[0-9a-f]{16}\.tmp$/)]);
     // Nothing to ask about once only live writers are left... and its own folder is never a candidate.
     expect(await alive.removeAbandonedWrites(async () => new Set(['alivewriter']))).toBe(0);
-  });
-
-  it('keeps the previous version when a replacing write fails', async () => {
-    const key = newStorageKey();
-    await storage.put(key, Buffer.from('good'));
-    async function* failing(): AsyncIterable<Uint8Array> {
-      yield new Uint8Array([1, 2, 3]);
-      throw new Error('boom');
-    }
-    await expect(storage.put(key, failing())).rejects.toThrow('boom');
-    expect((await storage.read(key)).toString()).toBe('good');
-    expect(await listFiles(path.join(root, 'files'))).toHaveLength(1);
-  });
-
-  it('deletes, and treats deleting a missing key as done', async () => {
-    const key = newStorageKey();
-    await storage.put(key, Buffer.from('x'));
-    await storage.delete(key);
-    expect(await storage.exists(key)).toBe(false);
-    await expect(storage.delete(key)).resolves.toBeUndefined();
-    await expect(storage.delete('never/written')).resolves.toBeUndefined();
-  });
-
-  it('reports a missing key on read and on the get stream', async () => {
-    await expect(storage.read('missing/key')).rejects.toMatchObject({ code: 'ENOENT' });
-    await expect(collect(storage.get('missing/key'))).rejects.toMatchObject({ code: 'ENOENT' });
-  });
-
-  it('refuses keys that could escape the root or are not service-made', async () => {
-    const bad = [
-      '',
-      '../outside',
-      'a/../../outside',
-      '/etc/passwd',
-      'a//b',
-      'a/',
-      'a/./b',
-      'Upper/case',
-      'photo.jpg',
-      'a\\b',
-      'a b',
-      'nul\0byte',
-      'x'.repeat(600),
-    ];
-    for (const key of bad) {
-      await expect(storage.put(key, Buffer.from('x')), key).rejects.toThrow(/Invalid storage key/);
-      await expect(storage.read(key), key).rejects.toThrow(/Invalid storage key/);
-      await expect(storage.exists(key), key).rejects.toThrow(/Invalid storage key/);
-      await expect(storage.delete(key), key).rejects.toThrow(/Invalid storage key/);
-      expect(() => storage.get(key), key).toThrow(/Invalid storage key/);
-    }
-    expect(await listFiles(root)).toEqual([]);
   });
 });
 
