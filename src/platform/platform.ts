@@ -10,7 +10,7 @@ import { createProcessLiveness, type ProcessLiveness } from './processes/livenes
 import { createMailer, type Mailer } from './mail/mailer.js';
 import { createEventBus, type EventBus } from './realtime/bus.js';
 import { createS3Storage } from './storage/s3-storage.js';
-import { createLocalStorage, type FileStorage, type LocalFileStorage } from './storage/storage.js';
+import { createLocalStorage, type FileStorage } from './storage/storage.js';
 
 export interface Platform {
   config: Config;
@@ -37,7 +37,8 @@ export async function openPlatform(config: Config, logger: Pick<FastifyBaseLogge
   await liveness.start();
   const storage = openStorage(config, liveness.id);
   // A process killed mid-write leaves its unfinished file behind; once it counts as gone, it goes.
-  if ('removeAbandonedWrites' in storage) liveness.onBeat(async () => void (await storage.removeAbandonedWrites((ids) => liveness.goneOf(ids))));
+  const removeAbandoned = storage.removeAbandonedWrites?.bind(storage);
+  if (removeAbandoned) liveness.onBeat(async () => void (await removeAbandoned((ids) => liveness.goneOf(ids))));
   logger.info(
     config.filesS3 ? { files: 's3', bucket: config.filesS3.bucket, endpoint: config.filesS3.endpoint } : { files: 'local', dir: path.join(config.dataDir, 'files') },
     config.filesS3 ? 'files: S3-compatible object store' : 'files: local folder (processes of a deployment that has several must all reach it)',
@@ -64,7 +65,7 @@ export async function closePlatform(platform: Platform): Promise<void> {
 }
 
 /** FILES_S3_* set: the object store every process reaches; unset: DATA_DIR/files of this machine. */
-function openStorage(config: Config, writerId: string): FileStorage | LocalFileStorage {
+function openStorage(config: Config, writerId: string): FileStorage {
   if (!config.filesS3) return createLocalStorage(path.join(config.dataDir, 'files'), { writerId });
   return createS3Storage(config.filesS3);
 }

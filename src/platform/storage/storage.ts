@@ -24,6 +24,12 @@ export interface FileStorage {
   exists(key: string): Promise<boolean>;
   /** Releases connections (the object store's client); the local store has none. */
   close?(): Promise<void>;
+  /**
+   * Deletes the unfinished writes of processes that are gone (killed mid-write: a rename never came);
+   * `gone` answers which writer ids belong to them. Only a store whose unfinished writes outlive their
+   * process has it: the local one (an S3 upload shows nothing until it completes).
+   */
+  removeAbandonedWrites?(gone: (writerIds: string[]) => Promise<Set<string>>): Promise<number>;
 }
 
 // Segments are lowercase, digits, '_' and '-', separated by single '/'; no empty segment and no
@@ -56,10 +62,6 @@ export interface LocalStorageOptions {
 }
 
 export interface LocalFileStorage extends FileStorage {
-  /**
-   * Deletes the unfinished writes of processes that are gone (killed mid-write: a rename never came).
-   * `gone` answers which of the writer ids belong to processes that are gone.
-   */
   removeAbandonedWrites(gone: (writerIds: string[]) => Promise<Set<string>>): Promise<number>;
 }
 
