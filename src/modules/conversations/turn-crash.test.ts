@@ -46,7 +46,7 @@ async function versionOf(id: string): Promise<string> {
 
 describe('a turn cut short by a crash', () => {
   it('keeps the answer streamed so far on the record, about every second, without changing its version', async () => {
-    const { user, twin: twin } = await buildUser(db(), { credits: 10 });
+    const { user, twin } = await buildUser(db(), { credits: 10 });
     const opened = await startRecord(db(), { twinId: twin!.id, userId: user.id, question: 'Tell me', hold: { account: 'user', amount: 3 } });
     const journal = createTurnJournal(db(), { saveEveryMs: 100, flushWithinMs: 20 });
     try {
@@ -62,7 +62,7 @@ describe('a turn cut short by a crash', () => {
   });
 
   it('is ended as interrupted once its process is gone: the saved part kept, nothing charged, the hold given back', async () => {
-    const { user, twin: twin } = await buildUser(db(), { credits: 10 });
+    const { user, twin } = await buildUser(db(), { credits: 10 });
     const gone = await processRow(60);
     const alive = await processRow(0);
     const lost = await startRecord(db(), { twinId: twin!.id, userId: user.id, question: 'Lost', hold: { account: 'user', amount: 3 }, processId: gone });

@@ -106,7 +106,7 @@ export class UnfundedOpeningError extends Error {
  * the transaction ends.
  */
 export async function insertOpeningRecord(db: Executor, opening: OpeningRecord): Promise<OpenedRecord> {
-  const { twinId: twinId, userId } = opening.conversation;
+  const { twinId, userId } = opening.conversation;
   const values: Record<string, unknown> = {
     ...Object.fromEntries(Object.entries(opening.record).map(([key, value]) => [`r_${key}`, value])),
     ...(opening.hold ? { r_heldCredits: opening.hold.amount, r_heldAccount: opening.hold.account, hold: opening.hold.amount } : {}),
@@ -234,7 +234,7 @@ export interface OneStatementSettle {
  * building it costs drizzle about a millisecond, more than the database takes to run it.
  */
 export async function finishAndCharge(db: Executor, settle: OneStatementSettle): Promise<{ row: HistoryRow; credits: number } | undefined> {
-  const { account, twinId: twinId, userId } = settle.payer;
+  const { account, twinId, userId } = settle.payer;
   const values: Record<string, unknown> = {
     ...Object.fromEntries(Object.entries(settle.values).map(([key, value]) => [`v_${key}`, value])),
     id: settle.record.id,

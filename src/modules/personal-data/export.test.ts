@@ -51,7 +51,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function personWithData(records: number, files: number, fileSize: number) {
-  const { user, twin: twin } = await buildUser(db());
+  const { user, twin } = await buildUser(db());
   const first = await buildRecord(db(), { twinId: twin!.id, userId: user.id });
   const rows = Array.from({ length: records - 1 }, (_, i) => ({
     twinId: twin!.id,

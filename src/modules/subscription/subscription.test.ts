@@ -358,7 +358,7 @@ describe('each coded failure, provoked for real', () => {
   it('EXPIRED: the code expired before the person acted (found by the service, and said by the provider)', async () => {
     const quick = await startDeviceProvider({ deviceCodeTtlSeconds: 1 });
     try {
-      const { service, actor, failure, twinId: twinId } = await serviceAt(quick.issuer);
+      const { service, actor, failure, twinId } = await serviceAt(quick.issuer);
       await service.start(actor);
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       expect(await failure(service.poll(actor))).toEqual({ status: 410, code: 'EXPIRED', message: SUBSCRIPTION_MESSAGES.expired });
@@ -404,7 +404,7 @@ describe('each coded failure, provoked for real', () => {
     expect(await neverUp.failure(neverUp.service.start(neverUp.actor))).toEqual({ status: 502, code: 'START_FAILED', message: SUBSCRIPTION_MESSAGES.startFailed });
 
     const flaky = await startDeviceProvider();
-    const { service, actor, failure, twinId: twinId } = await serviceAt(flaky.issuer);
+    const { service, actor, failure, twinId } = await serviceAt(flaky.issuer);
     await service.start(actor);
     await flaky.close();
     expect(await failure(service.poll(actor))).toEqual({ status: 502, code: 'POLL_FAILED', message: SUBSCRIPTION_MESSAGES.pollFailed });

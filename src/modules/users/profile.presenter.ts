@@ -16,7 +16,7 @@ export interface ProfileParts {
   subscriptionConnected?: boolean;
 }
 
-export function presentProfile({ user, twin: twin, permissions, favoriteAssistants, subscriptionConnected = false }: ProfileParts): ProfileWire {
+export function presentProfile({ user, twin, permissions, favoriteAssistants, subscriptionConnected = false }: ProfileParts): ProfileWire {
   const external = user.external;
   return {
     _id: user.id,

@@ -35,7 +35,7 @@ export function createProfileService(db: Database): ProfileService {
     async loadWithDependencies(userId, options = {}) {
       const found = await findProfileRows(db, userId, options.twinId);
       if (!found) throw new NotFoundError('User not found');
-      const { user, twin: twin, membership, subscriptionConnected } = found;
+      const { user, twin, membership, subscriptionConnected } = found;
       const favoriteAssistants = options.populateFavorites && favoritesLoader ? await favoritesLoader(user) : undefined;
       const profile = presentProfile({
         user,
