@@ -45,20 +45,27 @@ async function requestsThenSigterm(
   const run = randomBytes(4).toString('hex');
   const ids = Array.from({ length: count }, (_, i) => `log-${run}-${i}`);
   await Promise.all(ids.map((id) => fetch(`${url}/api/test`, { headers: { 'x-request-id': id } }).then((r) => r.text())));
-  const readLines = () =>
-    readFileSync(logFile, 'utf8')
+  // While the process writes, the file may end inside a batch being written: only the text up to the
+  // last newline is whole. Once it has exited, the file must end with one. A torn line (a batch cut
+  // into another) would throw in JSON.parse either way.
+  const readLines = (running: boolean) => {
+    const text = readFileSync(logFile, 'utf8');
+    const whole = running ? text.slice(0, text.lastIndexOf('\n') + 1) : text;
+    if (!running) expect(text.endsWith('\n'), 'the log ends with a whole line').toBe(true);
+    return whole
       .split('\n')
       .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>); // a torn line would throw here
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  };
   try {
-    await beforeSignal?.(readLines, ids);
+    await beforeSignal?.(() => readLines(true), ids);
   } catch (error) {
     child.kill('SIGKILL'); // a failed check must not leave the service running
     throw error;
   }
   child.kill('SIGTERM');
   const exitCode = await exited;
-  return { lines: readLines(), ids, exitCode };
+  return { lines: readLines(false), ids, exitCode };
 }
 
 function expectEveryRequestLogged(lines: Array<Record<string, unknown>>, ids: string[]): void {
