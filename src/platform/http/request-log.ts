@@ -4,13 +4,55 @@
 // Half the lines for the same facts: on a cached route the second line cost as much as the route's
 // own work (docs/decisions.md, "The request log"). Errors, aborts and everything else Fastify logs
 // are unchanged.
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+//
+// The line of a request that went well is the one written on every request, so it is put together
+// here as text, in the shape pino writes (level, time, the logger's bindings, then the fields), and
+// handed to the logger's destination: pino's general path (serializers building objects, then
+// stringifying them key by key) cost a busy route a quarter of its time. When the logger is not pino
+// (no destination to hand it to), the line goes through the logger as before.
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
+import pino from 'pino';
+
+const INFO = 30;
+const { streamSym, chindingsSym } = pino.symbols;
+
+/** Where a pino logger writes its lines. */
+interface Destination {
+  write(line: string): unknown;
+}
 
 export class OneLineRequestLog extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
-    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    if (error) {
+      reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+      return;
+    }
+    const log = reply.log as FastifyBaseLogger & { levelVal?: number };
+    const destination = Reflect.get(log, streamSym) as Destination | undefined;
+    const bindings: unknown = Reflect.get(log, chindingsSym);
+    if (destination && typeof bindings === 'string' && typeof log.levelVal === 'number') {
+      if (log.levelVal <= INFO) destination.write(completedLine(bindings, request, reply));
+    } else {
+      log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    }
   }
+}
+
+/**
+ * pino's line for `log.info({ req, res, responseTime }, 'request completed')` with Fastify's serializers:
+ * `bindings` is the logger's own (`,"pid":…,"hostname":…,"reqId":…`, already JSON); the request's
+ * fields a client chooses (url, host, the accept-version header, a forwarded address) are escaped.
+ */
+export function completedLine(bindings: string, request: FastifyRequest, reply: FastifyReply): string {
+  const version = request.headers['accept-version'];
+  const port = request.socket?.remotePort;
+  return (
+    `{"level":${INFO},"time":${Date.now()}${bindings},"req":{"method":${JSON.stringify(request.method)},"url":${JSON.stringify(request.url)}` +
+    (version === undefined ? '' : `,"version":${JSON.stringify(version)}`) +
+    `,"host":${JSON.stringify(request.host)},"remoteAddress":${JSON.stringify(request.ip)}` +
+    (port === undefined ? '' : `,"remotePort":${port}`) +
+    `},"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime},"msg":"request completed"}\n`
+  );
 }

@@ -1,0 +1,75 @@
+// The request line put together as text (request-log.ts) against the line pino itself writes for the
+// same request through Fastify's serializers: the same fields and values, whatever a client puts in
+// the url, Host or accept-version, and still one JSON line. Below info nothing is written; a failed
+// request keeps pino's own error line before it.
+import { Writable } from 'node:stream';
+import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { OneLineRequestLog } from './request-log.js';
+
+/** pino's own line, as Fastify's default controller would write it in one line. */
+class PinoRequestLog extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
+interface Sent {
+  url: string;
+  headers?: Record<string, string>;
+}
+
+async function linesOf(controller: LogController, level: string, requests: Sent[]): Promise<string[]> {
+  let text = '';
+  const stream = new Writable({ write: (chunk, _encoding, done) => ((text += String(chunk)), done()) });
+  const app = Fastify({ logger: { level, stream }, logController: controller, genReqId: () => 'req-fixed' });
+  app.get('/*', async () => ({ ok: true }));
+  app.get('/fails', async () => {
+    throw new Error('the route failed');
+  });
+  for (const request of requests) await app.inject({ method: 'GET', url: request.url, headers: request.headers, remoteAddress: '10.1.2.3' });
+  await app.close();
+  return text.split('\n').filter(Boolean);
+}
+
+const comparable = (line: string) => {
+  const parsed = JSON.parse(line) as Record<string, unknown>;
+  expect(parsed.time).toEqual(expect.any(Number));
+  expect(parsed.responseTime).toEqual(expect.any(Number));
+  return { ...parsed, time: 0, responseTime: 0 };
+};
+
+describe('the request line', () => {
+  const awkward: Sent[] = [
+    { url: '/plain' },
+    { url: '/a?q=%22quoted%22&b=\\back', headers: { host: 'h"ost\\name:81', 'accept-version': '1"\n2' } },
+    { url: '/caf%C3%A9?x=ü', headers: { host: 'exämple.org' } },
+  ];
+
+  it('is what pino writes for the same request, one JSON line each', async () => {
+    const ours = await linesOf(new OneLineRequestLog(), 'info', awkward);
+    const pinos = await linesOf(new PinoRequestLog(), 'info', awkward);
+    expect(ours).toHaveLength(awkward.length);
+    expect(ours.map(comparable)).toEqual(pinos.map(comparable));
+    expect(JSON.parse(ours[1]!)).toMatchObject({
+      level: 30,
+      reqId: 'req-fixed',
+      req: { method: 'GET', url: '/a?q=%22quoted%22&b=\\back', version: '1"\n2', host: 'h"ost\\name:81', remoteAddress: '10.1.2.3' },
+      res: { statusCode: 200 },
+      msg: 'request completed',
+    });
+  });
+
+  it('is not written below info', async () => {
+    expect(await linesOf(new OneLineRequestLog(), 'warn', awkward)).toEqual([]);
+  });
+
+  it('of a failed request follows pino’s own error line, with its status', async () => {
+    const lines = (await linesOf(new OneLineRequestLog(), 'info', [{ url: '/fails' }])).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toMatchObject([
+      { level: 50, msg: 'the route failed', err: { message: 'the route failed' }, res: { statusCode: 500 } },
+      { level: 30, msg: 'request completed', req: { url: '/fails' }, res: { statusCode: 500 } },
+    ]);
+  });
+});
