@@ -1,6 +1,7 @@
 // The memory and files modules as a turn's context: recalled memories (behaviour 7: personal ones only
 // while the person's switch is on; shared ones always), retrieved passages of the caller's vault, and
 // long-term memory extraction queued after the answer (never awaited).
+import type { ChangeFeed } from '../../platform/db/change-feed.js';
 import type { DatabaseHandle } from '../../platform/db/client.js';
 import type { JobLogger, JobQueue } from '../../platform/jobs/queue.js';
 import { hasSearchableFiles, searchForTurn } from '../files/retrieval.js';
@@ -11,15 +12,25 @@ import type { TurnContextProviders } from './turn-context.js';
 import type { BuiltinToolRunners } from './turn-tools.js';
 import { AppError } from '../../platform/http/errors.js';
 import { createMemoryService } from '../memory/memory.service.js';
+import { cachedContextReads, directContextReads } from './context-reads.js';
 
 export const PASSAGES_PER_TURN = 5;
 
-export function createContextProviders(deps: { database: DatabaseHandle; jobs: Pick<JobQueue, 'send'>; log?: JobLogger }): TurnContextProviders {
+export function createContextProviders(deps: {
+  database: DatabaseHandle;
+  jobs: Pick<JobQueue, 'send'>;
+  log?: JobLogger;
+  /** With a change feed, what every turn asks of files and memories is cached (context-reads.ts). */
+  changes?: Pick<ChangeFeed, 'subscribe' | 'caughtUp'>;
+}): TurnContextProviders {
   const db = deps.database.db;
+  const reads = deps.changes ? cachedContextReads(db, deps.changes) : directContextReads(db);
   return {
     async recall(caller, question) {
       if (caller.kind !== 'person' || !caller.actor.twinId) return { memories: [] };
-      const { memories } = await recallForTurn(db, { userId: caller.actor.userId, twinId: caller.actor.twinId, userMemoryEnabled: 'as-set' }, question);
+      const { userId, twinId } = caller.actor;
+      const candidates = (limit: number) => reads.recallable(twinId, userId, limit);
+      const { memories } = await recallForTurn(db, { userId, twinId, userMemoryEnabled: 'as-set' }, question, { candidates });
       return { memories: memories.map(({ id, key, value, shared }) => ({ id, key, value, shared })) };
     },
     async retrieve(caller, question) {
@@ -27,7 +38,7 @@ export function createContextProviders(deps: { database: DatabaseHandle; jobs: P
       return searchForTurn(deps.database, caller.actor, question, { limit: PASSAGES_PER_TURN });
     },
     async searchable(caller) {
-      return caller.kind === 'person' && hasSearchableFiles(deps.database, caller.actor);
+      return caller.kind === 'person' && hasSearchableFiles(deps.database, caller.actor, reads.searchableFiles);
     },
     async afterTurn(caller, turn, scene) {
       if (caller.kind !== 'person' || !caller.actor.twinId || !scene.longTermMemoryEnabled) return null;
@@ -46,14 +57,19 @@ export function createContextProviders(deps: { database: DatabaseHandle; jobs: P
   };
 }
 
-/** The built-in tools' runners: a search of the caller's vault, and a personal memory saved on request. */
-export function createBuiltinToolRunners(deps: { database: DatabaseHandle }): BuiltinToolRunners {
+/**
+ * The built-in tools' runners: a search of the caller's vault, and a personal memory saved on request
+ * (this process's recall cache drops the twin's memories at once, so the next turn recalls it).
+ */
+export function createBuiltinToolRunners(deps: { database: DatabaseHandle; changes?: Pick<ChangeFeed, 'committed'> }): BuiltinToolRunners {
   const memory = createMemoryService(deps.database.db);
   return {
     fileSearch: (actor, query, signal) => searchForTurn(deps.database, actor, query, { limit: PASSAGES_PER_TURN, signal }),
     async remember(actor, key, value) {
       try {
         await memory.create(actor, { key_name: key.slice(0, 200) || 'note', key_value: value.slice(0, 4_000) });
+        const twinId = actor.launchScope?.twinId ?? actor.twinId;
+        if (twinId) deps.changes?.committed({ table: 'memory_parameters', key: twinId });
         return true;
       } catch (error) {
         // Behaviour 7: with Enable User Memory off nothing is saved.

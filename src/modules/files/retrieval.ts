@@ -74,12 +74,17 @@ export async function searchScopeFor(database: DatabaseHandle, actor: Actor): Pr
 
 /**
  * Whether the actor's search in their twin could find anything: a file of theirs that search sees, or a
- * shared one when they hold files.access. A turn asks this first, so a person without files pays nothing.
+ * shared one when they hold files.access. A turn asks this first, so a person without files pays nothing;
+ * `lookup` is where the two answers come from (a turn's cache: conversations/context-reads.ts).
  */
-export async function hasSearchableFiles(database: DatabaseHandle, actor: Actor): Promise<boolean> {
+export async function hasSearchableFiles(
+  database: DatabaseHandle,
+  actor: Actor,
+  lookup: (twinId: string, userId: string) => Promise<{ own: boolean; shared: boolean }> = (twinId, userId) => searchableFilesOf(database.db, twinId, userId),
+): Promise<boolean> {
   const twinId = actor.launchScope?.twinId ?? actor.twinId;
   if (!twinId) return false;
-  const found = await searchableFilesOf(database.db, twinId, actor.userId);
+  const found = await lookup(twinId, actor.userId);
   if (found.own) return true;
   return found.shared && ((await searchScopeFor(database, actor))?.includeShared ?? false);
 }

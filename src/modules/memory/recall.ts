@@ -26,6 +26,8 @@ export interface RecallScope {
 export interface RecallOptions {
   /** Tokens the recalled memories may take in the system context (estimated as characters / 4). */
   tokenBudget?: number;
+  /** Where the rows to choose from come from (a turn's cache: conversations/context-reads.ts); the database by default. */
+  candidates?: (limit: number) => Promise<readonly MemoryRow[]>;
 }
 
 /** Rows read per turn at most; a twin's memory beyond this is not considered (newest first). */
@@ -49,9 +51,9 @@ export async function recallForTurn(
   db: Executor,
   scope: RecallScope,
   question: string,
-  { tokenBudget = 800 }: RecallOptions = {},
+  { tokenBudget = 800, candidates }: RecallOptions = {},
 ): Promise<{ memories: RecalledMemory[] }> {
-  const rows = await listRecallable(db, scope.twinId, scope.userId, scope.userMemoryEnabled, CANDIDATE_LIMIT);
+  const rows = candidates ? await candidates(CANDIDATE_LIMIT) : await listRecallable(db, scope.twinId, scope.userId, scope.userMemoryEnabled, CANDIDATE_LIMIT);
   return { memories: selectWithinBudget(rows, question, tokenBudget).map(toRecalled) };
 }
 
