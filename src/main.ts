@@ -10,11 +10,12 @@ import { LISTEN_BACKLOG, serveHandedConnections, startProcessGroup } from './pla
 import { SOCKET_PATH } from './platform/realtime/socket.js';
 import { closePlatform, openPlatform } from './platform/platform.js';
 import { bootstrapFirstAdmin } from './bootstrap.js';
+import { createBatchedDestination } from './platform/logging/batched-destination.js';
 import { defineJobs, scheduleJobs } from './jobs.js';
 
 const ROLES: ProcessRole[] = ['all', 'api', 'worker'];
-/** The request log's writes: lines gathered up to this size, and written at least this often. */
-const LOG_BATCH_BYTES = 4096;
+/** The log's writes: lines gathered up to this size, and written at least this often. */
+const LOG_BATCH_CHARS = 4096;
 const LOG_FLUSH_MS = 200;
 
 async function main(): Promise<void> {
@@ -33,19 +34,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  // Log lines are written off the main thread: a synchronous write per line (two per request) cost half
-  // the throughput of a busy route. pino flushes what is buffered when the process exits (SIGTERM
-  // ends in process.exit), so no line is lost short of a SIGKILL.
-  const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES });
-  // Lines are gathered into writes of LOG_BATCH_BYTES (one hand-off to a thread, not one per line);
-  // a quiet process still writes what it holds within LOG_FLUSH_MS.
-  setInterval(() => {
-    try {
-      destination.flush();
-    } catch {
-      // already closed (the process is exiting) or a write is in progress: the next tick flushes
-    }
-  }, LOG_FLUSH_MS).unref();
+  // Log lines go to stdout in batches, each written at once (platform/logging/batched-destination.ts).
+  const destination = createBatchedDestination(1, { batchChars: LOG_BATCH_CHARS, flushMs: LOG_FLUSH_MS });
   const logger = pino({ level: config.logLevel }, destination);
   const grouped = role !== 'worker' && config.apiProcesses > 1;
   if (grouped && cluster.isPrimary) return runGroupPrimary(config, role, logger);

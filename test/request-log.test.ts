@@ -1,5 +1,5 @@
 // The request log of a real process (`src/main.ts`, the default LOG_LEVEL, stdout to a file): its lines
-// are written asynchronously in batches (main.ts), so this checks none is lost: each request's one line
+// are written in batches (platform/logging/batched-destination.ts), so this checks none is lost: each request's one line
 // (request, status and time together: platform/http/request-log.ts) is in the log within a fraction of
 // a second while the process runs on, and what was still buffered when SIGTERM came is flushed before
 // the process exits. On PostgreSQL + Redis also with two API processes, whose lines the primary does
