@@ -40,6 +40,7 @@ const outcome = (answer = 'Rayleigh scattering.') => ({
   at: new Date('2030-01-01T00:01:00Z'),
 });
 
+const recordOf = async (id: string) => (await db().select().from(history).where(eq(history.id, id)))[0];
 const ledgerOf = (historyId: string) =>
   db()
     .select()
@@ -85,7 +86,8 @@ describe('settleTurn', () => {
     const user = await personIn(twin, 2);
     const record = await open(twin, user.id);
     const settled = await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 5, record: outcome() });
-    expect(settled).toMatchObject({ credits: 2, row: { credits: 2, status: 'complete' } });
+    expect(settled).toEqual({ credits: 2 });
+    expect(await recordOf(record.id)).toMatchObject({ credits: 2, status: 'complete' });
     expect(await findUserById(db(), user.id)).toMatchObject({ credits: 0, creditsUsed: 2 });
     expect((await ledgerOf(record.id)).map((row) => [row.delta, row.balanceAfter])).toEqual([[-2, 0]]);
   });
@@ -111,7 +113,8 @@ describe('settleTurn', () => {
     const broke = await personIn(twin, 0);
     const unpaid = await open(twin, broke.id);
     const settled = await settleTurn(db(), { twin, userId: broke.id, opened: unpaid, cost: 2, record: outcome() });
-    expect(settled).toMatchObject({ credits: 0, row: { status: 'complete', credits: 0 } });
+    expect(settled).toEqual({ credits: 0 });
+    expect(await recordOf(unpaid.id)).toMatchObject({ status: 'complete', credits: 0 });
     expect(await ledgerOf(unpaid.id)).toEqual([]);
     expect((await findUserById(db(), user.id))!.credits).toBe(4);
   });
@@ -170,14 +173,15 @@ describe('settleTurn', () => {
     const settle = statementFor(twin, user.id, record, 2);
     await expect(
       db().transaction(async (tx) => {
-        expect(await finishAndCharge(tx, settle)).toMatchObject({ credits: 2, row: { status: 'complete' } });
+        expect(await finishAndCharge(tx, settle)).toEqual({ credits: 2 });
         throw new Error('the caller failed');
       }),
     ).rejects.toThrow('the caller failed');
     expect((await db().select().from(history).where(eq(history.id, record.id)))[0].status).toBe('streaming');
     expect((await findUserById(db(), user.id))!.credits).toBe(10);
     const settled = await db().transaction((tx) => finishAndCharge(tx, settle));
-    expect(settled).toMatchObject({ credits: 2, row: { status: 'complete', answer: 'Rayleigh scattering.', credits: 2 } });
+    expect(settled).toEqual({ credits: 2 });
+    expect(await recordOf(record.id)).toMatchObject({ status: 'complete', answer: 'Rayleigh scattering.', credits: 2 });
     expect((await findUserById(db(), user.id))!.credits).toBe(8);
     expect(await ledgerOf(record.id)).toMatchObject([{ delta: -2, balanceAfter: 8 }]);
   });
@@ -188,7 +192,8 @@ describe('settleTurn', () => {
     const record = await open(twin, user.id);
     await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 1, record: outcome('first') });
     const again = await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 0, record: { answer: 'second', status: 'failed' } });
-    expect(again.row).toMatchObject({ status: 'complete', answer: 'first', credits: 1 });
+    expect(again).toEqual({ credits: 0 });
+    expect(await recordOf(record.id)).toMatchObject({ status: 'complete', answer: 'first', credits: 1 });
   });
 
   it("tells the change feed of the balance row it charged once committed: the person's, the pool's, in either path; nothing when it charged nothing", async () => {

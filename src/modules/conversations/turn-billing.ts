@@ -62,7 +62,7 @@ export interface SettleInput {
  * below zero, and a turn whose cost is within its hold is always charged in full. The record keeps the
  * credits actually charged, and `changes` hears of the balance row charged as soon as it is committed.
  */
-export async function settleTurn(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number }> {
+export async function settleTurn(db: Executor, input: SettleInput): Promise<{ credits: number }> {
   const outcome = finishValues(input.opened, { ...input.record, credits: 0 });
   const held = input.opened.heldAccount ? input.opened.heldCredits : 0;
   const account = input.opened.heldAccount ?? (input.twin.poolCredits ? 'institution' : 'user');
@@ -79,7 +79,7 @@ export async function settleTurn(db: Executor, input: SettleInput): Promise<{ ro
   const done = settled ? { ...settled, account } : await settleInTransaction(db, input);
   // Only a charge is a change caches see: a hold given back sends no notice (migration 0010).
   if (done.credits > 0 && done.account) input.changes?.committed(balanceRow(done.account, input));
-  return { row: done.row, credits: done.credits };
+  return { credits: done.credits };
 }
 
 /** The row a balance lives in: the person's, or the twin's for a pool. */
@@ -88,13 +88,13 @@ function balanceRow(account: CreditAccount, input: Pick<SettleInput, 'twin' | 'u
 }
 
 /** The settle of a record no longer as opened: locked first (finishRecord gives back its hold), then the balance. */
-async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ row: HistoryRow; credits: number; account?: CreditAccount }> {
+async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ credits: number; account?: CreditAccount }> {
   return inTransaction(db, async (tx) => {
-    const finished = await finishRecord(tx, input.opened.id, { ...input.record, credits: 0 });
-    if (input.cost <= 0) return { row: finished, credits: 0 };
+    await finishRecord(tx, input.opened.id, { ...input.record, credits: 0 });
+    if (input.cost <= 0) return { credits: 0 };
     const { account, balance } = await lockBalance(tx, input.twin, input.userId);
     const credits = Math.min(input.cost, Math.max(balance, 0));
-    if (credits <= 0) return { row: finished, credits: 0 };
+    if (credits <= 0) return { credits: 0 };
     await chargeCredits(tx, {
       twinId: input.twin.id,
       // The balance just locked pays.
@@ -105,7 +105,7 @@ async function settleInTransaction(db: Executor, input: SettleInput): Promise<{ 
       meta: { historyId: input.opened.id, cost: input.cost },
     });
     await setHistoryCredits(tx, input.opened.id, credits);
-    return { row: { ...finished, credits }, credits, account };
+    return { credits, account };
   });
 }
 

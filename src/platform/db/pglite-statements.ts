@@ -63,14 +63,16 @@ export function withKeptStatements(client: PGlite): PGlite {
           const serialize = options?.serializers?.[paramTypes[index]] ?? client.serializers[paramTypes[index]];
           return serialize ? serialize(value) : String(value);
         });
-        const messages = [];
-        try {
-          messages.push(...(await send(protocol.serialize.bind({ statement: name, values }))));
-          messages.push(...(await send(protocol.serialize.describe({ type: 'P' }))));
-          messages.push(...(await send(protocol.serialize.execute({}))));
-        } finally {
-          messages.push(...(await send(protocol.serialize.sync())));
-        }
+        // Bind, describe, execute and sync in one message: one pass through PGlite's backend instead of
+        // four (an error in any of them still ends at the sync, which leaves the connection ready).
+        const messages = await send(
+          concatMessages([
+            protocol.serialize.bind({ statement: name, values }),
+            protocol.serialize.describe({ type: 'P' }),
+            protocol.serialize.execute({}),
+            protocol.serialize.sync(),
+          ]),
+        );
         if (!locks.isInTransaction()) await client.syncToFs();
         return results.parseResults(messages, client.parsers, options)[0] as Results<unknown>;
       }),
@@ -102,4 +104,14 @@ export function withKeptStatements(client: PGlite): PGlite {
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+function concatMessages(parts: Uint8Array[]): Uint8Array {
+  const joined = new Uint8Array(parts.reduce((size, part) => size + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    joined.set(part, offset);
+    offset += part.length;
+  }
+  return joined;
 }
