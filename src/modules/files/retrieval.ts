@@ -6,7 +6,6 @@ import type { Actor } from '../../platform/http/actor.js';
 import { createLocalEmbedder, type Embedder } from '../../ai/embeddings.js';
 import { checkAccess } from '../access/access.js';
 import { searchFullText, searchVector, type ChunkHit, type SearchScope } from './chunks.repo.js';
-import { searchableFilesOf } from './files.repo.js';
 import { redactConfidential } from '../history/history.detail.js';
 import type { RetrievalEntry } from '../history/history.tables.js';
 
@@ -75,12 +74,12 @@ export async function searchScopeFor(database: DatabaseHandle, actor: Actor): Pr
 /**
  * Whether the actor's search in their twin could find anything: a file of theirs that search sees, or a
  * shared one when they hold files.access. A turn asks this first, so a person without files pays nothing;
- * `lookup` is where the two answers come from (a turn's cache: conversations/context-reads.ts).
+ * `lookup` gives the two answers (files.repo.ts `searchableFilesOf`, or a turn's cache: conversations/context-reads.ts).
  */
 export async function hasSearchableFiles(
   database: DatabaseHandle,
   actor: Actor,
-  lookup: (twinId: string, userId: string) => Promise<{ own: boolean; shared: boolean }> = (twinId, userId) => searchableFilesOf(database.db, twinId, userId),
+  lookup: (twinId: string, userId: string) => Promise<{ own: boolean; shared: boolean }>,
 ): Promise<boolean> {
   const twinId = actor.launchScope?.twinId ?? actor.twinId;
   if (!twinId) return false;
