@@ -64,12 +64,8 @@ export function createAuthService({ db, tokens, profiles, cache }: AuthServiceDe
     return user;
   }
 
-  async function verify(token: string): Promise<Actor | null> {
-    const cached = cache.get(token);
-    if (cached) return cached;
-    const actor = await resolve(token);
-    if (actor) cache.set(token, actor);
-    return actor;
+  function verify(token: string): Promise<Actor | null> {
+    return cache.load(token, resolve);
   }
 
   async function resolve(token: string): Promise<Actor | null> {

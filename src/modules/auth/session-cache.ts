@@ -1,6 +1,9 @@
 // Keeps the resolved caller of recent tokens for a few seconds, so an authenticated request costs no
 // database round trip. Any change that must take effect at once (sign-out, session deletion, role or
 // status change) is announced on the bus and drops the entry in every process.
+// When an entry expires while many requests of that token are in flight (a busy person, a client with
+// many connections), they share one resolution instead of each checking the token and reading the
+// session; a resolution that overlaps a drop is handed to its callers but not kept.
 import type { Actor } from '../../platform/http/actor.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
 
@@ -9,8 +12,8 @@ export const AUTH_INVALIDATE_CHANNEL = 'auth.invalidate';
 export type AuthInvalidation = { sessionIds: string[] } | { userId: string };
 
 export interface SessionCache {
-  get(token: string): Actor | undefined;
-  set(token: string, actor: Actor): void;
+  /** The cached caller of `token`, or `resolve`'s (one resolution at a time per token, kept when it found one). */
+  load(token: string, resolve: (token: string) => Promise<Actor | null>): Promise<Actor | null>;
   /** Drops the entries here and announces the change to every other process. */
   invalidate(change: AuthInvalidation): Promise<void>;
   close(): Promise<void>;
@@ -18,8 +21,13 @@ export interface SessionCache {
 
 export async function createSessionCache(bus: EventBus, ttlMs = 5_000, maxEntries = 50_000): Promise<SessionCache> {
   const entries = new Map<string, { actor: Actor; expires: number }>();
+  const resolving = new Map<string, Promise<Actor | null>>();
+  // Counts drops: a resolution that started before one may have read what the drop was about.
+  let drops = 0;
 
   const drop = (change: AuthInvalidation) => {
+    drops++;
+    resolving.clear();
     for (const [token, entry] of entries) {
       const hit = 'userId' in change ? entry.actor.userId === change.userId : change.sessionIds.includes(entry.actor.sessionId);
       if (hit) entries.delete(token);
@@ -27,19 +35,40 @@ export async function createSessionCache(bus: EventBus, ttlMs = 5_000, maxEntrie
   };
   const unsubscribe = await bus.subscribe(AUTH_INVALIDATE_CHANNEL, (message) => drop(message as AuthInvalidation));
 
+  const cached = (token: string) => {
+    const entry = entries.get(token);
+    if (!entry) return undefined;
+    if (entry.expires < Date.now()) {
+      entries.delete(token);
+      return undefined;
+    }
+    return entry.actor;
+  };
+  const keep = (token: string, actor: Actor) => {
+    if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+    entries.set(token, { actor, expires: Date.now() + ttlMs });
+  };
+
   return {
-    get(token) {
-      const entry = entries.get(token);
-      if (!entry) return undefined;
-      if (entry.expires < Date.now()) {
-        entries.delete(token);
-        return undefined;
-      }
-      return entry.actor;
-    },
-    set(token, actor) {
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-      entries.set(token, { actor, expires: Date.now() + ttlMs });
+    load(token, resolve) {
+      const actor = cached(token);
+      if (actor) return Promise.resolve(actor);
+      const pending = resolving.get(token);
+      if (pending) return pending;
+      const dropsBefore = drops;
+      const resolution = resolve(token).then(
+        (found) => {
+          if (resolving.get(token) === resolution) resolving.delete(token);
+          if (found && drops === dropsBefore) keep(token, found);
+          return found;
+        },
+        (error: unknown) => {
+          if (resolving.get(token) === resolution) resolving.delete(token);
+          throw error;
+        },
+      );
+      resolving.set(token, resolution);
+      return resolution;
     },
     async invalidate(change) {
       drop(change);
