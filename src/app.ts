@@ -112,7 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const cache = await createSessionCache(deps.bus);
   app.addHook('onClose', () => cache.close());
   const auth = createAuthService({ db: database.db, tokens: createTokenSigner(config.jwtSecret), profiles, cache });
-  registerAuthGuard(app, auth.verify, [launchScopeCheck, mustChangePasswordCheck]);
+  registerAuthGuard(app, auth, [launchScopeCheck, mustChangePasswordCheck]);
   const sockets = await createSocketServer(app.server, { redis: deps.bus.redis, onError: (error) => app.log.error({ err: error }, 'socket.io redis') });
   const streams = await attachStreamSockets({ io: sockets.io, bus: deps.bus, verify: auth.verify, registerTimeoutMs: deps.socketRegisterTimeoutMs });
   app.decorate('streams', streams);

@@ -95,6 +95,8 @@ export function createAuthService({ db, tokens, profiles, cache }: AuthServiceDe
     openSession,
     checkCredentials,
     verify,
+    /** The caller of a token resolved in the last few seconds, without waiting (the guard's fast path). */
+    peek: (token: string) => cache.peek(token),
     async signIn(email: string, password: string, client: ClientInfo): Promise<SignedIn> {
       const user = await checkCredentials(email, password);
       return openSession(user, client);

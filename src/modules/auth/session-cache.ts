@@ -12,6 +12,8 @@ export const AUTH_INVALIDATE_CHANNEL = 'auth.invalidate';
 export type AuthInvalidation = { sessionIds: string[] } | { userId: string };
 
 export interface SessionCache {
+  /** The cached caller of `token`, if it is cached and fresh (no resolution). */
+  peek(token: string): Actor | undefined;
   /** The cached caller of `token`, or `resolve`'s (one resolution at a time per token, kept when it found one). */
   load(token: string, resolve: (token: string) => Promise<Actor | null>): Promise<Actor | null>;
   /** Drops the entries here and announces the change to every other process. */
@@ -50,6 +52,7 @@ export async function createSessionCache(bus: EventBus, ttlMs = 5_000, maxEntrie
   };
 
   return {
+    peek: cached,
     load(token, resolve) {
       const actor = cached(token);
       if (actor) return Promise.resolve(actor);

@@ -52,24 +52,28 @@ export function findForbiddenKey(value: unknown): string | null {
   return problem?.kind === 'key' ? problem.key : null;
 }
 
+/** The 400 a problem answers; a route whose schema-error message the spec fixes (e.g. "Invalid Properties") uses it here too. */
+function refusal(problem: InputProblem, fixed: string | undefined): BadRequestError {
+  // The field is named in `error` either way.
+  if (problem.kind === 'key') {
+    return new BadRequestError(fixed ?? `Invalid Properties: key "${problem.key}" is not allowed`, 'FORBIDDEN_KEY', { field: problem.key });
+  }
+  if (problem.kind === 'depth') {
+    return new BadRequestError(fixed ?? `Invalid ${problem.field}: nested deeper than ${MAX_DEPTH} levels`, 'TOO_DEEP', { field: problem.field });
+  }
+  return new BadRequestError(
+    fixed ?? `Invalid ${problem.field}: must not contain NUL characters or unpaired surrogates`,
+    'INVALID_TEXT',
+    { field: problem.field },
+  );
+}
+
 export function registerBodyGuard(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
+  // A callback hook: it runs on every request and needs no promise.
+  app.addHook('preValidation', (request, _reply, done) => {
     const problem =
       findInputProblem('params', request.params) ?? findInputProblem('query', request.query) ?? findInputProblem('body', request.body);
-    if (!problem) return;
-    // A route whose schema-error message the spec fixes (e.g. "Invalid Properties") uses it here too;
-    // the field is named in `error` either way.
-    const fixed = request.routeOptions.config?.validationMessage;
-    if (problem.kind === 'key') {
-      throw new BadRequestError(fixed ?? `Invalid Properties: key "${problem.key}" is not allowed`, 'FORBIDDEN_KEY', { field: problem.key });
-    }
-    if (problem.kind === 'depth') {
-      throw new BadRequestError(fixed ?? `Invalid ${problem.field}: nested deeper than ${MAX_DEPTH} levels`, 'TOO_DEEP', { field: problem.field });
-    }
-    throw new BadRequestError(
-      fixed ?? `Invalid ${problem.field}: must not contain NUL characters or unpaired surrogates`,
-      'INVALID_TEXT',
-      { field: problem.field },
-    );
+    if (!problem) return done();
+    done(refusal(problem, request.routeOptions.config?.validationMessage));
   });
 }
