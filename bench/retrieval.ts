@@ -12,7 +12,7 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { localEmbedding } from '../src/ai/local-embedder.js';
 import { createLocalEmbedder } from '../src/ai/embeddings.js';
-import { createPglite, openDatabase, type DatabaseHandle } from '../src/platform/db/client.js';
+import { openDatabase, type DatabaseHandle } from '../src/platform/db/client.js';
 import { createLocalStorage, newStorageKey } from '../src/platform/storage/storage.js';
 import { insertTwin } from '../src/modules/twins/twins.repo.js';
 import { insertUser } from '../src/modules/users/users.repo.js';
@@ -160,7 +160,7 @@ async function bench(database: DatabaseHandle, label: string): Promise<{ ingestR
 }
 
 if (process.env.BENCH_SKIP_PGLITE !== '1') {
-  const pglite = await openDatabase({ pglite: createPglite() });
+  const pglite = await openDatabase({ memory: true });
   await bench(pglite, 'PGlite (in memory)');
   await pglite.close();
 }

@@ -93,7 +93,9 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
   if (process.env.BENCH_LOG_LEVEL) env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL;
   const command = startCommand();
   const entry = command.findIndex((arg) => arg.endsWith('.ts') || arg.endsWith('.js'));
-  command.splice(entry, 0, ...(options.nodeArgs ?? []));
+  // BENCH_NODE_ARGS: more node options for a look inside (e.g. `--perf-basic-prof` for `perf record`).
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  command.splice(entry, 0, ...(options.nodeArgs ?? []), ...extra);
   // As a container runtime or systemd collects it: stdout is a pipe, read by another process (`cat`,
   // writing to the log file). BENCH_LOG_VIA=file redirects stdout to the file itself instead.
   const log = openSync(logFile, 'a');

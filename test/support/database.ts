@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { withDatabase } from './urls.js';
 import { inject } from 'vitest';
-import { createPglite, openDatabase, type DatabaseHandle } from '../../src/platform/db/client.js';
+import { openDatabase, type DatabaseHandle } from '../../src/platform/db/client.js';
 
 export interface TestDatabase extends DatabaseHandle {
   /** The URL of the per-file database on the server (undefined on PGlite). */
@@ -17,9 +17,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   const template = inject('postgresTemplate');
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!template || !serverUrl) {
-    const tarball = readFileSync(inject('pgliteTemplate'));
-    const pglite = createPglite(undefined, new Blob([tarball]));
-    return openDatabase({ pglite, migrate: false });
+    return openDatabase({ template: readFileSync(inject('pgliteTemplate')), migrate: false });
   }
   // The name carries the vitest main process id (the parent of this fork), so teardown finds leftovers.
   const name = `dt_t_${process.ppid}_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { createPglite, openDatabase } from '../../src/platform/db/client.js';
+import { openDatabase } from '../../src/platform/db/client.js';
 import { withDatabase } from './urls.js';
 
 declare module 'vitest' {
@@ -19,11 +19,9 @@ export default async function setup(project: TestProject) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dt-test-'));
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
-    const pglite = createPglite();
-    const handle = await openDatabase({ pglite });
-    const dump = await pglite.dumpDataDir('none');
+    const handle = await openDatabase({ memory: true });
     const file = path.join(dir, 'template.tar');
-    writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
+    writeFileSync(file, await handle.dumpDataDir!());
     await handle.close();
     project.provide('pgliteTemplate', file);
     project.provide('postgresTemplate', '');

@@ -1,10 +1,7 @@
 // One query layer over two drivers: PGlite (embedded, with pgvector) and a PostgreSQL server.
 // Migrations are applied here, in code, under an advisory lock so several processes may start at once.
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
 import { sql } from 'drizzle-orm';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { PgTransaction, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -13,7 +10,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
-import { withKeptStatements } from './pglite-statements.js';
+import { openPgliteThread } from './pglite-thread.js';
 
 export type Database = PgDatabase<PgQueryResultHKT, Record<string, never>>;
 export type Transaction = PgTransaction<PgQueryResultHKT, Record<string, never>, ExtractTablesWithRelations<Record<string, never>>>;
@@ -36,16 +33,20 @@ export interface DatabaseHandle {
    * may have been missed), `onLive(true)` once it listens again. Resolves when listening.
    */
   listen(channel: string, onPayload: (payload: string) => void, onLive?: (live: boolean) => void): Promise<() => Promise<void>>;
+  /** The embedded database's data folder as a tarball (PGlite only: the tests' template). */
+  dumpDataDir?(): Promise<Uint8Array>;
   close(): Promise<void>;
 }
 
 export interface OpenDatabaseOptions {
   /** PostgreSQL server URL; without it, PGlite is used. */
   databaseUrl?: string;
-  /** Folder of the embedded database; ignored when databaseUrl or pglite is given. */
+  /** Folder of the embedded database; ignored when databaseUrl is given, or memory or template. */
   dataDir?: string;
-  /** An already-open PGlite (tests load a migrated template into memory). */
-  pglite?: PGlite;
+  /** The embedded database in memory only (tests, tools). */
+  memory?: boolean;
+  /** The embedded database in memory, loaded from a data-folder tarball (tests load a migrated template). */
+  template?: Uint8Array;
   /** Pool size for the PostgreSQL server. */
   poolSize?: number;
   migrate?: boolean;
@@ -68,19 +69,15 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return handle;
 }
 
-export function createPglite(dataDir?: string, loadDataDir?: Blob): PGlite {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
-  return new PGlite(dataDir ?? 'memory://', { extensions: { vector }, loadDataDir });
-}
-
 async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
-  const client = options.pglite ?? createPglite(path.join(options.dataDir ?? './data', 'pglite'));
-  await client.waitReady;
-  // PGlite runs in this thread, so its work holds every request. A new 16 MB WAL segment is written
-  // full of zeros first (through PGlite's file layer: 40-70 ms of CPU in the statement that needs it,
-  // about every 0.8 MB of ingested text); the zeros only reserve disk space, so they are skipped.
-  await client.exec('set wal_init_zero = off');
-  const db = drizzlePglite({ client: withKeptStatements(client) }) as unknown as Database;
+  // PGlite runs in a thread of its own (pglite-thread.ts): its statements take the second core instead
+  // of holding every request.
+  const inMemory = options.memory || options.template;
+  const client = await openPgliteThread({
+    dataDir: inMemory ? undefined : path.join(options.dataDir ?? './data', 'pglite'),
+    template: options.template,
+  });
+  const db = drizzlePglite({ client: client as never }) as unknown as Database;
   return {
     db,
     kind: 'pglite',
@@ -107,7 +104,8 @@ async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle>
         if (!client.closed) await unlisten();
       };
     },
-    close: () => (client.closed ? Promise.resolve() : client.close()),
+    dumpDataDir: () => client.dumpDataDir(),
+    close: () => client.close(),
   };
 }
 

@@ -2,8 +2,7 @@
 // errors as PGlite's own query, the connection usable after an error, and only long parameterised
 // statements kept.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PGlite } from '@electric-sql/pglite';
-import { createPglite } from './client.js';
+import { PGlite } from '@electric-sql/pglite';
 import { withKeptStatements } from './pglite-statements.js';
 
 let raw: PGlite;
@@ -11,7 +10,7 @@ let kept: PGlite;
 const pad = `/* ${'x'.repeat(200)} */`; // long enough to be kept
 
 beforeAll(async () => {
-  raw = createPglite();
+  raw = new PGlite('memory://');
   await raw.waitReady;
   kept = withKeptStatements(raw);
   await raw.exec(`create table things (id int primary key, at timestamptz not null, doc jsonb, amount numeric(18, 6), tags text[], note text)`);

@@ -8,7 +8,7 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPglite, openDatabase, type DatabaseHandle } from '../db/client.js';
+import { openDatabase, type DatabaseHandle } from '../db/client.js';
 import { createJobQueue, type JobLogger, type JobQueue, type JobQueueOptions } from './queue.js';
 
 const adminUrl = process.env.TEST_DATABASE_URL;
@@ -21,7 +21,7 @@ beforeAll(async () => {
     databaseUrl = await createDatabase(adminUrl);
     database = await openDatabase({ databaseUrl });
   } else {
-    database = await openDatabase({ pglite: createPglite() });
+    database = await openDatabase({ memory: true });
   }
 });
 
@@ -279,11 +279,11 @@ function childScript(): string {
   const client = pathToFileURL(fileURLToPath(new URL('../db/client.ts', import.meta.url))).href;
   const queue = pathToFileURL(fileURLToPath(new URL('./queue.ts', import.meta.url))).href;
   return `
-    const { openDatabase, createPglite } = await import(${JSON.stringify(client)});
+    const { openDatabase } = await import(${JSON.stringify(client)});
     const { createJobQueue } = await import(${JSON.stringify(queue)});
     const { z } = await import('zod');
     const url = process.env.JOBS_CHILD_DATABASE_URL;
-    const database = url ? await openDatabase({ databaseUrl: url, migrate: false }) : await openDatabase({ pglite: createPglite(), migrate: false });
+    const database = url ? await openDatabase({ databaseUrl: url, migrate: false }) : await openDatabase({ memory: true, migrate: false });
     const logger = { info() {}, error: (o) => console.log('logged failure: ' + o.err.message) };
     const queue = createJobQueue(database, { pollingIntervalSeconds: 0.5, logger });
     queue.define({ name: 'test.child', schema: z.object({ n: z.number() }), perform: async (payload) => console.log('performed', JSON.stringify(payload)) });

@@ -6,7 +6,7 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createPglite, openDatabase, type DatabaseHandle } from '../db/client.js';
+import { openDatabase, type DatabaseHandle } from '../db/client.js';
 import { newId } from '../ids/ids.js';
 import { createProcessLiveness, type ProcessLiveness } from '../processes/liveness.js';
 import { createJobQueue, type JobDefinition, type JobQueue } from './queue.js';
@@ -24,7 +24,7 @@ beforeAll(async () => {
     await withAdmin((client) => client.query(`CREATE DATABASE ${new URL(databaseUrl!).pathname.slice(1)}`));
     database = await openDatabase({ databaseUrl });
   } else {
-    database = await openDatabase({ pglite: createPglite() });
+    database = await openDatabase({ memory: true });
   }
 });
 

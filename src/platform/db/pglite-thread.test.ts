@@ -1,0 +1,122 @@
+// The embedded database's thread on its own: statements, transactions (committed, rolled back, and
+// keeping other statements out while open), errors with their SQLSTATE, notices before the answer of
+// the statement that sent them, a data folder that outlives the thread, and a thread that dies.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isUniqueViolation } from './errors.js';
+import { openPgliteThread, type PgliteThread } from './pglite-thread.js';
+
+let db: PgliteThread;
+beforeAll(async () => {
+  db = await openPgliteThread();
+  await db.exec('create table items (id int primary key, name text not null, at timestamptz not null default now())');
+});
+afterAll(() => db.close());
+
+describe('the embedded database thread', () => {
+  it('runs statements with parameters and answers rows as objects or arrays', async () => {
+    await db.query('insert into items (id, name) values ($1, $2)', [1, 'one']);
+    expect((await db.query<{ id: number; name: string }>('select id, name from items where id = $1', [1])).rows).toEqual([{ id: 1, name: 'one' }]);
+    expect((await db.query('select id, name from items where id = $1', [1], { rowMode: 'array' })).rows).toEqual([[1, 'one']]);
+  });
+
+  it("leaves types as text when the caller's parsers say so (drizzle's), and refuses parsers it cannot carry", async () => {
+    const identity = { 1184: (value: string) => value };
+    const [row] = (await db.query<{ at: unknown }>('select at from items where id = 1', [], { parsers: identity })).rows;
+    expect(typeof row.at).toBe('string');
+    const [parsed] = (await db.query<{ at: unknown }>('select at from items where id = 1')).rows;
+    expect(parsed.at).toBeInstanceOf(Date);
+    await expect(db.query('select 1', [], { parsers: { 1184: (value: string) => new Date(value) } })).rejects.toThrow(/cannot run in the database thread/);
+  });
+
+  it('answers a database error with its SQLSTATE and constraint, and goes on', async () => {
+    const error = await db.query('insert into items (id, name) values (1, $1)', ['again']).catch((e: unknown) => e);
+    expect(isUniqueViolation(error)).toBe(true);
+    expect(error).toMatchObject({ code: '23505', constraint: 'items_pkey' });
+    expect((await db.query('select count(*)::int as n from items')).rows).toEqual([{ n: 1 }]);
+  });
+
+  it('commits a transaction, rolls one back when its work throws, and keeps other statements out while one is open', async () => {
+    await db.transaction(async (tx) => {
+      await tx.query('insert into items (id, name) values (2, $1)', ['two']);
+    });
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query('insert into items (id, name) values (3, $1)', ['three']);
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    expect((await db.query<{ id: number }>('select id from items order by id')).rows.map((row) => row.id)).toEqual([1, 2]);
+
+    const order: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const open = db.transaction(async (tx) => {
+      await tx.query('update items set name = $1 where id = 2', ['inside']);
+      order.push('inside wrote');
+      await held;
+      order.push('inside done');
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const outside = db.query<{ name: string }>('select name from items where id = 2').then((result) => {
+      order.push(`outside read ${result.rows[0].name}`);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    await Promise.all([open, outside]);
+    expect(order).toEqual(['inside wrote', 'inside done', 'outside read inside']);
+  });
+
+  it('a failed statement inside a transaction fails the transaction and leaves nothing of it', async () => {
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query('insert into items (id, name) values (4, $1)', ['four']);
+        await tx.query('insert into items (id, name) values (1, $1)', ['duplicate']);
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    expect((await db.query('select count(*)::int as n from items where id = 4')).rows).toEqual([{ n: 0 }]);
+  });
+
+  it('hears a notice before the answer of the statement that sent it, and stops hearing after unlisten', async () => {
+    const heard: string[] = [];
+    const unlisten = await db.listen('changes', (payload) => heard.push(payload));
+    await db.query(`select pg_notify('changes', 'first')`);
+    expect(heard).toEqual(['first']);
+    await unlisten();
+    await db.query(`select pg_notify('changes', 'second')`);
+    expect(heard).toEqual(['first']);
+  });
+
+  it('runs several statements in one exec', async () => {
+    const results = await db.exec(`insert into items (id, name) values (10, 'ten'); select name from items where id = 10`);
+    expect(results.at(-1)?.rows).toEqual([{ name: 'ten' }]);
+  });
+});
+
+describe('data outside the thread', () => {
+  it('keeps a data folder across threads, and starts another from a dump', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dt-thread-'));
+    try {
+      const first = await openPgliteThread({ dataDir: dir });
+      await first.exec(`create table kept (v text); insert into kept values ('still here')`);
+      const dump = await first.dumpDataDir();
+      await first.close();
+      const second = await openPgliteThread({ dataDir: dir });
+      expect((await second.query('select v from kept')).rows).toEqual([{ v: 'still here' }]);
+      await second.close();
+      const copy = await openPgliteThread({ template: dump });
+      expect((await copy.query('select v from kept')).rows).toEqual([{ v: 'still here' }]);
+      await copy.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers every waiting statement with an error when the thread is gone, and every later one too', async () => {
+    const doomed = await openPgliteThread();
+    await doomed.close();
+    await expect(doomed.query('select 1')).rejects.toThrow(/database thread stopped/);
+  });
+});

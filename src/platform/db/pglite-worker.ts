@@ -1,0 +1,149 @@
+// The embedded database's own thread: PGlite (PostgreSQL in WebAssembly) runs here, so its statements
+// take the second core instead of holding every request of the main thread (pglite-thread.ts is the
+// other end). Messages are requests ({ id, op, ... }) answered in order of completion ({ id, ok, ... }),
+// and notices ({ notify, channel, payload }) posted as PGlite hears them, before the answer of the
+// statement that committed them (as on the main thread before).
+import { mkdirSync } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite, type QueryOptions, type Transaction } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { withKeptStatements } from './pglite-statements.js';
+import type { ThreadInit, ThreadRequest, ThreadAnswer, WireError } from './pglite-thread.js';
+
+const port = parentPort!;
+const init = workerData as ThreadInit;
+
+if (init.dataDir) mkdirSync(init.dataDir, { recursive: true });
+const raw = new PGlite(init.dataDir ?? 'memory://', {
+  extensions: { vector },
+  loadDataDir: init.template ? new Blob([init.template as Uint8Array<ArrayBuffer>]) : undefined,
+});
+const client = withKeptStatements(raw);
+const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => void }>();
+const listening = new Map<string, () => Promise<void>>();
+/** Rejects the work of a transaction the main thread rolls back (PGlite rolls back on any throw). */
+class RolledBack extends Error {}
+
+const ready = (async () => {
+  await raw.waitReady;
+  // A new 16 MB WAL segment is written full of zeros first (through PGlite's file layer: 40-70 ms of
+  // CPU in the statement that needs it); the zeros only reserve disk space, so they are skipped.
+  await raw.exec('set wal_init_zero = off');
+})();
+
+function answer(message: ThreadAnswer, transfer?: ArrayBuffer[]): void {
+  port.postMessage(message, transfer);
+}
+
+/** A PGlite error as data: its message and every field the server sent (code, detail, constraint, ...). */
+function toWire(error: unknown): WireError {
+  if (!(error instanceof Error)) return { message: String(error), fields: {} };
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(error)) {
+    if (value === undefined || typeof value === 'function' || (typeof value === 'object' && value !== null)) continue;
+    fields[key] = value;
+  }
+  return { message: error.message, name: error.name, fields };
+}
+
+/** drizzle's parsers leave these types as the text PostgreSQL sent; no other parser crosses threads. */
+function parsersOf(textTypes: number[] | undefined): QueryOptions['parsers'] {
+  if (!textTypes) return undefined;
+  return Object.fromEntries(textTypes.map((type) => [type, (value: string) => value]));
+}
+
+function executorOf(txId: number | undefined) {
+  if (txId === undefined) return client;
+  const open = transactions.get(txId);
+  if (!open) throw new Error(`transaction ${txId} is not open`);
+  return open.tx;
+}
+
+async function handle(request: ThreadRequest): Promise<void> {
+  await ready;
+  switch (request.op) {
+    case 'query': {
+      const result = await executorOf(request.tx).query(request.text, request.params, {
+        rowMode: request.rowMode,
+        parsers: parsersOf(request.textTypes),
+      });
+      answer({ id: request.id, ok: true, result: { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows } });
+      return;
+    }
+    case 'exec': {
+      const results = await executorOf(request.tx).exec(request.text);
+      answer({ id: request.id, ok: true, result: results.map((r) => ({ rows: r.rows, fields: r.fields, affectedRows: r.affectedRows })) });
+      return;
+    }
+    case 'begin': {
+      const txId = request.tx;
+      let started = false;
+      // Open until the main thread ends it; PGlite's lock keeps every other statement waiting meanwhile.
+      const done = raw.transaction(
+        (tx) =>
+          new Promise<void>((resolve, reject) => {
+            started = true;
+            transactions.set(txId, { tx, end: (commit) => (commit ? resolve() : reject(new RolledBack())) });
+            answer({ id: request.id, ok: true, result: null });
+          }),
+      );
+      done.then(
+        () => endAnswer(txId, null),
+        (error: unknown) => {
+          // BEGIN itself failed: the main thread is still waiting for the begin's answer.
+          if (!started) answer({ id: request.id, ok: false, error: toWire(error) });
+          else endAnswer(txId, error instanceof RolledBack ? null : error);
+        },
+      );
+      return;
+    }
+    case 'end': {
+      const open = transactions.get(request.tx);
+      if (!open) throw new Error(`transaction ${request.tx} is not open`);
+      pendingEnds.set(request.tx, request.id);
+      open.end(request.commit);
+      return;
+    }
+    case 'listen': {
+      if (!listening.has(request.channel)) {
+        const channel = request.channel;
+        listening.set(channel, await raw.listen(channel, (payload) => port.postMessage({ notify: true, channel, payload })));
+      }
+      answer({ id: request.id, ok: true, result: null });
+      return;
+    }
+    case 'unlisten': {
+      const stop = listening.get(request.channel);
+      listening.delete(request.channel);
+      if (stop && !raw.closed) await stop();
+      answer({ id: request.id, ok: true, result: null });
+      return;
+    }
+    case 'dump': {
+      const dump = await raw.dumpDataDir('none');
+      const bytes = await dump.arrayBuffer();
+      answer({ id: request.id, ok: true, result: bytes }, [bytes]);
+      return;
+    }
+    case 'close': {
+      if (!raw.closed) await raw.close();
+      answer({ id: request.id, ok: true, result: null });
+      return;
+    }
+  }
+}
+
+/** The answer of an `end` request, once PGlite has committed or rolled back. */
+const pendingEnds = new Map<number, number>();
+function endAnswer(txId: number, error: unknown): void {
+  transactions.delete(txId);
+  const id = pendingEnds.get(txId);
+  pendingEnds.delete(txId);
+  if (id === undefined) return;
+  if (error) answer({ id, ok: false, error: toWire(error) });
+  else answer({ id, ok: true, result: null });
+}
+
+port.on('message', (request: ThreadRequest) => {
+  handle(request).catch((error: unknown) => answer({ id: request.id, ok: false, error: toWire(error) }));
+});
