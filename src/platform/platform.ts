@@ -85,7 +85,7 @@ async function checkBucket(options: NonNullable<Config['filesS3']>): Promise<voi
 }
 
 /**
- * How often each job slot asks for work. On PGlite a fetch runs on the main thread (a few ms each, and
+ * How often each job slot asks for work. On PGlite a fetch takes its one connection (a few ms each, and
  * every slot asks), and every job is sent by this very process, which wakes its slots at once: the
  * polling only picks up delayed retries and cron jobs, so it can be slow. A server's fetch costs the
  * process nothing, and other processes send jobs: every 2 s.

@@ -21,9 +21,9 @@ export const INGEST_JOB = 'files.ingest';
 export const INGEST_RETRY_LIMIT = 3;
 const BATCH_SIZE = 64;
 /**
- * Chunks per INSERT on PGlite: it runs in this thread, and a chunk's index entries (full text and HNSW)
- * cost 1-3 ms each, so a 64-row statement held every request for 0.3 s or more, and a four-row one
- * about 10 ms. One row a statement, with a turn of the event loop between them, keeps each pause to a
+ * Chunks per INSERT on PGlite: it is one connection, and a chunk's index entries (full text and HNSW)
+ * cost 1-3 ms each, so a 64-row statement held the statements of every request for 0.3 s or more, and
+ * a four-row one about 10 ms. One row a statement, with a turn of the event loop between them, keeps each pause to a
  * chunk's own cost, for about 20% more time in all.
  */
 const PGLITE_WRITE_SLICE = 1;

@@ -1,4 +1,4 @@
-// PGlite parses, describes and plans every statement it is sent, in WebAssembly on the main thread: a
+// PGlite parses, describes and plans every statement it is sent, in WebAssembly (in its own thread): a
 // turn's large statements (its opening, its settle, the memory recall) took 2-4 ms each there, against
 // ~0.2 ms for a one-row insert (docs/decisions.md, "Stream overhead"). Drizzle's prepared queries name
 // nothing on the server, so this client does: a parameterised statement sent a second time is parsed
