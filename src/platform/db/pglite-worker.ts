@@ -19,7 +19,8 @@ const raw = new PGlite(init.dataDir ?? 'memory://', {
   loadDataDir: init.template ? new Blob([init.template as Uint8Array<ArrayBuffer>]) : undefined,
 });
 const client = withKeptStatements(raw);
-const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => void }>();
+/** Open transactions by id; `endId` is the request that ends one, answered once PGlite has committed or rolled back. */
+const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => void; endId?: number }>();
 const listening = new Map<string, () => Promise<void>>();
 /** Rejects the work of a transaction the main thread rolls back (PGlite rolls back on any throw). */
 class RolledBack extends Error {}
@@ -100,7 +101,7 @@ async function handle(request: ThreadRequest): Promise<void> {
     case 'end': {
       const open = transactions.get(request.tx);
       if (!open) throw new Error(`transaction ${request.tx} is not open`);
-      pendingEnds.set(request.tx, request.id);
+      open.endId = request.id;
       open.end(request.commit);
       return;
     }
@@ -133,12 +134,10 @@ async function handle(request: ThreadRequest): Promise<void> {
   }
 }
 
-/** The answer of an `end` request, once PGlite has committed or rolled back. */
-const pendingEnds = new Map<number, number>();
+/** The answer of a transaction's `end` request, once PGlite has committed or rolled back. */
 function endAnswer(txId: number, error: unknown): void {
+  const id = transactions.get(txId)?.endId;
   transactions.delete(txId);
-  const id = pendingEnds.get(txId);
-  pendingEnds.delete(txId);
   if (id === undefined) return;
   if (error) answer({ id, ok: false, error: toWire(error) });
   else answer({ id, ok: true, result: null });

@@ -21,7 +21,7 @@ export type VerifyToken = (token: string) => Promise<Actor | null>;
 /** How the guard knows callers: `verify` resolves a token; `peek` answers at once for a recently resolved one. */
 export interface TokenVerifier {
   verify: VerifyToken;
-  peek?: (token: string) => Actor | undefined;
+  peek: (token: string) => Actor | undefined;
 }
 /** Checks run after the actor is known (launch scope, password change); throw to refuse. */
 export type ActorCheck = (request: FastifyRequest, actor: Actor) => void;
@@ -55,7 +55,7 @@ export function registerAuthGuard(app: FastifyInstance, verifier: TokenVerifier,
     if (mode === 'none' || !request.routeOptions.url) return done();
     const token = readToken(request, mode);
     if (!token) return mode === 'optional' ? done() : done(new UnauthorizedError());
-    const known = verifier.peek?.(token);
+    const known = verifier.peek(token);
     if (known) return admit(request, known, mode, done);
     verifier.verify(token).then((actor) => admit(request, actor, mode, done), done);
   });

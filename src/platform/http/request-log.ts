@@ -8,8 +8,9 @@
 // The line of a request that went well is the one written on every request, so it is put together
 // here as text, in the shape pino writes (level, time, the logger's bindings, then the fields), and
 // handed to the logger's destination: pino's general path (serializers building objects, then
-// stringifying them key by key) cost a cached route ~15 µs of its ~85 (docs/decisions.md, "Thirteenth session"). When the logger is not pino
-// (no destination to hand it to), the line goes through the logger as before.
+// stringifying them key by key) cost a cached route ~15 µs of its ~85 (docs/decisions.md,
+// "Thirteenth session"). When the logger is not pino (no destination to hand it to), the line goes
+// through the logger as before.
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino from 'pino';
 
