@@ -1,14 +1,12 @@
 // buildApp: cross-cutting plugins first, then one registration per route family. No listen() here:
 // main.ts listens, tests use inject() or listen on port 0.
-import cors from '@fastify/cors';
-import multipart from '@fastify/multipart';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { registerAuthGuard } from './platform/http/auth-guard.js';
 import { registerBodyGuard } from './platform/http/body-guard.js';
 import { openChangeFeed, type ChangeFeed } from './platform/db/change-feed.js';
 import { registerChangeFence } from './platform/http/change-fence.js';
-import { registerSecurityHeaders } from './platform/http/security-headers.js';
+import { registerResponseHeaders } from './platform/http/security-headers.js';
 import { OneLineRequestLog } from './platform/http/request-log.js';
 import { registerWebClient } from './platform/http/web-client.js';
 import { registerErrorHandler, sendFrameworkError } from './platform/http/error-handler.js';
@@ -89,13 +87,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.setSerializerCompiler(serializerCompiler);
 
   // Cross-cutting: headers, CORS, errors, body guard, metrics, documentation.
-  registerSecurityHeaders(app);
-  await app.register(cors, { origin: true, credentials: true, exposedHeaders: ['x-request-id'] });
+  registerResponseHeaders(app);
   registerErrorHandler(app);
   registerJsonParser(app);
   registerBodyGuard(app);
   registerMetrics(app, { token: config.metricsToken });
-  await app.register(multipart, { limits: { fileSize: config.uploadLimit, files: 1, fields: 20, fieldSize: 16_384 } });
   await registerOpenApi(app, { version: VERSION, publicUrl: config.publicUrl });
 
   // Jobs (main.ts defines them itself in a worker, which builds no app).
@@ -151,7 +147,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log, changes });
   registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor ?? undefined, tools: { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database, changes }) }, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
   registerBranding(app, { db, idpConfigured: (twinId) => hasIdentityProvider(db, config, twinId) });
-  registerFiles(app, deps);
+  await registerFiles(app, deps);
   registerPersonalData(app, { db, jobs: deps.jobs, storage: deps.storage, secrets: deps.secrets, throttle, now: deps.now });
 
   // The web client for people at `/` (web/dist, built by the start command), when it is built.

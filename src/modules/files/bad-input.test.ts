@@ -153,6 +153,19 @@ describe('a path-like filename', () => {
   });
 });
 
+describe('a file sent to another route', () => {
+  it('answers 415 in the failure shape: only the upload takes multipart bodies', async () => {
+    const before = storedFiles().length;
+    const body = multipart({ key_name: 'a', key_value: 'b' }, { filename: 'note.txt', content: 'sent to the wrong place' });
+    for (const url of ['/api/user/memory', '/api/user/files/collections']) {
+      const response = await t.app.inject({ method: 'POST', url, headers: { ...body.headers, 'x-access-token': token }, payload: body.payload });
+      expect(response.statusCode).toBe(415);
+      expect(response.json()).toMatchObject({ success: false, message: 'Unsupported content type' });
+    }
+    expect(storedFiles().length).toBe(before);
+  });
+});
+
 describe('nothing else is affected', () => {
   it('the good file is still ready and found', async () => {
     expect((await getFile(t, token, good._id)).status).toBe('ready');

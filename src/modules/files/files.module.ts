@@ -1,5 +1,6 @@
 // Wires the files vault: retrieval (the embedder, the vector schema where pgvector exists), its job
 // (ingestion, defined by src/jobs.ts with the others on every process), and the services and their routes.
+import multipart from '@fastify/multipart';
 import type { FastifyBaseLogger } from 'fastify';
 import { createEmbedder } from '../../ai/embeddings.js';
 import type { Config } from '../../config.js';
@@ -9,7 +10,7 @@ import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { FileStorage } from '../../platform/storage/storage.js';
 import { ensureVectorSchema } from './chunks.repo.js';
 import { createCollectionsService } from './collections.service.js';
-import { fileRoutes } from './files.routes.js';
+import { fileRoutes, uploadRoute } from './files.routes.js';
 import { createFilesService } from './files.service.js';
 import { defineIngestionJob, type IngestionDeps } from './ingestion.js';
 import { registerRetrieval } from './retrieval.js';
@@ -53,7 +54,15 @@ function killAtStage(fault: string | undefined, logger: Logger): IngestionDeps['
 }
 
 /** The files family's services and routes. app.ts calls this once, after the jobs are defined. */
-export function registerFiles(app: App, deps: FilesDeps): void {
-  fileRoutes(app, createFilesService({ ...deps, uploadLimit: deps.config.uploadLimit }), createCollectionsService(deps));
+export async function registerFiles(app: App, deps: FilesDeps): Promise<void> {
+  const files = createFilesService({ ...deps, uploadLimit: deps.config.uploadLimit });
+  // Multipart bodies are parsed in the upload's own scope only: the plugin adds two asynchronous hooks
+  // to every request of its scope, and elsewhere a multipart body answers 415 like any other type
+  // the route does not take.
+  await app.register(async (scope: App) => {
+    await scope.register(multipart, { limits: { fileSize: deps.config.uploadLimit, files: 1, fields: 20, fieldSize: 16_384 } });
+    uploadRoute(scope, files);
+  });
+  fileRoutes(app, files, createCollectionsService(deps));
   uploadsAdminRoutes(app, createUploadsAdminService(deps));
 }

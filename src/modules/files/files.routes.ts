@@ -28,7 +28,8 @@ export function attachment(name: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
-export function fileRoutes(app: App, files: FilesService, collections: CollectionsService): void {
+/** The upload: its scope (files.module.ts) is the only one that parses multipart bodies. */
+export function uploadRoute(app: App, files: FilesService): void {
   app.post(
     '/api/user/files',
     {
@@ -50,7 +51,9 @@ export function fileRoutes(app: App, files: FilesService, collections: Collectio
       return reply.status(201).send({ success: true as const, uploadId, status: 'processing' as const });
     },
   );
+}
 
+export function fileRoutes(app: App, files: FilesService, collections: CollectionsService): void {
   app.get(
     '/api/user/files',
     {

@@ -136,5 +136,46 @@ describe('headers', () => {
     });
     expect(response.statusCode).toBe(204);
     expect(response.headers['access-control-allow-origin']).toBe('https://school.example');
+    expect(response.headers['access-control-allow-credentials']).toBe('true');
+    expect(response.headers['content-length']).toBe('0');
+    expect(response.body).toBe('');
+  });
+
+  it('allows every method the API uses and the headers a preflight asks for', async () => {
+    const response = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/user/memory/some-id',
+      headers: { origin: 'https://school.example', 'access-control-request-method': 'DELETE', 'access-control-request-headers': 'x-access-token, content-type' },
+    });
+    expect(response.statusCode).toBe(204);
+    expect(String(response.headers['access-control-allow-methods']).split(',')).toEqual(['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE']);
+    expect(response.headers['access-control-allow-headers']).toBe('x-access-token, content-type');
+    expect(response.headers.vary).toBe('Origin, Access-Control-Request-Headers');
+  });
+
+  it('refuses a malformed preflight in the failure shape', async () => {
+    for (const headers of [{}, { origin: 'https://school.example' }, { 'access-control-request-method': 'POST' }]) {
+      const response = await t.app.inject({ method: 'OPTIONS', url: '/api/auth/signin', headers });
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toMatchObject({ success: false, code: 'INVALID_PREFLIGHT' });
+    }
+  });
+
+  it('lets any origin read an answer with credentials and the request id, and says the answer varies by origin', async () => {
+    const from = await t.app.inject({ method: 'GET', url: '/api/test', headers: { origin: 'https://embed.example' } });
+    expect(from.headers['access-control-allow-origin']).toBe('https://embed.example');
+    expect(from.headers['access-control-allow-credentials']).toBe('true');
+    expect(from.headers['access-control-expose-headers']).toBe('x-request-id');
+    expect(from.headers.vary).toBe('Origin');
+    const sameOrigin = await t.app.inject({ method: 'GET', url: '/api/test' });
+    expect(sameOrigin.headers['access-control-allow-origin']).toBeUndefined();
+    expect(sameOrigin.headers.vary).toBe('Origin');
+  });
+
+  it('sets the headers on answers of no route too', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/api/no-such-route', headers: { origin: 'https://embed.example' } });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['access-control-allow-origin']).toBe('https://embed.example');
   });
 });

@@ -1,8 +1,9 @@
-// Helmet's security headers, worked out once at start and set on every answer. The options are the same
-// for every route, so running helmet's dozen middlewares per request would recompute the same headers
-// (they cost as much as the rest of a cached route's work).
+// Helmet's security headers, worked out once at start and set on every answer together with CORS's
+// (cors.ts). The options are the same for every route, so running helmet's dozen middlewares per
+// request would recompute the same headers (they cost as much as the rest of a cached route's work).
 import type { FastifyInstance } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
+import { CORS_HEADERS, crossOrigin } from './cors.js';
 
 export const HELMET_OPTIONS: Readonly<HelmetOptions> = {
   // An API answers JSON; the reference page at /api/docs loads its own scripts.
@@ -24,10 +25,20 @@ export function securityHeaders(options: Readonly<HelmetOptions> = HELMET_OPTION
   return headers;
 }
 
-export function registerSecurityHeaders(app: FastifyInstance): void {
-  const headers = securityHeaders();
-  app.addHook('onRequest', (_request, reply, done) => {
+/**
+ * The first hook of every request: the security headers and CORS's fixed headers, in one step, then the
+ * request's own part of CORS (cors.ts), which answers preflights itself.
+ */
+export function registerResponseHeaders(app: FastifyInstance): void {
+  const headers = { ...securityHeaders(), ...CORS_HEADERS };
+  app.addHook('onRequest', (request, reply, done) => {
     reply.headers(headers);
-    done();
+    let answered: boolean;
+    try {
+      answered = crossOrigin(request, reply);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (!answered) done();
   });
 }
