@@ -18,6 +18,8 @@ type CachedProfile = { json: string } & ProfileDependencies;
 export interface ProfileCache {
   /** The cached JSON, or the one `fill` makes (kept when no change overtook it). */
   get(userId: string, fill: () => Promise<CachedProfile>): Promise<string>;
+  /** The cached JSON when `get` would serve it without a fill, at once (no promise); else undefined. */
+  peek(userId: string): string | undefined;
   readonly size: number;
 }
 
@@ -38,6 +40,9 @@ export function createProfileCache(feed: Pick<ChangeFeed, 'subscribe' | 'caughtU
   return {
     get size() {
       return cache.size;
+    },
+    peek(userId) {
+      return cache.peek(userId)?.json;
     },
     async get(userId, fill) {
       // A copy of the favorites: the caller's list may change after the fill.

@@ -183,6 +183,21 @@ describe('the row cache', () => {
     expect(forgetting.size).toBe(0);
   });
 
+  it('peeks at once at what get would serve without a fill, and at nothing else', async () => {
+    const twin = await newTwin({ name: 'Peeked' });
+    let clock = 0;
+    const { cache, get } = twinCache({ now: () => clock });
+    expect(cache.peek(twin.id)).toBeUndefined();
+    await get(twin.id);
+    expect(cache.peek(twin.id)?.name).toBe('Peeked');
+    heard.length = 0;
+    await renameElsewhere(twin.id, 'Renamed');
+    expect(cache.peek(twin.id)).toBeUndefined();
+    await get(twin.id);
+    clock = 1_000;
+    expect(cache.peek(twin.id)).toBeUndefined();
+  });
+
   it('does not keep a row that was not found', async () => {
     const { cache, get, reads } = twinCache();
     expect(await get('0123456789abcdef01234567')).toBeUndefined();

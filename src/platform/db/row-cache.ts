@@ -28,6 +28,8 @@ export interface RowCacheOptions<T> {
 export interface RowCache<T> {
   /** The cached row under `key`, or the one `fill` reads (kept when found and no change overtook it). */
   get<R extends T | undefined>(key: string, fill: () => Promise<R>): Promise<T | R>;
+  /** The cached row under `key` when `get` would serve it without a fill, at once; else undefined. */
+  peek(key: string): T | undefined;
   readonly size: number;
 }
 
@@ -66,9 +68,13 @@ export function createRowCache<T>(feed: Pick<ChangeFeed, 'subscribe' | 'caughtUp
     get size() {
       return entries.size;
     },
-    async get(key, fill) {
+    peek(key) {
       const entry = entries.get(key);
-      if (entry && feed.caughtUp && now() - entry.storedAt < ttlMs) return entry.row;
+      return entry && feed.caughtUp && now() - entry.storedAt < ttlMs ? entry.row : undefined;
+    },
+    async get(key, fill) {
+      const cached = this.peek(key);
+      if (cached !== undefined) return cached;
       const mine = { key, overtaken: false };
       filling.add(mine);
       try {
