@@ -8,6 +8,7 @@ import { openChangeFeed, type ChangeFeed } from './platform/db/change-feed.js';
 import { registerChangeFence } from './platform/http/change-fence.js';
 import { registerResponseHeaders } from './platform/http/security-headers.js';
 import { OneLineRequestLog } from './platform/http/request-log.js';
+import { requestLoggerFactory } from './platform/http/request-logger.js';
 import { registerWebClient } from './platform/http/web-client.js';
 import { registerErrorHandler, sendFrameworkError } from './platform/http/error-handler.js';
 import { registerJsonParser } from './platform/http/json-parser.js';
@@ -80,6 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     trustProxy: config.trustProxy,
     requestIdHeader: 'x-request-id',
     logController: new OneLineRequestLog(),
+    childLoggerFactory: requestLoggerFactory,
     frameworkErrors: sendFrameworkError,
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();

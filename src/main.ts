@@ -15,7 +15,7 @@ import { defineJobs, scheduleJobs } from './jobs.js';
 
 const ROLES: ProcessRole[] = ['all', 'api', 'worker'];
 /** The log's writes: lines gathered up to this size, and written at least this often. */
-const LOG_BATCH_CHARS = 4096;
+const LOG_BATCH_CHARS = 65_536;
 const LOG_FLUSH_MS = 200;
 
 async function main(): Promise<void> {

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { idParams } from './schemas.js';
+import { DOCUMENT_ONLY_HEADERS, securityHeaders } from './security-headers.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 
 let t: TestApp;
@@ -126,6 +127,16 @@ describe('headers', () => {
     expect(response.headers['x-content-type-options']).toBe('nosniff');
     expect(response.headers['x-frame-options']).toBeDefined();
     expect(response.headers['strict-transport-security']).toBeDefined();
+    expect(response.headers['cross-origin-resource-policy']).toBe('cross-origin');
+  });
+
+  it('keeps the headers that act only on documents off JSON answers and puts them on the API reference', async () => {
+    const json = await t.app.inject({ method: 'GET', url: '/api/test' });
+    for (const name of DOCUMENT_ONLY_HEADERS) expect(json.headers[name]).toBeUndefined();
+    const page = await t.app.inject({ method: 'GET', url: '/api/docs/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    for (const [name, value] of Object.entries(securityHeaders())) expect(page.headers[name]).toBe(value);
   });
 
   it('answers CORS preflight requests', async () => {

@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { addDocumentHeaders } from './security-headers.js';
 
 export async function registerOpenApi(app: FastifyInstance, info: { version: string; publicUrl: string }): Promise<void> {
   await app.register(swagger, {
@@ -31,6 +32,11 @@ export async function registerOpenApi(app: FastifyInstance, info: { version: str
     transformObject: jsonSchemaTransformObject,
   });
   await app.register(async (docs) => {
+    // The reference is a page: it carries the document-only headers too.
+    docs.addHook('onRequest', (_request, reply, done) => {
+      addDocumentHeaders(reply);
+      done();
+    });
     docs.addHook('onRoute', (route) => {
       route.config = { ...(route.config ?? {}), auth: 'none' };
     });

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { OneLineRequestLog } from './request-log.js';
+import { requestLoggerFactory } from './request-logger.js';
 
 /** pino's own line, as Fastify's default controller would write it in one line. */
 class PinoRequestLog extends LogController {
@@ -20,14 +21,22 @@ interface Sent {
   headers?: Record<string, string>;
 }
 
-async function linesOf(controller: LogController, level: string, requests: Sent[]): Promise<string[]> {
+/** The lines of these requests; `lazy`: each request's logger made only when used, as the service runs (request-logger.ts). */
+async function linesOf(controller: LogController, level: string, requests: Sent[], lazy = false): Promise<string[]> {
   let text = '';
   const stream = new Writable({ write: (chunk, _encoding, done) => ((text += String(chunk)), done()) });
-  const app = Fastify({ logger: { level, stream }, logController: controller, genReqId: () => 'req-fixed' });
+  const factory = lazy ? { childLoggerFactory: requestLoggerFactory } : {};
+  const app = Fastify({ logger: { level, stream }, logController: controller, genReqId: () => 'req-fixed', ...factory });
   app.get('/*', async () => ({ ok: true }));
   app.get('/fails', async () => {
     throw new Error('the route failed');
   });
+  app.get('/logs', async (request) => {
+    request.log.warn({ step: 1 }, 'a warning of the route');
+    request.log.child({ part: 'inner' }).info('from a child');
+    return { ok: true };
+  });
+  app.get('/quiet', { logLevel: 'warn' }, async () => ({ ok: true }));
   for (const request of requests) await app.inject({ method: 'GET', url: request.url, headers: request.headers, remoteAddress: '10.1.2.3' });
   await app.close();
   return text.split('\n').filter(Boolean);
@@ -61,8 +70,28 @@ describe('the request line', () => {
     });
   });
 
-  it('is not written below info', async () => {
+  it('is the same through the request loggers made only when used', async () => {
+    const ours = await linesOf(new OneLineRequestLog(), 'info', awkward, true);
+    const pinos = await linesOf(new PinoRequestLog(), 'info', awkward);
+    expect(ours.map(comparable)).toEqual(pinos.map(comparable));
+  });
+
+  it('keeps what a route logs itself, under the request id, before the request line', async () => {
+    for (const lazy of [true, false]) {
+      const lines = (await linesOf(new OneLineRequestLog(), 'info', [{ url: '/logs' }], lazy)).map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines).toMatchObject([
+        { level: 40, reqId: 'req-fixed', step: 1, msg: 'a warning of the route' },
+        { level: 30, reqId: 'req-fixed', part: 'inner', msg: 'from a child' },
+        { level: 30, reqId: 'req-fixed', req: { url: '/logs' }, msg: 'request completed' },
+      ]);
+    }
+  });
+
+  it('is not written below info, for the logger or for a route', async () => {
     expect(await linesOf(new OneLineRequestLog(), 'warn', awkward)).toEqual([]);
+    expect(await linesOf(new OneLineRequestLog(), 'warn', awkward, true)).toEqual([]);
+    expect(await linesOf(new OneLineRequestLog(), 'info', [{ url: '/quiet' }], true)).toEqual([]);
+    expect(await linesOf(new PinoRequestLog(), 'info', [{ url: '/quiet' }])).toEqual([]);
   });
 
   it('of a failed request follows pino’s own error line, with its status', async () => {

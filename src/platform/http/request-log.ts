@@ -9,18 +9,13 @@
 // here as text, in the shape pino writes (level, time, the logger's bindings, then the fields), and
 // handed to the logger's destination: pino's general path (serializers building objects, then
 // stringifying them key by key) cost a cached route ~15 µs of its ~85 (docs/decisions.md,
-// "Thirteenth session"). When the logger is not pino (no destination to hand it to), the line goes
-// through the logger as before.
-import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
-import pino from 'pino';
+// "Thirteenth session"). The request's logger (request-logger.ts, made only when used) names the
+// destination and the bindings. When the logger is not pino (no destination to hand it to), the line
+// goes through the logger as before.
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { linePartsOf } from './request-logger.js';
 
 const INFO = 30;
-const { streamSym, chindingsSym } = pino.symbols;
-
-/** Where a pino logger writes its lines. */
-interface Destination {
-  write(line: string): unknown;
-}
 
 export class OneLineRequestLog extends LogController {
   override incomingRequest(): void {}
@@ -30,13 +25,11 @@ export class OneLineRequestLog extends LogController {
       reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
       return;
     }
-    const log = reply.log as FastifyBaseLogger & { levelVal?: number };
-    const destination = Reflect.get(log, streamSym) as Destination | undefined;
-    const bindings: unknown = Reflect.get(log, chindingsSym);
-    if (destination && typeof bindings === 'string' && typeof log.levelVal === 'number') {
-      if (log.levelVal <= INFO) destination.write(completedLine(bindings, request, reply));
+    const parts = linePartsOf(reply.log);
+    if (parts) {
+      if (parts.levelValue <= INFO) parts.destination.write(completedLine(parts.bindings, request, reply));
     } else {
-      log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+      reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
     }
   }
 }

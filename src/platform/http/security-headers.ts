@@ -1,7 +1,14 @@
-// Helmet's security headers, worked out once at start and set on every answer together with CORS's
-// (cors.ts). The options are the same for every route, so running helmet's dozen middlewares per
-// request would recompute the same headers (they cost as much as the rest of a cached route's work).
-import type { FastifyInstance } from 'fastify';
+// Helmet's security headers, worked out once at start. The options are the same for every route, so
+// running helmet's dozen middlewares per request would recompute the same headers (they cost as much as
+// the rest of a cached route's work).
+//
+// Those that act on any answer (nosniff, HSTS, the resource and framing policies) go on every answer,
+// with CORS's (cors.ts). Those that act only on a document a browser renders (the opener and agent
+// cluster policies, the referrer policy, DNS prefetching, the XSS auditor, IE's download and Adobe's
+// cross-domain switches) go on documents only: the web client's page and files and the API reference
+// (`addDocumentHeaders`, called by their routes). On a JSON answer they did nothing, and each header is
+// work on every request (docs/decisions.md, "Fifteenth session").
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
 import { CORS_HEADERS, crossOrigin } from './cors.js';
 
@@ -25,14 +32,31 @@ export function securityHeaders(options: Readonly<HelmetOptions> = HELMET_OPTION
   return headers;
 }
 
+/** Helmet's headers that act only on a document a browser renders, not on data a page reads. */
+export const DOCUMENT_ONLY_HEADERS: ReadonlySet<string> = new Set([
+  'cross-origin-opener-policy',
+  'origin-agent-cluster',
+  'referrer-policy',
+  'x-dns-prefetch-control',
+  'x-download-options',
+  'x-permitted-cross-domain-policies',
+  'x-xss-protection',
+]);
+
+const helmetHeaders = Object.entries(securityHeaders());
+const answerHeaders: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(helmetHeaders.filter(([name]) => !DOCUMENT_ONLY_HEADERS.has(name))),
+  ...CORS_HEADERS,
+};
+const documentOnly: Readonly<Record<string, string>> = Object.fromEntries(helmetHeaders.filter(([name]) => DOCUMENT_ONLY_HEADERS.has(name)));
+
 /**
- * The first hook of every request: the security headers and CORS's fixed headers, in one step, then the
- * request's own part of CORS (cors.ts), which answers preflights itself.
+ * The first hook of every request: the headers of every answer, in one step, then the request's own
+ * part of CORS (cors.ts), which answers preflights itself.
  */
 export function registerResponseHeaders(app: FastifyInstance): void {
-  const headers = { ...securityHeaders(), ...CORS_HEADERS };
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(headers);
+    reply.headers(answerHeaders);
     let answered: boolean;
     try {
       answered = crossOrigin(request, reply);
@@ -41,4 +65,9 @@ export function registerResponseHeaders(app: FastifyInstance): void {
     }
     if (!answered) done();
   });
+}
+
+/** Helmet's document-only headers, on an answer that is a document (a page, or a file of the web client). */
+export function addDocumentHeaders(reply: FastifyReply): FastifyReply {
+  return reply.headers(documentOnly);
 }

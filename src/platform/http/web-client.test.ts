@@ -6,6 +6,7 @@ import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerErrorHandler } from './error-handler.js';
+import { registerResponseHeaders, securityHeaders } from './security-headers.js';
 import { registerWebClient, WEB_CLIENT_CSP } from './web-client.js';
 
 let dir: string;
@@ -19,6 +20,7 @@ beforeAll(async () => {
   writeFileSync(path.join(dir, 'favicon.svg'), '<svg/>');
   writeFileSync(path.join(path.dirname(dir), 'secret-outside.txt'), 'no');
   app = Fastify();
+  registerResponseHeaders(app);
   registerErrorHandler(app);
   app.get('/api/test', async () => ({ success: true }));
   expect(registerWebClient(app, dir)).toBe(true);
@@ -46,6 +48,8 @@ describe('the web client at /', () => {
       expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(response.headers['cache-control']).toBe('no-cache');
       expect(response.headers['content-security-policy']).toBe(WEB_CLIENT_CSP);
+      // A document: helmet's document-only headers too (JSON answers go without them).
+      for (const [name, value] of Object.entries(securityHeaders())) expect(response.headers[name]).toBe(value);
       expect(response.body).toContain('<div id="root">');
     }
   });

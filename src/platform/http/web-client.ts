@@ -5,6 +5,7 @@
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { addDocumentHeaders } from './security-headers.js';
 
 /** Where `npm start` builds the client. */
 export const WEB_DIST_DIR = path.resolve(import.meta.dirname, '../../../web/dist');
@@ -53,7 +54,7 @@ export function registerWebClient(app: FastifyInstance, dir: string = WEB_DIST_D
   const indexHtml = readFileSync(indexFile);
 
   const sendIndex = (reply: FastifyReply) =>
-    reply
+    addDocumentHeaders(reply)
       .header('content-type', CONTENT_TYPES['.html'])
       .header('cache-control', 'no-cache')
       .header('content-security-policy', WEB_CLIENT_CSP)
@@ -68,7 +69,7 @@ export function registerWebClient(app: FastifyInstance, dir: string = WEB_DIST_D
     const stat = inside ? statOf(file) : undefined;
     if (stat?.isFile() && path.basename(file) !== 'index.html') {
       const hashed = pathname.startsWith('/assets/');
-      return reply
+      return addDocumentHeaders(reply)
         .header('content-type', CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream')
         .header('content-length', stat.size)
         .header('cache-control', hashed ? IMMUTABLE : 'no-cache')
