@@ -1,4 +1,4 @@
-// The refreshed profile, kept per person as the JSON it is sent as: every open tab polls it, and reading
+// The refreshed profile, kept per person as the JSON it is sent as (its UTF-8 bytes, ready to write): every open tab polls it, and reading
 // it from the database on each poll costs more than everything else the route does. A row cache
 // (platform/db/row-cache.ts) keeps it true: a change to the person or their memberships drops their
 // entry, a change to a twin or an assistant drops the profiles showing it, in every process.
@@ -13,13 +13,13 @@ export interface ProfileDependencies {
   favoriteIds: readonly string[];
 }
 
-type CachedProfile = { json: string } & ProfileDependencies;
+type CachedProfile = { body: Buffer } & ProfileDependencies;
 
 export interface ProfileCache {
   /** The cached JSON, or the one `fill` makes (kept when no change overtook it). */
-  get(userId: string, fill: () => Promise<CachedProfile>): Promise<string>;
+  get(userId: string, fill: () => Promise<CachedProfile>): Promise<Buffer>;
   /** The cached JSON when `get` would serve it without a fill, at once (no promise); else undefined. */
-  peek(userId: string): string | undefined;
+  peek(userId: string): Buffer | undefined;
   readonly size: number;
 }
 
@@ -42,7 +42,7 @@ export function createProfileCache(feed: Pick<ChangeFeed, 'subscribe' | 'caughtU
       return cache.size;
     },
     peek(userId) {
-      return cache.peek(userId)?.json;
+      return cache.peek(userId)?.body;
     },
     async get(userId, fill) {
       // A copy of the favorites: the caller's list may change after the fill.
@@ -50,7 +50,7 @@ export function createProfileCache(feed: Pick<ChangeFeed, 'subscribe' | 'caughtU
         const filled = await fill();
         return { ...filled, favoriteIds: [...filled.favoriteIds] };
       });
-      return profile.json;
+      return profile.body;
     },
   };
 }

@@ -9,8 +9,8 @@ import { profileSchema } from './profile.schemas.js';
 
 const refreshedSchema = z.object({ success: z.literal(true), profile: profileSchema });
 
-/** Already the schema's JSON: Fastify sends a string as it is, with no serializer run. */
-function sendJson(reply: FastifyReply, json: string): void {
+/** Already the schema's JSON, as bytes: Fastify writes them as they are (no serializer, no encoding). */
+function sendJson(reply: FastifyReply, json: Buffer): void {
   reply.type('application/json; charset=utf-8').send(json);
 }
 
@@ -38,7 +38,7 @@ export function userRoutes(app: App, profiles: ProfileService, cache?: ProfileCa
         return cache
           .get(actor.userId, async () => {
             const { profile, ...dependencies } = await profiles.loadWithDependencies(actor.userId, { populateFavorites: true });
-            return { json: JSON.stringify(refreshedSchema.parse({ success: true, profile })), ...dependencies };
+            return { body: Buffer.from(JSON.stringify(refreshedSchema.parse({ success: true, profile }))), ...dependencies };
           })
           .then((json) => sendJson(reply, json));
       }
