@@ -15,7 +15,7 @@ import { defineJobs, scheduleJobs } from './jobs.js';
 
 const ROLES: ProcessRole[] = ['all', 'api', 'worker'];
 /** The log's writes: lines gathered up to this size, and written at least this often. */
-const LOG_BATCH_CHARS = 65_536;
+const LOG_BATCH_BYTES = 65_536;
 const LOG_FLUSH_MS = 200;
 
 async function main(): Promise<void> {
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     throw error;
   }
   // Log lines go to stdout in batches, each written at once (platform/logging/batched-destination.ts).
-  const destination = createBatchedDestination(1, { batchChars: LOG_BATCH_CHARS, flushMs: LOG_FLUSH_MS });
+  const destination = createBatchedDestination(1, { batchBytes: LOG_BATCH_BYTES, flushMs: LOG_FLUSH_MS });
   const logger = pino({ level: config.logLevel }, destination);
   const grouped = role !== 'worker' && config.apiProcesses > 1;
   if (grouped && cluster.isPrimary) return runGroupPrimary(config, role, logger);

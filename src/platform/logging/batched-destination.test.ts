@@ -67,7 +67,7 @@ function child(body: string, copies = 1, slowReader = false): Promise<{ out: str
 describe('the batched log destination', () => {
   it('writes lines in order once a batch is full, and the rest within the flush interval', async () => {
     const { file, fd } = tempFile();
-    destination = createBatchedDestination(fd, { batchChars: 100, flushMs: 50 });
+    destination = createBatchedDestination(fd, { batchBytes: 100, flushMs: 50 });
     destination.write('{"n":1}\n');
     destination.write('{"n":2}\n');
     expect(statSync(file).size).toBe(0); // a batch is not full yet
@@ -75,14 +75,18 @@ describe('the batched log destination', () => {
     const afterFull = readFileSync(file, 'utf8');
     expect(afterFull.length).toBeGreaterThanOrEqual(100);
     destination.write('{"n":21}\n');
+    // A line longer than a whole batch goes out on its own, after what was pending and before what follows.
+    destination.write(`{"n":22,"long":"${'ü'.repeat(120)}"}\n`);
+    destination.write('{"n":23}\n');
     await new Promise((resolve) => setTimeout(resolve, 150));
     const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
-    expect(lines.map((line) => (JSON.parse(line) as { n: number }).n)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+    expect(lines.map((line) => (JSON.parse(line) as { n: number }).n)).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
+    expect((JSON.parse(lines[21]!) as { long: string }).long).toBe('ü'.repeat(120));
     closeSync(fd);
   });
 
   it('writes what is pending when the process exits, also on an uncaught exception', async () => {
-    const quiet = 'const d = createBatchedDestination(1, { batchChars: 1e6, flushMs: 1e6 });';
+    const quiet = 'const d = createBatchedDestination(1, { batchBytes: 1e6, flushMs: 1e6 });';
     const normal = await child(`${quiet} d.write('one\\n'); d.write('two\\n'); process.exit(0);`);
     expect(normal).toEqual({ out: 'one\ntwo\n', codes: [0] });
     const thrown = await child(`${quiet} d.write('before the crash\\n'); setTimeout(() => { throw new Error('boom'); }, 10);`);
@@ -92,7 +96,7 @@ describe('the batched log destination', () => {
 
   it('keeps every line of processes sharing one pipe whole and in order while the reader falls behind', async () => {
     // Lines of ~370 bytes with multi-byte text, in batches larger than a pipe's buffer page.
-    const body = `const d = createBatchedDestination(1, { batchChars: 20_000, flushMs: 5 });
+    const body = `const d = createBatchedDestination(1, { batchBytes: 20_000, flushMs: 5 });
       const pad = 'é'.repeat(120);
       let i = 0;
       // Spread over half a second, so that the processes write at the same time.

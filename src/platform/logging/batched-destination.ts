@@ -1,6 +1,7 @@
 // Where the service's log lines go (stdout): gathered into batches and written with one synchronous
-// write each, when a batch is full, at least every `flushMs`, and on exit. A request's line costs
-// an array push, and a busy process makes one write a few dozen requests.
+// write each, when a batch is full, at least every `flushMs`, and on exit. A request's line is encoded
+// straight into the batch's buffer (no joining of strings, no buffer made per write), and a busy
+// process makes one write a couple of hundred requests.
 //
 // pino's asynchronous destination (sonic-boom) measured the length of its whole pending buffer in
 // bytes on every line (a copy of up to 16 KB a line, most of a cached route's allocation) and handed
@@ -20,8 +21,8 @@ export interface LogDestination {
 }
 
 export interface BatchOptions {
-  /** A batch is written once it holds this many characters. */
-  batchChars?: number;
+  /** The batch's size in bytes: it is written when the next line might not fit. */
+  batchBytes?: number;
   /** What is pending is written at least this often (ms). */
   flushMs?: number;
 }
@@ -29,16 +30,19 @@ export interface BatchOptions {
 /** How long to wait before trying again when a non-blocking descriptor is full (EAGAIN). */
 const FULL_WAIT_MS = 5;
 
-export function createBatchedDestination(fd: number, { batchChars = 4096, flushMs = 200 }: BatchOptions = {}): LogDestination {
-  let pending: string[] = [];
-  let pendingChars = 0;
+/** The most bytes a UTF-16 code unit takes in UTF-8 (a surrogate pair's two take four). */
+const MAX_BYTES_PER_UNIT = 3;
+
+export function createBatchedDestination(fd: number, { batchBytes = 65_536, flushMs = 200 }: BatchOptions = {}): LogDestination {
+  const batch = Buffer.allocUnsafe(batchBytes);
+  let used = 0;
 
   const flushSync = () => {
-    if (pending.length === 0) return;
-    const text = pending.length === 1 ? pending[0]! : pending.join('');
-    pending = [];
-    pendingChars = 0;
-    writeAll(fd, Buffer.from(text));
+    if (used === 0) return;
+    const length = used;
+    used = 0;
+    // Synchronous: the buffer is free again when this returns.
+    writeAll(fd, batch.subarray(0, length));
   };
   const timer = setInterval(flushSync, flushMs);
   timer.unref();
@@ -46,9 +50,13 @@ export function createBatchedDestination(fd: number, { batchChars = 4096, flushM
 
   return {
     write(line) {
-      pending.push(line);
-      pendingChars += line.length;
-      if (pendingChars >= batchChars) flushSync();
+      const most = line.length * MAX_BYTES_PER_UNIT;
+      if (most > batchBytes - used) {
+        flushSync();
+        // A line longer than a whole batch goes out on its own.
+        if (most > batchBytes) return writeAll(fd, Buffer.from(line)), true;
+      }
+      used += batch.write(line, used);
       return true;
     },
     flushSync,
