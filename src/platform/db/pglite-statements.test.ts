@@ -45,6 +45,26 @@ describe('withKeptStatements', () => {
     expect(again.rows).toEqual([[3, 'note']]);
   });
 
+  it("applies a query's own parsers to a kept statement, over PGlite's, and only to that query", async () => {
+    const select = `${pad} select id, at, amount from things where id = $1`;
+    const asText = { 1184: (value: string) => value };
+    const before = (await keptNames()).length;
+    for (let i = 0; i < 3; i++) {
+      const own = await kept.query<{ at: unknown }>(select, [3], { parsers: asText });
+      expect(typeof own.rows[0]!.at).toBe('string');
+      expect(new Date(own.rows[0]!.at as string).toISOString()).toBe('2030-01-02T03:04:05.678Z');
+      const plain = await kept.query<{ at: unknown }>(select, [3]);
+      expect(plain.rows[0]!.at).toEqual(new Date('2030-01-02T03:04:05.678Z'));
+    }
+    expect(await keptNames()).toHaveLength(before + 1); // kept from its second use on
+    // Another query's parsers are its own: nothing of the first leaks into it.
+    const upper = await kept.query<{ note: unknown }>(`${pad} select note from things where id = $1`, [3], { parsers: { 25: (value: string) => value.toUpperCase() } });
+    expect(upper.rows[0]!.note).toBe('NOTE');
+    const again = await kept.query<{ note: unknown }>(`${pad} select note from things where id = $1`, [3], { parsers: { 25: (value: string) => value.toUpperCase() } });
+    expect(again.rows[0]!.note).toBe('NOTE');
+    expect((await kept.query<{ at: unknown }>(select, [3], { parsers: asText })).rows[0]!.at).toEqual(expect.any(String));
+  });
+
   it("answers a kept statement's error with its SQLSTATE, and the connection goes on", async () => {
     const insert = `${pad} insert into things (id, at) values ($1, now())`;
     await kept.query(insert, [10]);

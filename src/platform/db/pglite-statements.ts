@@ -13,6 +13,9 @@ const MIN_TEXT = 200;
 /** How many statements may be kept: our query shapes are a few hundred at most. */
 const MAX_STATEMENTS = 1_000;
 
+/** The parsers PGlite's result parsing takes: by type id. */
+type ParserMap = Parameters<typeof results.parseResults>[1];
+
 interface Kept {
   name: string;
   paramTypes: number[];
@@ -37,6 +40,14 @@ export function withKeptStatements(client: PGlite): PGlite {
   const locks = client as unknown as PGliteLocks;
   const entries = new Map<string, Entry>();
   let named = 0;
+
+  /** PGlite's parsers with a query's own on top, by the query's parser object (the caller passes the same one each time). */
+  let merged = new WeakMap<object, ParserMap>();
+  const mergedParsers = (own: ParserMap): ParserMap => {
+    let parsers = merged.get(own);
+    if (!parsers) merged.set(own, (parsers = { ...client.parsers, ...own }));
+    return parsers;
+  };
 
   const send = async (message: Uint8Array) => (await client.execProtocol(message, { syncToFs: false })).messages;
 
@@ -74,7 +85,9 @@ export function withKeptStatements(client: PGlite): PGlite {
           ]),
         );
         if (!locks.isInTransaction()) await client.syncToFs();
-        return results.parseResults(messages, client.parsers, options)[0] as Results<unknown>;
+        // A query's own parsers, merged into PGlite's once (its parsing would copy its ~320 parsers per query).
+        const parsers = options?.parsers ? mergedParsers(options.parsers as ParserMap) : (client.parsers as ParserMap);
+        return results.parseResults(messages, parsers, options?.parsers ? { ...options, parsers: undefined } : options)[0] as Results<unknown>;
       }),
     );
   }
@@ -100,6 +113,8 @@ export function withKeptStatements(client: PGlite): PGlite {
   return new Proxy(client, {
     get(target, property, receiver) {
       if (property === 'query') return query;
+      // New array types change PGlite's parsers: merge afresh after.
+      if (property === 'refreshArrayTypes') return () => target.refreshArrayTypes().finally(() => (merged = new WeakMap()));
       const value = Reflect.get(target, property, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },

@@ -48,9 +48,14 @@ function toWire(error: unknown): WireError {
 }
 
 /** drizzle's parsers leave these types as the text PostgreSQL sent; no other parser crosses threads. */
+/** The identity parsers of each set of text types, made once: the same object each time (pglite-statements.ts keeps its merge). */
+const identityParsers = new Map<string, NonNullable<QueryOptions['parsers']>>();
 function parsersOf(textTypes: number[] | undefined): QueryOptions['parsers'] {
   if (!textTypes) return undefined;
-  return Object.fromEntries(textTypes.map((type) => [type, (value: string) => value]));
+  const key = textTypes.join(',');
+  let parsers = identityParsers.get(key);
+  if (!parsers) identityParsers.set(key, (parsers = Object.fromEntries(textTypes.map((type) => [type, (value: string) => value]))));
+  return parsers;
 }
 
 function executorOf(txId: number | undefined) {
