@@ -51,8 +51,10 @@ export function registerAuthGuard(app: FastifyInstance, verifier: TokenVerifier,
   // A callback hook, not an async one: a caller known from the last few seconds (nearly every request)
   // passes without a promise or a trip through the microtask queue.
   app.addHook('onRequest', (request, _reply, done) => {
-    const mode = request.routeOptions.config?.auth ?? 'required';
-    if (mode === 'none' || !request.routeOptions.url) return done();
+    // One read of the route's options: Fastify builds them afresh on each read.
+    const route = request.routeOptions;
+    const mode = route.config?.auth ?? 'required';
+    if (mode === 'none' || !route.url) return done();
     const token = readToken(request, mode);
     if (!token) return mode === 'optional' ? done() : done(new UnauthorizedError());
     const known = verifier.peek(token);

@@ -20,6 +20,8 @@ export type InputProblem = { kind: 'key'; field: string; key: string } | { kind:
 
 /** The first problem in one request part (`body`, `query`, `params`), walking without recursion. */
 export function findInputProblem(part: string, value: unknown): InputProblem | null {
+  // Most requests' params, query and body are empty or absent: nothing to walk.
+  if (value === undefined || value === null || isEmptyObject(value)) return null;
   const stack: Array<{ value: unknown; field: string; depth: number }> = [{ value, field: part, depth: 0 }];
   while (stack.length > 0) {
     const { value: current, field, depth } = stack.pop()!;
@@ -44,6 +46,12 @@ export function findInputProblem(part: string, value: unknown): InputProblem | n
     }
   }
   return null;
+}
+
+function isEmptyObject(value: unknown): boolean {
+  if (typeof value !== 'object' || Array.isArray(value)) return false;
+  for (const _key in value) return false;
+  return true;
 }
 
 /** The first forbidden key in a value, or null (kept for callers that check a value themselves). */

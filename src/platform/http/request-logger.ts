@@ -82,9 +82,8 @@ export class RequestLogger implements FastifyBaseLogger {
     if (this.#made) return pinoLineParts(this.#made);
     const parent = pinoLineParts(this.#parent, this.#options?.level);
     if (!parent) return undefined;
-    let bindings = parent.bindings;
-    for (const key of Object.keys(this.#bindings)) bindings += `,${JSON.stringify(key)}:${JSON.stringify(this.#bindings[key])}`;
-    return { ...parent, bindings };
+    for (const key in this.#bindings) parent.bindings += `,${JSON.stringify(key)}:${JSON.stringify(this.#bindings[key])}`;
+    return parent;
   }
 }
 
@@ -93,7 +92,7 @@ export function linePartsOf(logger: FastifyBaseLogger): LineParts | undefined {
   return logger instanceof RequestLogger ? logger.lineParts() : pinoLineParts(logger);
 }
 
-/** A pino logger's parts (at `level` instead of its own, when given); undefined when it is not pino. */
+/** A pino logger's parts (at `level` instead of its own, when given), a new object; undefined when it is not pino. */
 function pinoLineParts(logger: FastifyBaseLogger, level?: string): LineParts | undefined {
   const { levelVal, levels } = logger as FastifyBaseLogger & { levelVal?: unknown; levels?: pino.LevelMapping };
   const destination = Reflect.get(logger, streamSym) as Destination | undefined;

@@ -31,6 +31,24 @@ describe('METRICS_TOKEN', () => {
     expect(response.body).toContain('http_requests_total');
   });
 
+  it('counts requests by method, route and status, and requests of no route as unmatched', async () => {
+    const count = async (series: string) => {
+      const line = (await scrape(`Bearer ${TOKEN}`)).body.split('\n').find((l) => l.startsWith(`${series} `));
+      return line ? Number(line.split(' ')[1]) : 0;
+    };
+    const health = 'http_requests_total{method="GET",route="/api/test",status="200"}';
+    const healthHead = 'http_requests_total{method="HEAD",route="/api/test",status="200"}';
+    const unmatchedGet = 'http_requests_total{method="GET",route="unmatched",status="404"}';
+    const unmatchedPost = 'http_requests_total{method="POST",route="unmatched",status="404"}';
+    const before = await Promise.all([health, healthHead, unmatchedGet, unmatchedPost].map(count));
+    for (let i = 0; i < 3; i++) expect((await t.app.inject({ method: 'GET', url: '/api/test' })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'HEAD', url: '/api/test' })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/api/no-such-route' })).statusCode).toBe(404);
+    for (let i = 0; i < 2; i++) expect((await t.app.inject({ method: 'POST', url: '/api/no-such-route' })).statusCode).toBe(404);
+    const after = await Promise.all([health, healthHead, unmatchedGet, unmatchedPost].map(count));
+    expect(after.map((n, i) => n - before[i]!)).toEqual([3, 1, 1, 2]);
+  });
+
   it('is validated at start: a short token stops the process with a reason naming the variable', () => {
     expect(() => loadConfig({ DATA_DIR: t.dataDir, JWT_SECRET: 'x'.repeat(32), ENCRYPTION_KEY: 'a'.repeat(64), METRICS_TOKEN: 'short' })).toThrow(
       'Invalid configuration: METRICS_TOKEN must be at least 16 characters',

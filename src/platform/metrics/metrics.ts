@@ -32,18 +32,35 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions = 
   collectDefaultMetrics({ register: registry });
   const series = new Map<string, RouteSeries>();
 
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const key = `${request.method} ${route}`;
+  // A route's series by its config object (the same on every request of the route): no key to build per
+  // request. Requests of no route, and of a route taking several methods, go by key.
+  const byRoute = new WeakMap<object, RouteSeries>();
+  const seriesOf = (method: string, route: string): RouteSeries => {
+    const key = `${method} ${route}`;
     let found = series.get(key);
     if (!found) {
-      found = { method: request.method, route, statuses: new Map(), buckets: DURATION_BUCKETS.map(() => 0), count: 0, sum: 0 };
+      found = { method, route, statuses: new Map(), buckets: DURATION_BUCKETS.map(() => 0), count: 0, sum: 0 };
       series.set(key, found);
+    }
+    return found;
+  };
+
+  app.addHook('onResponse', (request, reply, done) => {
+    const { url, config } = request.routeOptions;
+    const single = url !== undefined && config?.method === request.method;
+    let found = single ? byRoute.get(config) : undefined;
+    if (!found) {
+      found = seriesOf(request.method, url ?? 'unmatched');
+      if (single) byRoute.set(config, found);
     }
     found.statuses.set(reply.statusCode, (found.statuses.get(reply.statusCode) ?? 0) + 1);
     const seconds = reply.elapsedTime / 1000;
-    const bucket = DURATION_BUCKETS.findIndex((bound) => seconds <= bound);
-    if (bucket >= 0) found.buckets[bucket] += 1;
+    for (let bucket = 0; bucket < DURATION_BUCKETS.length; bucket++) {
+      if (seconds <= DURATION_BUCKETS[bucket]!) {
+        found.buckets[bucket] += 1;
+        break;
+      }
+    }
     found.count += 1;
     found.sum += seconds;
     done();
