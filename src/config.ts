@@ -109,9 +109,15 @@ const envSchema = z.object({
   PROCESS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(15),
   /**
    * Test switch of the crash harness, never for a deployment: `ingest:<stage>` makes the process kill
-   * itself (SIGKILL) when an ingestion reaches that stage, so a kill lands at a chosen point.
+   * itself (SIGKILL) when an ingestion reaches that stage, so a kill lands at a chosen point;
+   * `database:<n>` stops the embedded database's thread after it has answered n statements.
    */
-  FAULT_KILL_AT: optionalString.pipe(z.string().regex(/^ingest:(extract|chunk|sanitize|embed|finalize)$/, 'must be ingest:<stage>').optional()),
+  FAULT_KILL_AT: optionalString.pipe(
+    z
+      .string()
+      .regex(/^(ingest:(extract|chunk|sanitize|embed|finalize)|database:[1-9][0-9]*)$/, 'must be ingest:<stage> or database:<statements>')
+      .optional(),
+  ),
   /**
    * Bearer token the Prometheus scraper must send to /metrics (at least 16 characters). Unset: /metrics
    * is open to anyone who reaches the port, so expose it to the monitoring network only.

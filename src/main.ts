@@ -39,7 +39,12 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.logLevel }, destination);
   const grouped = role !== 'worker' && config.apiProcesses > 1;
   if (grouped && cluster.isPrimary) return runGroupPrimary(config, role, logger);
-  const platform = await openPlatform(config, logger, role);
+  // The embedded database's thread stopping on its own leaves nothing to serve from: say so and exit
+  // (non-zero, so a supervisor starts the process again), instead of answering every request with an error.
+  const platform = await openPlatform(config, logger, role, (error) => {
+    logger.fatal({ err: error }, 'the embedded database stopped; the process exits');
+    process.exit(1);
+  });
   // In a group the primary has done it, once.
   if (!grouped) await bootstrap(platform, config, logger);
 

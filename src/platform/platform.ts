@@ -24,9 +24,15 @@ export interface Platform {
   liveness: ProcessLiveness;
 }
 
-export async function openPlatform(config: Config, logger: Pick<FastifyBaseLogger, 'info' | 'error'>, role = 'all'): Promise<Platform> {
+export async function openPlatform(
+  config: Config,
+  logger: Pick<FastifyBaseLogger, 'info' | 'error'>,
+  role = 'all',
+  onDatabaseLost?: (error: Error) => void,
+): Promise<Platform> {
   if (config.filesS3) await checkBucket(config.filesS3);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const stopAfter = config.faultKillAt?.startsWith('database:') ? Number(config.faultKillAt.slice('database:'.length)) : undefined;
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, onLost: onDatabaseLost, stopAfter });
   logger.info(
     { database: database.kind, vector: database.vector },
     database.vector ? 'retrieval: hybrid (full text + pgvector)' : 'retrieval: full text only (pgvector is not installed)',

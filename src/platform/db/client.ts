@@ -50,6 +50,10 @@ export interface OpenDatabaseOptions {
   /** Pool size for the PostgreSQL server. */
   poolSize?: number;
   migrate?: boolean;
+  /** The embedded database's thread stopped while open: nothing it held can be had again (main.ts exits). */
+  onLost?: (error: Error) => void;
+  /** Crash harness only: the embedded database's thread stops after answering this many statements. */
+  stopAfter?: number;
 }
 
 export const MIGRATIONS_FOLDER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -73,10 +77,10 @@ async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle>
   // PGlite runs in a thread of its own (pglite-thread.ts): its statements take the second core instead
   // of holding every request.
   const inMemory = options.memory || options.template;
-  const client = await openPgliteThread({
-    dataDir: inMemory ? undefined : path.join(options.dataDir ?? './data', 'pglite'),
-    template: options.template,
-  });
+  const client = await openPgliteThread(
+    { dataDir: inMemory ? undefined : path.join(options.dataDir ?? './data', 'pglite'), template: options.template, stopAfter: options.stopAfter },
+    options.onLost,
+  );
   const db = drizzlePglite({ client: client as never }) as unknown as Database;
   return {
     db,

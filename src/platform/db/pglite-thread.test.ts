@@ -119,4 +119,22 @@ describe('data outside the thread', () => {
     await doomed.close();
     await expect(doomed.query('select 1')).rejects.toThrow(/database thread stopped/);
   });
+
+  it('tells its owner once when the thread stops on its own, not when it is closed', async () => {
+    const lost: Error[] = [];
+    // The crash harness's stop: the thread ends after its third answer (the first is the start's probe).
+    const dying = await openPgliteThread({ stopAfter: 3 }, (error) => lost.push(error));
+    await dying.query('select 1');
+    await dying.query('select 2');
+    await expect(dying.query('select 3')).rejects.toThrow(/database thread stopped \(exit code 70\)/);
+    expect(lost.map((error) => error.message)).toEqual(['the database thread stopped (exit code 70)']);
+    await expect(dying.query('select 4')).rejects.toThrow(/database thread stopped/);
+    expect(lost).toHaveLength(1);
+    await dying.close();
+
+    const closedByOwner = await openPgliteThread({}, (error) => lost.push(error));
+    await closedByOwner.query('select 1');
+    await closedByOwner.close();
+    expect(lost).toHaveLength(1);
+  });
 });

@@ -13,6 +13,8 @@ export interface ThreadInit {
   dataDir?: string;
   /** A data-dir tarball to start from (tests load a migrated template). */
   template?: Uint8Array;
+  /** Crash harness only (FAULT_KILL_AT=database:<n>): the thread stops after answering this many statements. */
+  stopAfter?: number;
 }
 
 type RowMode = 'array' | 'object';
@@ -73,14 +75,19 @@ function startWorker(init: ThreadInit): Worker {
   return new Worker(bootstrap, { eval: true, workerData: init });
 }
 
-/** Starts the worker and resolves once its PGlite is open (and its template loaded). */
-export async function openPgliteThread(init: ThreadInit = {}): Promise<PgliteThread> {
+/**
+ * Starts the worker and resolves once its PGlite is open (and its template loaded). `onLost` hears once
+ * if the thread stops while open (not closed): every statement fails from then on, and it cannot come
+ * back, since the database's state was the thread's.
+ */
+export async function openPgliteThread(init: ThreadInit = {}, onLost?: (error: Error) => void): Promise<PgliteThread> {
   const worker = startWorker(init);
   const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   const listeners = new Map<string, Set<(payload: string) => void>>();
   let nextId = 0;
   let nextTx = 0;
   let closed = false;
+  let started = false;
   let stopped: Error | undefined;
 
   worker.on('message', (message: ThreadAnswer | Notice) => {
@@ -95,9 +102,11 @@ export async function openPgliteThread(init: ThreadInit = {}): Promise<PgliteThr
     else entry.reject(new ThreadedDatabaseError(message.error));
   });
   const stop = (error: Error) => {
+    const first = !stopped;
     stopped ??= error;
     for (const entry of waiting.values()) entry.reject(stopped);
     waiting.clear();
+    if (first && !closed && started) onLost?.(stopped);
   };
   worker.on('error', (error) => stop(new Error(`the database thread failed: ${error.message}`, { cause: error })));
   worker.on('exit', (code) => stop(new Error(`the database thread stopped (exit code ${code})`)));
@@ -162,6 +171,7 @@ export async function openPgliteThread(init: ThreadInit = {}): Promise<PgliteThr
   // The first answer comes once PGlite is ready: a failed start (a damaged data folder) fails here.
   try {
     await thread.query('select 1');
+    started = true;
   } catch (error) {
     await worker.terminate();
     throw error;

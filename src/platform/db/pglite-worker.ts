@@ -32,8 +32,11 @@ const ready = (async () => {
   await raw.exec('set wal_init_zero = off');
 })();
 
+let answered = 0;
 function answer(message: ThreadAnswer, transfer?: ArrayBuffer[]): void {
   port.postMessage(message, transfer);
+  // The crash harness's stop (FAULT_KILL_AT=database:<n>): in a worker, process.exit ends the thread only.
+  if (init.stopAfter !== undefined && ++answered >= init.stopAfter) process.exit(70);
 }
 
 /** A PGlite error as data: its message and every field the server sent (code, detail, constraint, ...). */
