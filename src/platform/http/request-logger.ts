@@ -40,6 +40,11 @@ export class RequestLogger implements FastifyBaseLogger {
     return (this.#made ??= this.#parent.child(this.#bindings, this.#options));
   }
 
+  #forward(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', args: unknown[]): void {
+    const logger = this.#logger();
+    Reflect.apply(logger[level], logger, args);
+  }
+
   get level(): string {
     return this.#made?.level ?? this.#options?.level ?? this.#parent.level;
   }
@@ -48,28 +53,22 @@ export class RequestLogger implements FastifyBaseLogger {
   }
 
   fatal(...args: unknown[]): void {
-    const logger = this.#logger();
-    Reflect.apply(logger.fatal, logger, args);
+    this.#forward('fatal', args);
   }
   error(...args: unknown[]): void {
-    const logger = this.#logger();
-    Reflect.apply(logger.error, logger, args);
+    this.#forward('error', args);
   }
   warn(...args: unknown[]): void {
-    const logger = this.#logger();
-    Reflect.apply(logger.warn, logger, args);
+    this.#forward('warn', args);
   }
   info(...args: unknown[]): void {
-    const logger = this.#logger();
-    Reflect.apply(logger.info, logger, args);
+    this.#forward('info', args);
   }
   debug(...args: unknown[]): void {
-    const logger = this.#logger();
-    Reflect.apply(logger.debug, logger, args);
+    this.#forward('debug', args);
   }
   trace(...args: unknown[]): void {
-    const logger = this.#logger();
-    Reflect.apply(logger.trace, logger, args);
+    this.#forward('trace', args);
   }
   silent(): void {}
 
