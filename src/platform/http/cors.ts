@@ -5,18 +5,16 @@
 // This was @fastify/cors with `{ origin: true, credentials: true, exposedHeaders: ['x-request-id'] }`;
 // it is written here so that the headers every answer carries are set in the same step as the
 // security headers (security-headers.ts), once, instead of by a second hook working its options out
-// again on each request. Two decisions differ from the plugin's defaults: a preflight allows every
+// again on each request. Three decisions differ from the plugin's: a preflight allows every
 // method the API uses (the plugin allowed GET, HEAD and POST only, so a page on another origin could
-// not PUT or DELETE), and a malformed preflight answers the failure shape (400 INVALID_PREFLIGHT).
+// not PUT or DELETE), a malformed preflight answers the failure shape (400 INVALID_PREFLIGHT), and an
+// answer to a request without an Origin carries no CORS header but Vary (the plugin sent the credentials
+// and exposed-headers ones on every answer, where no browser reads them).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BadRequestError } from './errors.js';
 
-/** What every answer carries, whatever the origin (the origin varies the answer: caches must know). */
-export const CORS_HEADERS: Readonly<Record<string, string>> = {
-  vary: 'Origin',
-  'access-control-allow-credentials': 'true',
-  'access-control-expose-headers': 'x-request-id',
-};
+/** What every answer carries, whatever the origin: the origin varies the answer, and caches must know. */
+export const CORS_HEADERS: Readonly<Record<string, string>> = { vary: 'Origin' };
 
 export const CORS_METHODS = 'GET,HEAD,PUT,PATCH,POST,DELETE';
 
@@ -26,7 +24,14 @@ export const CORS_METHODS = 'GET,HEAD,PUT,PATCH,POST,DELETE';
  */
 export function crossOrigin(request: FastifyRequest, reply: FastifyReply): boolean {
   const origin = request.headers.origin;
-  if (origin) reply.header('access-control-allow-origin', origin);
+  // Only a request with an Origin is read under CORS: the rest (same-origin reads without one, servers,
+  // scripts) are not, and get no CORS headers but Vary.
+  if (origin) {
+    reply
+      .header('access-control-allow-origin', origin)
+      .header('access-control-allow-credentials', 'true')
+      .header('access-control-expose-headers', 'x-request-id');
+  }
   if (request.method !== 'OPTIONS') return false;
   if (!origin || !request.headers['access-control-request-method']) {
     throw new BadRequestError('A preflight request needs the Origin and Access-Control-Request-Method headers', 'INVALID_PREFLIGHT');
