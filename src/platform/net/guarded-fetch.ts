@@ -18,6 +18,15 @@ export type GuardedFetch = ((input: string | URL, init?: RequestInit) => Promise
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const NO_BODY = new Set([101, 204, 205, 304]);
 const MAX_REDIRECTS = 5;
+/** How many times a request goes again after meeting a closed kept-alive connection (one per idle connection kept). */
+const MAX_STALE_RETRIES = 5;
+
+/** A request that met a kept-alive connection the server had closed: it never reached the server. */
+class StaleConnectionError extends Error {
+  constructor(readonly failure: Error) {
+    super(failure.message);
+  }
+}
 
 function pinnedLookup(target: CheckedTarget): LookupFunction {
   return ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
@@ -32,6 +41,21 @@ export function createGuardedFetch(policy: OutboundPolicy, options: { sensitiveH
 
   async function send(url: URL, method: string, headers: Headers, body: Buffer | undefined, signal?: AbortSignal | null): Promise<Response> {
     const target = await policy.check(url);
+    // A kept-alive connection the server closed while it sat idle fails as soon as it is used again,
+    // before the server saw the request (Node's `reusedSocket`): that request goes again, on another
+    // connection (a new one once the idle ones are used up). A failure on a new connection is the answer.
+    // (A reset of a reused connection the server had read from is sent again too; the MCP pool already
+    // tries any request that failed in transport once more, on a new client.)
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await sendOnce(url, target, method, headers, body, signal);
+      } catch (error) {
+        if (!(error instanceof StaleConnectionError) || attempt >= MAX_STALE_RETRIES) throw error instanceof StaleConnectionError ? error.failure : error;
+      }
+    }
+  }
+
+  function sendOnce(url: URL, target: CheckedTarget, method: string, headers: Headers, body: Buffer | undefined, signal?: AbortSignal | null): Promise<Response> {
     signal?.throwIfAborted();
     const secure = url.protocol === 'https:';
     return new Promise<Response>((resolve, reject) => {
@@ -59,7 +83,9 @@ export function createGuardedFetch(policy: OutboundPolicy, options: { sensitiveH
           resolve(response);
         },
       );
-      request.on('error', reject);
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        reject(request.reusedSocket && error.code === 'ECONNRESET' && !signal?.aborted ? new StaleConnectionError(error) : error);
+      });
       request.end(body);
     });
   }

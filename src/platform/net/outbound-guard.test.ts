@@ -145,6 +145,39 @@ describe('the guarded fetch', () => {
   });
   afterAll(() => new Promise<void>((done) => server.close(() => done())));
 
+  it('sends a request again on another connection when the kept-alive one it took was closed by the server', async () => {
+    const sockets = new Set<import('node:net').Socket>();
+    const start = (listenPort: number, answer: string) =>
+      new Promise<Server>((done) => {
+        const own = createServer((_request, response) => response.end(answer));
+        own.on('connection', (socket) => sockets.add(socket));
+        own.listen(listenPort, '127.0.0.1', () => done(own));
+      });
+    const first = await start(0, 'first');
+    const ownPort = (first.address() as AddressInfo).port;
+    const guarded = createGuardedFetch(createOutboundPolicy({ allowedHosts: ['127.0.0.1'], resolve }));
+    try {
+      // Three connections kept alive and idle.
+      expect(await Promise.all([1, 2, 3].map(async () => (await guarded(`http://127.0.0.1:${ownPort}/`)).text()))).toEqual(['first', 'first', 'first']);
+      // The server goes away and another takes its place; the kept connections are closed under the
+      // client before it has heard (same turn of the event loop).
+      first.close();
+      for (const socket of sockets) socket.destroy();
+      const second = await start(ownPort, 'second');
+      try {
+        expect(await (await guarded(`http://127.0.0.1:${ownPort}/`)).text()).toBe('second');
+      } finally {
+        second.close();
+        for (const socket of sockets) socket.destroy();
+      }
+      // Gone for good: the failure is the new connection's, not the closed one's.
+      const down = await guarded(`http://127.0.0.1:${ownPort}/`).catch((error: NodeJS.ErrnoException) => error);
+      expect(down).toMatchObject({ code: 'ECONNREFUSED' });
+    } finally {
+      guarded.close();
+    }
+  });
+
   it('refuses loopback unless allowed', async () => {
     const fetchStrict = createGuardedFetch(createOutboundPolicy({ allowedHosts: [], resolve }));
     await expect(fetchStrict(`http://127.0.0.1:${port}/echo`)).rejects.toMatchObject({ code: 'CONNECTOR_URL_NOT_ALLOWED' });
