@@ -1,7 +1,8 @@
-// The refreshed profile, kept per person as the JSON it is sent as (its UTF-8 bytes, ready to write): every open tab polls it, and reading
-// it from the database on each poll costs more than everything else the route does. A row cache
-// (platform/db/row-cache.ts) keeps it true: a change to the person or their memberships drops their
-// entry, a change to a twin or an assistant drops the profiles showing it, in every process.
+// The refreshed profile, kept per person as the JSON it is sent as (its UTF-8 bytes, ready to write):
+// every open tab polls it, and reading it from the database on each poll costs more than everything
+// else the route does. A row cache (platform/db/row-cache.ts) keeps it true: a change to the person or
+// their memberships drops their entry, a change to a twin or an assistant drops the profiles showing
+// it, in every process.
 import type { ChangeFeed } from '../../platform/db/change-feed.js';
 import { createRowCache } from '../../platform/db/row-cache.js';
 

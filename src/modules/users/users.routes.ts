@@ -10,8 +10,8 @@ import { profileSchema } from './profile.schemas.js';
 const refreshedSchema = z.object({ success: z.literal(true), profile: profileSchema });
 
 /** Already the schema's JSON, as bytes: Fastify writes them as they are (no serializer, no encoding). */
-function sendJson(reply: FastifyReply, json: Buffer): void {
-  reply.type('application/json; charset=utf-8').send(json);
+function sendJson(reply: FastifyReply, body: Buffer): void {
+  reply.type('application/json; charset=utf-8').send(body);
 }
 
 export function userRoutes(app: App, profiles: ProfileService, cache?: ProfileCache): void {
@@ -40,7 +40,7 @@ export function userRoutes(app: App, profiles: ProfileService, cache?: ProfileCa
             const { profile, ...dependencies } = await profiles.loadWithDependencies(actor.userId, { populateFavorites: true });
             return { body: Buffer.from(JSON.stringify(refreshedSchema.parse({ success: true, profile }))), ...dependencies };
           })
-          .then((json) => sendJson(reply, json));
+          .then((body) => sendJson(reply, body));
       }
       return profiles
         .load(actor.userId, { populateFavorites: true, twinId: actor.launchScope ? actor.launchScope.twinId : undefined })

@@ -54,7 +54,10 @@ export function createBatchedDestination(fd: number, { batchBytes = 65_536, flus
       if (most > batchBytes - used) {
         flushSync();
         // A line longer than a whole batch goes out on its own.
-        if (most > batchBytes) return writeAll(fd, Buffer.from(line)), true;
+        if (most > batchBytes) {
+          writeAll(fd, Buffer.from(line));
+          return true;
+        }
       }
       used += batch.write(line, used);
       return true;

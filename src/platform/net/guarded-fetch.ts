@@ -21,12 +21,8 @@ const MAX_REDIRECTS = 5;
 /** How many times a request goes again after meeting a closed kept-alive connection (one per idle connection kept). */
 const MAX_STALE_RETRIES = 5;
 
-/** A request that met a kept-alive connection the server had closed: it never reached the server. */
-class StaleConnectionError extends Error {
-  constructor(readonly failure: Error) {
-    super(failure.message);
-  }
-}
+/** Failures of requests that met a kept-alive connection the server had closed: they never reached it. */
+const staleConnectionFailures = new WeakSet<Error>();
 
 function pinnedLookup(target: CheckedTarget): LookupFunction {
   return ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
@@ -50,7 +46,7 @@ export function createGuardedFetch(policy: OutboundPolicy, options: { sensitiveH
       try {
         return await sendOnce(url, target, method, headers, body, signal);
       } catch (error) {
-        if (!(error instanceof StaleConnectionError) || attempt >= MAX_STALE_RETRIES) throw error instanceof StaleConnectionError ? error.failure : error;
+        if (!staleConnectionFailures.has(error as Error) || attempt >= MAX_STALE_RETRIES) throw error;
       }
     }
   }
@@ -84,7 +80,8 @@ export function createGuardedFetch(policy: OutboundPolicy, options: { sensitiveH
         },
       );
       request.on('error', (error: NodeJS.ErrnoException) => {
-        reject(request.reusedSocket && error.code === 'ECONNRESET' && !signal?.aborted ? new StaleConnectionError(error) : error);
+        if (request.reusedSocket && error.code === 'ECONNRESET' && !signal?.aborted) staleConnectionFailures.add(error);
+        reject(error);
       });
       request.end(body);
     });
