@@ -22,8 +22,9 @@ export function freePort(): Promise<number> {
 }
 
 /** Runs `node --import tsx <script> [...args]` with the environment given, and waits until it serves. */
+/** Starts `script` on a free port, or on env.PORT when given (a test that must know its URL before the start). */
 export async function startProcess(script: string, args: string[], env: Record<string, string>): Promise<ServiceProcess> {
-  const port = await freePort();
+  const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -15,7 +15,8 @@ import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
-import { startProcess, stopProcess, type ServiceProcess } from '../support/processes.js';
+import { startIdentityProvider, type TestIdentityProvider } from '../support/oidc-provider.js';
+import { freePort, startProcess, stopProcess, type ServiceProcess } from '../support/processes.js';
 import { until } from '../support/until.js';
 import { checkScreen, launchBrowser, type Browser, type Page } from './browser.js';
 
@@ -26,6 +27,7 @@ const PASSWORD = 'person password 123';
 
 let model: FakeModelServer;
 let mcp: TestMcpServer;
+let idp: TestIdentityProvider;
 let service: ServiceProcess;
 let database: TestDatabase | undefined;
 let dataDir: string;
@@ -84,7 +86,14 @@ beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
   model = await startFakeModelServer();
   mcp = await startMcpServer({ transport: 'streamable-http', credential: 'calendar-secret' });
+  // A sign-in provider registered for the service's own address, known before it starts.
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  idp = await startIdentityProvider([{ client_id: 'web', client_secret: 'web-secret', redirect_uris: [`${publicUrl}/api/auth/oauth/school/callback`] }]);
   const env: Record<string, string> = {
+    PORT: String(port),
+    PUBLIC_URL: publicUrl,
+    OIDC_PROVIDERS: JSON.stringify([{ id: 'school', name: 'School Login', issuer: idp.issuer, clientId: 'web', clientSecret: 'web-secret' }]),
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
     OPENAI_BASE_URL: model.url,
@@ -117,6 +126,7 @@ afterAll(async () => {
   await database?.close();
   await model?.close();
   await mcp?.close();
+  await idp?.close();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -582,6 +592,43 @@ describe('the web client in a browser', () => {
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.getByLabel('Your question').waitFor();
     await page.context().close();
+  }, JOURNEY_MS);
+
+  it("signs in with the deployment's sign-in provider, and then with its second factor", async () => {
+    idp.accounts.set('cleo-at-school', { email: 'cleo@example.test', given_name: 'Cleo', family_name: 'Lane' });
+    idp.signInAs('cleo-at-school');
+    const page = await newPage();
+    await page.goto('/signin');
+    const provider = page.getByRole('navigation', { name: 'Other ways to sign in' }).getByRole('link', { name: 'Continue with School Login' });
+    await provider.waitFor();
+    await checkScreen(page, 'sign-in-providers');
+    await provider.click();
+    // Out to the provider and back: the callback hands the session to /signin/oauth, which lands on the chat.
+    await page.getByLabel('Your question').waitFor();
+    expect(new URL(page.url()).pathname).toBe('/');
+    const cleo = await call<{ profile: Record<string, any> }>('/api/user/refresh/profile', await tokenOf(page), {});
+    expect(cleo.profile).toMatchObject({ email: 'cleo@example.test', fname: 'Cleo', lname: 'Lane' });
+    expect(await page.context().cookies()).not.toContainEqual(expect.objectContaining({ name: 'dt_oauth_handoff' }));
+    await page.context().close();
+
+    // With two-step verification on, the provider's sign-in asks for the mailed code.
+    await call(`/api/admin/user/${cleo.profile._id}`, adminToken, { mfaEnabled: true }, 'PUT');
+    const again = await newPage();
+    await again.goto('/signin');
+    await again.getByRole('link', { name: 'Continue with School Login' }).click();
+    await expect.poll(() => again.locator('#mfa-help').innerText(), POLL).toBe('We emailed a code to you.');
+    expect(new URL(again.url()).pathname).toBe('/signin/oauth');
+    await again.getByLabel('Code from the email we sent you').fill(await mailedCode('cleo@example.test', 1));
+    await again.getByRole('button', { name: 'Verify' }).click();
+    await again.getByLabel('Your question').waitFor();
+
+    // A page reload of /signin/oauth has nothing to collect: it says so, and offers the sign-in again.
+    const stale = await newPage();
+    await stale.goto('/signin/oauth');
+    await expect.poll(() => stale.getByRole('alert').innerText(), POLL).toContain('No sign-in to collect');
+    await stale.getByRole('link', { name: 'Continue with School Login' }).waitFor(POLL);
+    await again.context().close();
+    await stale.context().close();
   }, JOURNEY_MS);
 
   it('opens a launch session, and unlocks the rest with an emailed code (403 LAUNCH_SCOPE_STEP_UP)', async () => {

@@ -1,6 +1,6 @@
 // The client's routes. Signed-out pages, the forced password change, and the signed-in area (chat,
 // files, memory, settings; /admin is reserved for the console of a later release), and /launch, where a
-// launch token becomes a session restricted to its twin.
+// launch token becomes a session restricted to its twin; /signin/oauth collects a provider's sign-in.
 import { lazy, Suspense, useEffect } from 'react';
 import { Navigate, Outlet, Route, Routes, useLocation } from 'react-router';
 import { LiveProvider } from './chat/live';
@@ -53,6 +53,7 @@ export function AppRoutes() {
   return (
     <Routes>
       <Route path="/signin" element={<SignedOut><SignInPage /></SignedOut>} />
+      <Route path="/signin/oauth" element={<SignInPage handoff />} />
       <Route path="/forgot-password" element={<ForgotPasswordPage />} />
       <Route path="/reset-password" element={<ResetPasswordPage />} />
       <Route path="/launch" element={<LaunchPage />} />

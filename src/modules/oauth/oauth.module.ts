@@ -11,7 +11,7 @@ import { createSsoProviderService } from './sso-providers.service.js';
 export function registerOauth(app: App, deps: Omit<OAuthServiceDeps, 'log'> & { requestsPerMinute: number }): void {
   const log = (error: unknown, message: string) => app.log.warn({ err: error }, message);
   const { db, config, secrets } = deps;
-  oauthRoutes(app, createOAuthService({ ...deps, log }), { publicUrl: config.publicUrl, requestsPerMinute: deps.requestsPerMinute });
+  oauthRoutes(app, createOAuthService({ ...deps, log }), { publicUrl: config.publicUrl, requestsPerMinute: deps.requestsPerMinute, secrets });
   ssoProviderRoutes(app, createSsoProviderService({ db, secrets }));
   idpRevokeRoutes(app, createIdpRevokeService({ db, secrets, config, log }));
 }

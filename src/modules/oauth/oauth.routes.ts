@@ -4,15 +4,19 @@ import type { FastifyRequest } from 'fastify';
 import { failures, type App } from '../../platform/http/schemas.js';
 import { clientInfo } from '../auth/auth.routes.js';
 import { mfaRequiredSchema, signedInSchema } from '../auth/auth.schemas.js';
+import type { SecretBox } from '../../platform/crypto/secrets.js';
+import { answerOf, checkOrigin, HANDOFF_COOKIE, HANDOFF_PAGE, HANDOFF_TTL_MS, isPageLoad, openOutcome, outcomeOf, sealOutcome } from './oauth.handoff.js';
 import { BINDING_COOKIE, STATE_TTL_MS, type OAuthService } from './oauth.service.js';
 
 const providerParams = z.object({ provider: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'is not a provider id') });
 
-export function oauthRoutes(app: App, oauth: OAuthService, options: { publicUrl: string; requestsPerMinute: number }): void {
+export function oauthRoutes(app: App, oauth: OAuthService, options: { publicUrl: string; requestsPerMinute: number; secrets: SecretBox }): void {
   const rateLimit = { max: options.requestsPerMinute, timeWindow: 60_000 };
   const secure = options.publicUrl.startsWith('https:') ? '; Secure' : '';
-  const cookie = (value: string, maxAgeSeconds: number) =>
-    `${BINDING_COOKIE}=${value}; Path=/api/auth/oauth; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
+  const cookieOf = (name: string) => (value: string, maxAgeSeconds: number) =>
+    `${name}=${value}; Path=/api/auth/oauth; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
+  const cookie = cookieOf(BINDING_COOKIE);
+  const handoffCookie = cookieOf(HANDOFF_COOKIE);
 
   app.get(
     '/api/auth/oauth/providers',
@@ -68,7 +72,10 @@ export function oauthRoutes(app: App, oauth: OAuthService, options: { publicUrl:
           '16). The person is found by the provider\'s issuer and subject; a new subject whose email already has an ' +
           'account answers 409 ACCOUNT_EXISTS (never joined by email alone). A missing, used, expired or foreign ' +
           'state (or a missing browser cookie) answers 400 OAUTH_STATE_INVALID; a code the provider does not ' +
-          'confirm answers 401 OAUTH_FAILED.',
+          'confirm answers 401 OAUTH_FAILED. Loaded as a page (the provider\'s redirect in a browser: ' +
+          'Sec-Fetch-Mode navigate, or an Accept naming text/html), it answers 303 to the web client\'s ' +
+          `${HANDOFF_PAGE} instead, with the outcome (session, second-factor challenge or failure) sealed in an ` +
+          `HttpOnly cookie ${HANDOFF_COOKIE} for ${HANDOFF_TTL_MS / 1000} s, collected by POST /api/auth/oauth/handoff.`,
         security: [],
         params: providerParams,
         // The provider's answer (RFC 6749 4.1.2, RFC 9207's iss); any other parameter it adds is passed on as sent.
@@ -81,12 +88,49 @@ export function oauthRoutes(app: App, oauth: OAuthService, options: { publicUrl:
             error_description: z.string().optional(),
           })
           .catchall(z.string()),
-        response: { 200: z.union([signedInSchema, mfaRequiredSchema]), ...failures(400, 401, 403, 404, 409, 502) },
+        response: {
+          200: z.union([signedInSchema, mfaRequiredSchema]),
+          303: z.null().describe(`loaded as a page: on to ${HANDOFF_PAGE}`),
+          ...failures(400, 401, 403, 404, 409, 502),
+        },
       },
     },
     async (request, reply) => {
-      reply.header('set-cookie', cookie('', 0));
-      return oauth.callback(request.params.provider, request.query, readCookie(request, BINDING_COOKIE), clientInfo(request));
+      const signIn = oauth.callback(request.params.provider, request.query, readCookie(request, BINDING_COOKIE), clientInfo(request));
+      if (!isPageLoad(request)) {
+        reply.header('set-cookie', cookie('', 0));
+        return signIn;
+      }
+      const sealed = sealOutcome(options.secrets, await outcomeOf(signIn));
+      reply.header('set-cookie', [cookie('', 0), handoffCookie(sealed, HANDOFF_TTL_MS / 1000)]);
+      return reply.redirect(HANDOFF_PAGE, 303);
+    },
+  );
+
+  app.post(
+    '/api/auth/oauth/handoff',
+    {
+      config: { auth: 'none', rateLimit },
+      schema: {
+        tags: ['auth'],
+        summary: "Collect a browser's provider sign-in (the web client's /signin/oauth)",
+        description:
+          `Reads and clears the ${HANDOFF_COOKIE} cookie the callback set when loaded as a page. Answers {success, token} ` +
+          '(the profile: POST /api/user/refresh/profile), or the second-factor challenge as POST /api/auth/signin does, ' +
+          'or the failure the callback met, with its status and code. Collected already, expired, altered or missing: ' +
+          '400 OAUTH_HANDOFF_INVALID. A request whose Origin is not the service\'s own: 403 OAUTH_HANDOFF_ORIGIN.',
+        security: [],
+        body: z.object({}).nullish(),
+        response: {
+          200: z.union([z.object({ success: z.literal(true), token: z.string() }), mfaRequiredSchema]),
+          ...failures(400, 401, 403, 404, 409, 502),
+        },
+      },
+    },
+    async (request, reply) => {
+      checkOrigin(request, options.publicUrl);
+      reply.header('set-cookie', handoffCookie('', 0));
+      return answerOf(openOutcome(options.secrets, readCookie(request, HANDOFF_COOKIE)));
     },
   );
 }

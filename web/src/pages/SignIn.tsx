@@ -1,9 +1,12 @@
-// Sign in: email and password, then the second factor when the account has one (authenticator code,
-// emailed code, or a backup code; "email me a code" switches this sign-in to an emailed code).
-import { useState, type FormEvent } from 'react';
+// Sign in: email and password, or one of the deployment's sign-in providers, then the second factor when
+// the account has one (authenticator code, emailed code, or a backup code; "email me a code" switches this
+// sign-in to an emailed code). At /signin/oauth (`handoff`) the page collects the sign-in a provider's
+// callback handed over (POST /api/auth/oauth/handoff): a session, a second-factor challenge or a failure.
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { ApiError } from '../api/api-error';
-import { api, unwrap } from '../api/client';
+import { api, tokenStore, unwrap } from '../api/client';
 import type { MfaChallenge } from '../api/types';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useSession } from '../session';
@@ -16,7 +19,24 @@ const METHOD_LABEL: Record<Method, string> = {
   backup: 'One of your backup codes',
 };
 
-export function SignInPage() {
+/** The deployment's sign-in providers, as links that start signing in with each (a page load, not a fetch). */
+function ProviderLinks() {
+  const providers = useQuery({ queryKey: ['oauth-providers'], queryFn: () => unwrap(api.GET('/api/auth/oauth/providers', {})) });
+  const list = providers.data?.providers ?? [];
+  if (list.length === 0) return null;
+  return (
+    <nav className="auth-providers" aria-label="Other ways to sign in">
+      <p className="auth-divider">or</p>
+      {list.map((provider) => (
+        <a key={provider.id} className="button button-secondary" href={`/api/auth/oauth/${encodeURIComponent(provider.id)}`}>
+          Continue with {provider.name}
+        </a>
+      ))}
+    </nav>
+  );
+}
+
+export function SignInPage({ handoff = false }: { handoff?: boolean }) {
   const session = useSession();
   const navigate = useNavigate();
   const [email, setEmail] = useState('');
@@ -29,11 +49,42 @@ export function SignInPage() {
   /** Whether a code was mailed for this sign-in (choosing "Emailed code" mails one when none was). */
   const [mailed, setMailed] = useState(false);
   const [busy, setBusy] = useState(false);
+  /** Collecting a provider's sign-in on arrival at /signin/oauth. */
+  const [arriving, setArriving] = useState(handoff);
+  /** The handoff is collected once (its cookie is cleared when read), even where effects run twice. */
+  const collecting = useRef(false);
 
   const finish = (token: string, profile: Parameters<typeof session.signedIn>[1]) => {
     session.signedIn(token, profile);
     navigate(profile.mustChangePassword ? '/change-password' : '/', { replace: true });
   };
+
+  useEffect(() => {
+    if (!handoff || collecting.current) return;
+    collecting.current = true;
+    (async () => {
+      try {
+        const answer = await unwrap(api.POST('/api/auth/oauth/handoff', { body: {} }));
+        if ('mfaRequired' in answer) {
+          setChallenge(answer);
+          setMethod(answer.mfaMethod);
+          setMailed(answer.mfaMethod === 'email');
+          setInfo(answer.mfaMethod === 'email' ? 'We emailed a code to you.' : null);
+          return;
+        }
+        // The profile comes with the session's own token, as on a reload.
+        tokenStore.set(answer.token);
+        const refreshed = await unwrap(api.POST('/api/user/refresh/profile', { body: {} }));
+        finish(answer.token, refreshed.profile);
+      } catch (caught) {
+        tokenStore.clear();
+        setError(caught);
+      } finally {
+        setArriving(false);
+      }
+    })();
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- once, on arrival
+  }, [handoff]);
 
   const submitPassword = async (event: FormEvent) => {
     event.preventDefault();
@@ -85,7 +136,8 @@ export function SignInPage() {
       const answer = await unwrap(api.POST('/api/auth/mfa-resend', { body: { mfaToken: challenge.mfaToken } }));
       setMethod('email');
       setCode('');
-      setInfo(mailed ? `${answer.message ?? `We emailed a new code to ${email}`}. Earlier codes no longer work.` : `We emailed a code to ${email}.`);
+      const to = email ? ` to ${email}` : ' to you';
+      setInfo(mailed ? `${answer.message ?? `We emailed a new code${to}`}. Earlier codes no longer work.` : `We emailed a code${to}.`);
       setMailed(true);
     } catch (caught) {
       setError(caught);
@@ -102,23 +154,28 @@ export function SignInPage() {
     <main className="auth-page" id="main">
       <div className="auth-card">
         <h1>Sign in</h1>
-        {!challenge ? (
-          <form onSubmit={submitPassword}>
-            <label>
-              Email
-              <input type="email" autoComplete="username" value={email} onChange={(event) => setEmail(event.target.value)} required autoFocus />
-            </label>
-            <label>
-              Password
-              <input type="password" autoComplete="current-password" value={password} onChange={(event) => setPassword(event.target.value)} required />
-            </label>
-            <button type="submit" disabled={busy}>
-              {busy ? 'Signing in…' : 'Sign in'}
-            </button>
-            <p className="auth-links">
-              <Link to="/forgot-password">Forgot your password?</Link>
-            </p>
-          </form>
+        {arriving ? (
+          <p role="status">Finishing signing in…</p>
+        ) : !challenge ? (
+          <>
+            <form onSubmit={submitPassword}>
+              <label>
+                Email
+                <input type="email" autoComplete="username" value={email} onChange={(event) => setEmail(event.target.value)} required autoFocus />
+              </label>
+              <label>
+                Password
+                <input type="password" autoComplete="current-password" value={password} onChange={(event) => setPassword(event.target.value)} required />
+              </label>
+              <button type="submit" disabled={busy}>
+                {busy ? 'Signing in…' : 'Sign in'}
+              </button>
+              <p className="auth-links">
+                <Link to="/forgot-password">Forgot your password?</Link>
+              </p>
+            </form>
+            <ProviderLinks />
+          </>
         ) : (
           <form onSubmit={submitCode} aria-describedby="mfa-help">
             <h2>Two-step verification</h2>
