@@ -160,7 +160,7 @@ describe('a file sent to another route', () => {
     for (const url of ['/api/user/memory', '/api/user/files/collections']) {
       const response = await t.app.inject({ method: 'POST', url, headers: { ...body.headers, 'x-access-token': token }, payload: body.payload });
       expect(response.statusCode).toBe(415);
-      expect(response.json()).toMatchObject({ success: false, message: 'Unsupported content type' });
+      expect(response.json()).toEqual({ success: false, message: 'Unsupported content type', code: 'UNSUPPORTED_MEDIA_TYPE' });
     }
     expect(storedFiles().length).toBe(before);
   });

@@ -51,7 +51,8 @@ export function registerErrorHandler(app: FastifyInstance): void {
     const status = (error as FastifyError).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {
       // Fastify's own client errors: malformed JSON, body too large, bad content type, poisoned keys.
-      return reply.status(status).send(failure(clientMessage(error as FastifyError), (error as FastifyError).code));
+      const { message, code } = clientFailure(error as FastifyError);
+      return reply.status(status).send(failure(message, code));
     }
     request.log.error({ err: error, reqId: request.id }, 'request failed');
     return reply.status(500).send(failure('Something went wrong'));
@@ -80,15 +81,20 @@ function fieldName(context: string, instancePath: string): string {
   return path ? `${context}.${path}` : context;
 }
 
-function clientMessage(error: FastifyError): string {
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return 'Request body is too large';
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return 'Unsupported content type';
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return 'Body cannot be empty when content-type is application/json';
-    default:
-      return error.message;
-  }
+/** Fastify's client errors in our words and codes (its own codes name the framework, not the problem). */
+const CLIENT_ERRORS: Record<string, { message: string; code: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { message: 'Request body is too large', code: 'BODY_TOO_LARGE' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { message: 'Unsupported content type', code: 'UNSUPPORTED_MEDIA_TYPE' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { message: 'Body cannot be empty when content-type is application/json', code: 'EMPTY_JSON_BODY' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { message: 'The Content-Length does not match the body', code: 'INVALID_CONTENT_LENGTH' },
+  FST_ERR_CTP_INVALID_TYPE: { message: 'The content type is not valid', code: 'UNSUPPORTED_MEDIA_TYPE' },
+};
+
+/** A client error of Fastify's (or a plugin's) as the failure body says it: known ones renamed, the rest INVALID_REQUEST. */
+function clientFailure(error: FastifyError): { message: string; code: string } {
+  const known = error.code ? CLIENT_ERRORS[error.code] : undefined;
+  if (known) return known;
+  // Our own codes (parsers and plugins set them: INVALID_JSON, INVALID_MULTIPART) stay as they are.
+  if (error.code && !error.code.startsWith('FST_')) return { message: error.message, code: error.code };
+  return { message: error.message, code: 'INVALID_REQUEST' };
 }

@@ -99,7 +99,7 @@ describe('failure bodies', () => {
     expect(response.body).not.toContain('secret detail');
   });
 
-  it('refuses malformed JSON with 400 and an oversized body with 413', async () => {
+  it('refuses malformed JSON with 400, an oversized body with 413 and an unknown content type with 415, in our own codes', async () => {
     const bad = await t.app.inject({
       method: 'POST',
       url: '/api/test-only/echo/aaaaaaaaaaaaaaaaaaaaaaaa',
@@ -110,7 +110,10 @@ describe('failure bodies', () => {
     expect(bad.json()).toMatchObject({ success: false, code: 'INVALID_JSON' });
     const big = await echo({ name: 'x'.repeat(4096) });
     expect(big.statusCode).toBe(413);
-    expect(big.json()).toMatchObject({ success: false, message: 'Request body is too large' });
+    expect(big.json()).toEqual({ success: false, message: 'Request body is too large', code: 'BODY_TOO_LARGE' });
+    const text = await t.app.inject({ method: 'POST', url: '/api/test-only/echo/aaaaaaaaaaaaaaaaaaaaaaaa', headers: { 'content-type': 'text/csv' }, payload: 'a,b' });
+    expect(text.statusCode).toBe(415);
+    expect(text.json()).toEqual({ success: false, message: 'Unsupported content type', code: 'UNSUPPORTED_MEDIA_TYPE' });
   });
 
   it('leaves nothing half-applied: a refused request never reaches the handler', async () => {
