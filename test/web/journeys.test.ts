@@ -631,6 +631,38 @@ describe('the web client in a browser', () => {
     await stale.context().close();
   }, JOURNEY_MS);
 
+  it("signs in with a twin's own provider from /signin?twin=<publicId>, in a session limited to that twin", async () => {
+    // The twin's provider is made first (its id is in the redirect address), then pointed at a provider that knows it.
+    const created = await call<{ data: { _id: string } }>('/api/admin/sso-provider', adminToken, { name: 'Twin Login', issuer: 'http://127.0.0.1:9', clientId: 'twin-web' });
+    const twinIdp = await startIdentityProvider([
+      { client_id: 'twin-web', client_secret: 'twin-secret', redirect_uris: [`${service.url}/api/auth/oauth/${created.data._id}/callback`] },
+    ]);
+    try {
+      await call(`/api/admin/sso-provider/${created.data._id}`, adminToken, { issuer: twinIdp.issuer, clientSecret: 'twin-secret' }, 'PUT');
+      twinIdp.accounts.set('dev-at-twin', { email: 'dev@example.test', given_name: 'Dev', family_name: 'Rao' });
+      twinIdp.signInAs('dev-at-twin');
+      const admin = await call<{ profile: { institution: { publicId: string } } }>('/api/user/refresh/profile', adminToken, {});
+      const page = await newPage();
+      // Without the twin, only the deployment's providers are offered.
+      await page.goto('/signin');
+      await page.getByRole('link', { name: 'Continue with School Login' }).waitFor(POLL);
+      expect(await page.getByRole('link', { name: 'Continue with Twin Login' }).count()).toBe(0);
+      await page.goto(`/signin?twin=${admin.profile.institution.publicId}`);
+      await page.getByRole('link', { name: 'Continue with Twin Login' }).click();
+      await page.getByLabel('Your question').waitFor();
+      const dev = await call<{ profile: Record<string, any> }>('/api/user/refresh/profile', await tokenOf(page), {});
+      expect(dev.profile).toMatchObject({ email: 'dev@example.test', fname: 'Dev' });
+      expect(dev.profile.institution._id).toBe(defaultTwinId);
+      // Limited to the twin: the authenticator set-up asks to confirm it is them first.
+      await page.getByRole('link', { name: 'Settings' }).click();
+      await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Confirm it is you' }).waitFor(POLL);
+      await page.context().close();
+    } finally {
+      await twinIdp.close();
+    }
+  }, JOURNEY_MS);
+
   it('opens a launch session, and unlocks the rest with an emailed code (403 LAUNCH_SCOPE_STEP_UP)', async () => {
     const launch = await call<{ token: string }>('/api/auth/sdk-sign', adminToken, { email: 'kim@example.test', fname: 'Kim' });
     const page = await newPage();

@@ -1,10 +1,10 @@
 // Sign in: email and password, or one of the deployment's sign-in providers, then the second factor when
 // the account has one (authenticator code, emailed code, or a backup code; "email me a code" switches this
-// sign-in to an emailed code). At /signin/oauth (`handoff`) the page collects the sign-in a provider's
+// sign-in to an emailed code); /signin?twin=<publicId> lists that twin's own providers too. At /signin/oauth (`handoff`) the page collects the sign-in a provider's
 // callback handed over (POST /api/auth/oauth/handoff): a session, a second-factor challenge or a failure.
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { Link, useLocation, useNavigate } from 'react-router';
 import { ApiError } from '../api/api-error';
 import { api, tokenStore, unwrap } from '../api/client';
 import type { MfaChallenge } from '../api/types';
@@ -19,9 +19,17 @@ const METHOD_LABEL: Record<Method, string> = {
   backup: 'One of your backup codes',
 };
 
-/** The deployment's sign-in providers, as links that start signing in with each (a page load, not a fetch). */
+/**
+ * The deployment's sign-in providers, and with `?twin=<publicId>` that twin's own too (they open a
+ * session limited to the twin), as links that start signing in with each (a page load, not a fetch).
+ */
 function ProviderLinks() {
-  const providers = useQuery({ queryKey: ['oauth-providers'], queryFn: () => unwrap(api.GET('/api/auth/oauth/providers', {})) });
+  const publicId = new URLSearchParams(useLocation().search).get('twin') ?? undefined;
+  const providers = useQuery({
+    queryKey: ['oauth-providers', publicId],
+    queryFn: () => unwrap(api.GET('/api/auth/oauth/providers', { params: { query: publicId ? { publicId } : {} } })),
+    retry: false,
+  });
   const list = providers.data?.providers ?? [];
   if (list.length === 0) return null;
   return (
