@@ -1,14 +1,15 @@
 // Sign in: email and password, or one of the deployment's sign-in providers, then the second factor when
 // the account has one (authenticator code, emailed code, or a backup code; "email me a code" switches this
-// sign-in to an emailed code); /signin?twin=<publicId> lists that twin's own providers too. At /signin/oauth (`handoff`) the page collects the sign-in a provider's
-// callback handed over (POST /api/auth/oauth/handoff): a session, a second-factor challenge or a failure.
-import { useQuery } from '@tanstack/react-query';
+// sign-in to an emailed code); /signin?twin=<publicId> lists that twin's own providers too. At
+// /signin/oauth (`handoff`) the page collects the sign-in a provider's callback handed over (POST
+// /api/auth/oauth/handoff): a session, a second-factor challenge or a failure.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { Link, useLocation, useNavigate } from 'react-router';
+import { Link, useNavigate } from 'react-router';
 import { ApiError } from '../api/api-error';
 import { api, tokenStore, unwrap } from '../api/client';
 import type { MfaChallenge } from '../api/types';
 import { ErrorNotice } from '../components/ErrorNotice';
+import { ProviderLinks } from '../components/ProviderLinks';
 import { useSession } from '../session';
 
 type Method = 'totp' | 'email' | 'backup';
@@ -18,31 +19,6 @@ const METHOD_LABEL: Record<Method, string> = {
   email: 'Code from the email we sent you',
   backup: 'One of your backup codes',
 };
-
-/**
- * The deployment's sign-in providers, and with `?twin=<publicId>` that twin's own too (they open a
- * session limited to the twin), as links that start signing in with each (a page load, not a fetch).
- */
-function ProviderLinks() {
-  const publicId = new URLSearchParams(useLocation().search).get('twin') ?? undefined;
-  const providers = useQuery({
-    queryKey: ['oauth-providers', publicId],
-    queryFn: () => unwrap(api.GET('/api/auth/oauth/providers', { params: { query: publicId ? { publicId } : {} } })),
-    retry: false,
-  });
-  const list = providers.data?.providers ?? [];
-  if (list.length === 0) return null;
-  return (
-    <nav className="auth-providers" aria-label="Other ways to sign in">
-      <p className="auth-divider">or</p>
-      {list.map((provider) => (
-        <a key={provider.id} className="button button-secondary" href={`/api/auth/oauth/${encodeURIComponent(provider.id)}`}>
-          Continue with {provider.name}
-        </a>
-      ))}
-    </nav>
-  );
-}
 
 export function SignInPage({ handoff = false }: { handoff?: boolean }) {
   const session = useSession();
@@ -91,7 +67,7 @@ export function SignInPage({ handoff = false }: { handoff?: boolean }) {
         setArriving(false);
       }
     })();
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- once, on arrival
+    // Once, on arrival: `finish` and the setters are not reasons to collect again.
   }, [handoff]);
 
   const submitPassword = async (event: FormEvent) => {
