@@ -1,6 +1,6 @@
 // The provider's callback loaded as a page (a browser coming back from the provider): the outcome goes to
-// the web client's /signin/oauth through a sealed, short-lived cookie, collected once by POST
-// /api/auth/oauth/handoff. Against a real OpenID Connect provider (oidc-provider) on loopback.
+// the web client's /signin/oauth through a sealed, short-lived cookie, collected by POST
+// /api/auth/oauth/handoff (which clears it). Against a real OpenID Connect provider (oidc-provider) on loopback.
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';

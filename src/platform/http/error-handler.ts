@@ -87,7 +87,6 @@ const CLIENT_ERRORS: Record<string, { message: string; code: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { message: 'Unsupported content type', code: 'UNSUPPORTED_MEDIA_TYPE' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { message: 'Body cannot be empty when content-type is application/json', code: 'EMPTY_JSON_BODY' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { message: 'The Content-Length does not match the body', code: 'INVALID_CONTENT_LENGTH' },
-  FST_ERR_CTP_INVALID_TYPE: { message: 'The content type is not valid', code: 'UNSUPPORTED_MEDIA_TYPE' },
 };
 
 /** A client error of Fastify's (or a plugin's) as the failure body says it: known ones renamed, the rest INVALID_REQUEST. */
