@@ -3,10 +3,10 @@
 // statements kept.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PGlite } from '@electric-sql/pglite';
-import { withKeptStatements } from './pglite-statements.js';
+import { withKeptStatements, type KeptClient } from './pglite-statements.js';
 
 let raw: PGlite;
-let kept: PGlite;
+let kept: KeptClient;
 const pad = `/* ${'x'.repeat(200)} */`; // long enough to be kept
 
 beforeAll(async () => {
@@ -103,5 +103,58 @@ describe('withKeptStatements', () => {
     await transaction;
     expect(inside).toBe(false);
     expect((await during).rows).toEqual([{ n: 1 }]);
+  });
+});
+
+describe('queryGroup', () => {
+  const insert = `${pad} insert into things (id, at, note) values ($1, now(), $2) returning id, note, pg_current_xact_id()::text as xact`;
+  const select = `${pad} select id, at, amount from things where id = $1`;
+  beforeAll(async () => {
+    await kept.query(insert, [200, 'a']);
+    await kept.query(insert, [201, 'b']);
+    await kept.query(select, [200]);
+    await kept.query(select, [200]);
+  });
+
+  it("answers each statement of a group as it would answer alone, with each one's own row mode and parsers, in one transaction", async () => {
+    const answers = await kept.queryGroup([
+      { text: insert, params: [210, 'ten'] },
+      { text: select, params: [210], options: { rowMode: 'array' } },
+      { text: insert, params: [211, 'eleven'] },
+      { text: select, params: [211], options: { parsers: { 1184: (value: string) => value } } },
+    ]);
+    expect(answers.map((answer) => answer.ok)).toEqual([true, true, true, true]);
+    const [first, second, third, fourth] = answers.map((answer) => (answer.ok ? answer.result : undefined));
+    expect(first!.rows).toEqual([{ id: 210, note: 'ten', xact: expect.any(String) }]);
+    expect(first!.affectedRows).toBe(1);
+    expect(second!.rows).toEqual([[210, expect.any(Date), null]]); // sees the insert before it
+    expect(typeof (fourth!.rows[0] as { at: unknown }).at).toBe('string');
+    // One commit for all: the two inserts share a transaction.
+    expect((third!.rows[0] as { xact: string }).xact).toBe((first!.rows[0] as { xact: string }).xact);
+  });
+
+  it("answers a failing statement's error and every other statement's result, each applied once", async () => {
+    const answers = await kept.queryGroup([
+      { text: insert, params: [220, 'first'] },
+      { text: insert, params: [220, 'duplicate'] },
+      { text: insert, params: [221, 'after'] },
+    ]);
+    expect(answers[0]).toMatchObject({ ok: true });
+    expect(answers[1]).toMatchObject({ ok: false, error: { code: '23505' } });
+    expect(answers[2]).toMatchObject({ ok: true });
+    const rows = await raw.query<{ id: number; note: string }>('select id, note from things where id in (220, 221) order by id');
+    expect(rows.rows).toEqual([
+      { id: 220, note: 'first' },
+      { id: 221, note: 'after' },
+    ]);
+  });
+
+  it('runs statements not yet kept one by one, as query does', async () => {
+    const fresh = `${pad} select $1::int + 1 as n /* not kept yet */`;
+    const answers = await kept.queryGroup([
+      { text: fresh, params: [1] },
+      { text: fresh, params: [2] },
+    ]);
+    expect(answers.map((answer) => (answer.ok ? answer.result.rows : answer.error))).toEqual([[{ n: 2 }], [{ n: 3 }]]);
   });
 });

@@ -5,7 +5,8 @@
 // once as a named statement on PGlite's one connection (which keeps it), its parameter types read once,
 // and from then on only bound and executed. It speaks the extended protocol the way PGlite's own `query`
 // does (the same locks, serializers, result parsing and error shape); only the `query` drizzle calls
-// outside transactions goes through here, everything else is PGlite's own.
+// outside transactions goes through here, everything else is PGlite's own. Kept statements that wait
+// together run as a group (queryGroup): one message and one commit for all (docs/decisions.md).
 import { parse as results, protocol, type PGlite, type QueryOptions, type Results } from '@electric-sql/pglite';
 
 /** Statements shorter than this gain little from a kept plan (parsing them is cheap). */
@@ -15,6 +16,8 @@ const MAX_STATEMENTS = 1_000;
 
 /** The parsers PGlite's result parsing takes: by type id. */
 type ParserMap = Parameters<typeof results.parseResults>[1];
+/** The backend messages PGlite's protocol parser gives. */
+type BackendMessage = Parameters<typeof results.parseResults>[0][number];
 
 interface Kept {
   name: string;
@@ -36,7 +39,23 @@ interface PGliteLocks {
   isInTransaction(): boolean;
 }
 
-export function withKeptStatements(client: PGlite): PGlite {
+/** A statement of a group: as `query` takes it. */
+export interface GroupStatement {
+  text: string;
+  params: unknown[];
+  options?: QueryOptions;
+}
+
+/** One statement's answer in a group: its result, or the error it would have thrown alone. */
+export type GroupAnswer = { ok: true; result: Results<unknown> } | { ok: false; error: unknown };
+
+/** PGlite with kept statements, and the group runner of kept ones. */
+export type KeptClient = PGlite & {
+  queryGroup(statements: GroupStatement[]): Promise<GroupAnswer[]>;
+  isKept(text: string): boolean;
+};
+
+export function withKeptStatements(client: PGlite): KeptClient {
   const locks = client as unknown as PGliteLocks;
   const entries = new Map<string, Entry>();
   let named = 0;
@@ -63,32 +82,102 @@ export function withKeptStatements(client: PGlite): PGlite {
     }
   }
 
-  async function runKept(entry: Entry, text: string, params: unknown[], options?: QueryOptions): Promise<Results<unknown>> {
+  /** The values of a kept statement's parameters, as PGlite's own query serializes them. */
+  function valuesOf(kept: Kept, params: unknown[], options?: QueryOptions): Array<string | null> {
+    return params.map((value, index) => {
+      if (value === null || value === undefined) return null;
+      const serialize = options?.serializers?.[kept.paramTypes[index]] ?? client.serializers[kept.paramTypes[index]];
+      return serialize ? (serialize(value) as string) : String(value);
+    });
+  }
+
+  /** Bind, describe and execute of a kept statement: one statement's part of a message. */
+  function executeParts(kept: Kept, params: unknown[], options?: QueryOptions): Uint8Array[] {
+    return [
+      protocol.serialize.bind({ statement: kept.name, values: valuesOf(kept, params, options) }),
+      protocol.serialize.describe({ type: 'P' }),
+      protocol.serialize.execute({}),
+    ];
+  }
+
+  /** A statement's answer from its messages, with its own parsers over PGlite's. */
+  function resultOf(messages: BackendMessage[], options?: QueryOptions): Results<unknown> {
+    // A query's own parsers, merged into PGlite's once (its parsing would copy its ~320 parsers per query).
+    const parsers = options?.parsers ? mergedParsers(options.parsers as ParserMap) : (client.parsers as ParserMap);
+    return results.parseResults(messages, parsers, options?.parsers ? { ...options, parsers: undefined } : options)[0] as Results<unknown>;
+  }
+
+  /** Runs one kept statement; inside the query lock. */
+  async function execKept(entry: Entry, text: string, params: unknown[], options?: QueryOptions): Promise<Results<unknown>> {
+    entry.kept ??= await keep(text);
+    // Bind, describe, execute and sync in one message: one pass through PGlite's backend instead of
+    // four (an error in any of them still ends at the sync, which leaves the connection ready).
+    const messages = await send(concatMessages([...executeParts(entry.kept, params, options), protocol.serialize.sync()]));
+    if (!locks.isInTransaction()) await client.syncToFs();
+    return resultOf(messages, options);
+  }
+
+  const exclusive = async <T>(fn: () => Promise<T>): Promise<T> => {
     await locks._checkReady();
-    return locks._runExclusiveTransaction(() =>
-      locks._runExclusiveQuery(async () => {
-        entry.kept ??= await keep(text);
-        const { name, paramTypes } = entry.kept;
-        const values = params.map((value, index) => {
-          if (value === null || value === undefined) return null;
-          const serialize = options?.serializers?.[paramTypes[index]] ?? client.serializers[paramTypes[index]];
-          return serialize ? serialize(value) : String(value);
-        });
-        // Bind, describe, execute and sync in one message: one pass through PGlite's backend instead of
-        // four (an error in any of them still ends at the sync, which leaves the connection ready).
-        const messages = await send(
-          concatMessages([
-            protocol.serialize.bind({ statement: name, values }),
-            protocol.serialize.describe({ type: 'P' }),
-            protocol.serialize.execute({}),
-            protocol.serialize.sync(),
-          ]),
-        );
-        if (!locks.isInTransaction()) await client.syncToFs();
-        // A query's own parsers, merged into PGlite's once (its parsing would copy its ~320 parsers per query).
-        const parsers = options?.parsers ? mergedParsers(options.parsers as ParserMap) : (client.parsers as ParserMap);
-        return results.parseResults(messages, parsers, options?.parsers ? { ...options, parsers: undefined } : options)[0] as Results<unknown>;
-      }),
+    return locks._runExclusiveTransaction(() => locks._runExclusiveQuery(fn));
+  };
+
+  const runKept = (entry: Entry, text: string, params: unknown[], options?: QueryOptions) =>
+    exclusive(() => execKept(entry, text, params, options));
+
+  /**
+   * Statements already kept, run together: their binds and executes in one message with one sync, so
+   * PostgreSQL runs them as one implicit transaction with one commit and PGlite's backend is entered
+   * once. If any of them fails the whole group is rolled back, and each is run again on its own, so each
+   * answers exactly what it would have answered alone.
+   */
+  async function queryGroup(statements: GroupStatement[]): Promise<GroupAnswer[]> {
+    const keptEntries = statements.map((statement) => entries.get(statement.text));
+    if (statements.length < 2 || keptEntries.some((entry) => !entry?.kept)) return alone(statements);
+    return exclusive(async () => {
+      let messages: BackendMessage[];
+      try {
+        const parts = statements.flatMap((statement, index) => executeParts(keptEntries[index]!.kept!, statement.params, statement.options));
+        messages = await send(concatMessages([...parts, protocol.serialize.sync()]));
+      } catch {
+        return eachAlone(statements, keptEntries as Entry[]);
+      }
+      if (!locks.isInTransaction()) await client.syncToFs();
+      const answers: GroupAnswer[] = [];
+      let start = 0;
+      messages.forEach((message, index) => {
+        if (message.name !== 'commandComplete') return;
+        const statement = statements[answers.length];
+        answers.push({ ok: true, result: resultOf(messages.slice(start, index + 1), statement?.options) });
+        start = index + 1;
+      });
+      if (answers.length !== statements.length) throw new Error(`a group of ${statements.length} statements answered ${answers.length} results`);
+      return answers;
+    });
+  }
+
+  /** Each statement of a failed group on its own, in order, still inside the lock. */
+  async function eachAlone(statements: GroupStatement[], kept: Entry[]): Promise<GroupAnswer[]> {
+    const answers: GroupAnswer[] = [];
+    for (const [index, statement] of statements.entries()) {
+      try {
+        answers.push({ ok: true, result: await execKept(kept[index]!, statement.text, statement.params, statement.options) });
+      } catch (error) {
+        answers.push({ ok: false, error });
+      }
+    }
+    return answers;
+  }
+
+  /** Statements that cannot run as a group, one after another through `query`. */
+  async function alone(statements: GroupStatement[]): Promise<GroupAnswer[]> {
+    return Promise.all(
+      statements.map((statement) =>
+        query(statement.text, statement.params, statement.options).then(
+          (result): GroupAnswer => ({ ok: true, result }),
+          (error: unknown): GroupAnswer => ({ ok: false, error }),
+        ),
+      ),
     );
   }
 
@@ -110,15 +199,20 @@ export function withKeptStatements(client: PGlite): PGlite {
     }
   }) as PGlite['query'];
 
+  /** Whether a statement is kept: it can run in a group. */
+  const isKept = (text: string) => entries.get(text)?.kept !== undefined;
+
   return new Proxy(client, {
     get(target, property, receiver) {
       if (property === 'query') return query;
+      if (property === 'queryGroup') return queryGroup;
+      if (property === 'isKept') return isKept;
       // New array types change PGlite's parsers: merge afresh after.
       if (property === 'refreshArrayTypes') return () => target.refreshArrayTypes().finally(() => (merged = new WeakMap()));
       const value = Reflect.get(target, property, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
-  });
+  }) as KeptClient;
 }
 
 function concatMessages(parts: Uint8Array[]): Uint8Array {

@@ -89,6 +89,21 @@ describe('the embedded database thread', () => {
     expect(heard).toEqual(['first']);
   });
 
+  it('commits kept statements that arrive together as groups, each answering its own result or error', async () => {
+    await db.exec('create table turns (id int primary key, note text not null, xact text not null)');
+    const insert = `/* ${'a turn opening, long enough to be kept '.repeat(6)} */ insert into turns (id, note, xact) values ($1, $2, pg_current_xact_id()::text) returning id`;
+    await db.query(insert, [0, 'first']);
+    await db.query(insert, [1, 'second']); // kept from here on
+    const ids = Array.from({ length: 60 }, (_, index) => index + 2);
+    const outcomes = await Promise.allSettled([...ids, 30].map((id) => db.query<{ id: number }>(insert, [id, `turn ${id}`])));
+    expect(outcomes.slice(0, -1).map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.rows[0]!.id : outcome.reason))).toEqual(ids);
+    expect(outcomes.at(-1)).toMatchObject({ status: 'rejected', reason: { code: '23505', constraint: 'turns_pkey' } });
+    const stored = await db.query<{ n: number; commits: number }>('select count(*)::int as n, count(distinct xact)::int as commits from turns');
+    expect(stored.rows[0]!.n).toBe(62);
+    // 60 statements sent at once are not 60 commits.
+    expect(stored.rows[0]!.commits).toBeLessThan(30);
+  });
+
   it('runs several statements in one exec', async () => {
     const results = await db.exec(`insert into items (id, name) values (10, 'ten'); select name from items where id = 10`);
     expect(results.at(-1)?.rows).toEqual([{ name: 'ten' }]);

@@ -2,7 +2,8 @@
 // take the second core instead of holding every request of the main thread (pglite-thread.ts is the
 // other end). Messages are requests ({ id, op, ... }) answered in order of completion ({ id, ok, ... }),
 // and notices ({ notify, channel, payload }) posted as PGlite hears them, before the answer of the
-// statement that committed them (as on the main thread before).
+// statement that committed them (as on the main thread before). Kept statements outside transactions
+// that arrive while others run are committed together, as one group (pglite-statements.ts, queryGroup).
 import { mkdirSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type QueryOptions, type Transaction } from '@electric-sql/pglite';
@@ -151,6 +152,57 @@ function endAnswer(txId: number, error: unknown): void {
   else answer({ id, ok: true, result: null });
 }
 
+type QueryRequest = Extract<ThreadRequest, { op: 'query' }>;
+/** The most statements one group commits together: the first of a group waits for the rest. */
+const MAX_GROUP = 16;
+/** Kept statements outside transactions that arrived while the previous ones ran (group commit). */
+const waiting: QueryRequest[] = [];
+let draining = false;
+
+/** Resolves once the event loop has turned: the messages that arrived meanwhile have been heard. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Runs what waits as groups until nothing does. A group holds every statement heard while the previous
+ * one ran, so under load one commit serves many statements, and when idle a statement waits one turn of
+ * the event loop, never for a group to fill.
+ */
+async function drain(): Promise<void> {
+  draining = true;
+  try {
+    await ready;
+    // Messages reach this thread one event at a time, each running its statements to the end in
+    // microtasks: the next ones are heard only once the loop turns, so every group starts after a turn.
+    while ((await nextTurn(), waiting.length > 0)) {
+      const group = waiting.splice(0, MAX_GROUP);
+      const statements = group.map((request) => ({
+        text: request.text,
+        params: request.params ?? [],
+        options: { rowMode: request.rowMode, parsers: parsersOf(request.textTypes) },
+      }));
+      try {
+        const answers = await client.queryGroup(statements);
+        answers.forEach((outcome, index) => {
+          const id = group[index]!.id;
+          if (!outcome.ok) return answer({ id, ok: false, error: toWire(outcome.error) });
+          const { rows, fields, affectedRows } = outcome.result;
+          answer({ id, ok: true, result: { rows, fields, affectedRows } });
+        });
+      } catch (error) {
+        for (const request of group) answer({ id: request.id, ok: false, error: toWire(error) });
+      }
+    }
+  } finally {
+    draining = false;
+  }
+}
+
 port.on('message', (request: ThreadRequest) => {
+  if (request.op === 'query' && request.tx === undefined && request.params?.length && client.isKept(request.text)) {
+    waiting.push(request);
+    if (!draining) void drain();
+    return;
+  }
   handle(request).catch((error: unknown) => answer({ id: request.id, ok: false, error: toWire(error) }));
 });
+
