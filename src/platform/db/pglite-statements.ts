@@ -39,6 +39,14 @@ interface PGliteLocks {
   isInTransaction(): boolean;
 }
 
+/**
+ * The last statement of every group. A statement may set `synchronous_commit` off for its own
+ * transaction (the turn's opening does, docs/decisions.md); in a group that transaction is shared, so
+ * the group sets it back to the session's value: one statement's choice never makes another's commit
+ * (a turn's charge) skip the WAL.
+ */
+const CLOSING_TEXT = `select set_config('synchronous_commit', $1, true) /* the end of a group */`;
+
 /** A statement of a group: as `query` takes it. */
 export interface GroupStatement {
   text: string;
@@ -59,6 +67,10 @@ export function withKeptStatements(client: PGlite): KeptClient {
   const locks = client as unknown as PGliteLocks;
   const entries = new Map<string, Entry>();
   let named = 0;
+
+  /** The session's `synchronous_commit`, and the kept statement that restores it at the end of each group. */
+  let commitSetting: string | undefined;
+  let closing: Kept | undefined;
 
   /** PGlite's parsers with a query's own on top, by the query's parser object (the caller passes the same one each time). */
   let merged = new WeakMap<object, ParserMap>();
@@ -134,11 +146,13 @@ export function withKeptStatements(client: PGlite): KeptClient {
   async function queryGroup(statements: GroupStatement[]): Promise<GroupAnswer[]> {
     const keptEntries = statements.map((statement) => entries.get(statement.text));
     if (statements.length < 2 || keptEntries.some((entry) => !entry?.kept)) return alone(statements);
+    commitSetting ??= String((await client.query<{ synchronous_commit: string }>('show synchronous_commit')).rows[0]!.synchronous_commit);
     return exclusive(async () => {
       let messages: BackendMessage[];
       try {
+        closing ??= await keep(CLOSING_TEXT);
         const parts = statements.flatMap((statement, index) => executeParts(keptEntries[index]!.kept!, statement.params, statement.options));
-        messages = await send(concatMessages([...parts, protocol.serialize.sync()]));
+        messages = await send(concatMessages([...parts, ...executeParts(closing, [commitSetting]), protocol.serialize.sync()]));
       } catch {
         return eachAlone(statements, keptEntries as Entry[]);
       }
@@ -148,7 +162,7 @@ export function withKeptStatements(client: PGlite): KeptClient {
       messages.forEach((message, index) => {
         if (message.name !== 'commandComplete') return;
         const statement = statements[answers.length];
-        answers.push({ ok: true, result: resultOf(messages.slice(start, index + 1), statement?.options) });
+        if (statement) answers.push({ ok: true, result: resultOf(messages.slice(start, index + 1), statement.options) });
         start = index + 1;
       });
       if (answers.length !== statements.length) throw new Error(`a group of ${statements.length} statements answered ${answers.length} results`);

@@ -129,6 +129,30 @@ describe('data outside the thread', () => {
     }
   });
 
+  it("keeps a group's commit durable when one of its statements chose not to wait for the WAL for itself", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dt-thread-'));
+    const pad = `/* ${'long enough to be kept '.repeat(10)} */`;
+    const quick = `${pad} with quick as (select set_config('synchronous_commit', 'off', true)) insert into paid (id, what) select $1, $2 from quick returning pg_current_xact_id()::text as xact`;
+    const charge = `${pad} insert into paid (id, what) values ($1, $2) returning pg_current_xact_id()::text as xact`;
+    try {
+      // Answers: the start's probe, the table, two of each statement (kept from the second), then the group.
+      const dying = await openPgliteThread({ dataDir: dir, stopAfter: 8 });
+      await dying.exec('create table paid (id int primary key, what text not null)');
+      for (const id of [1, 2]) await dying.query(quick, [id, 'an opening']);
+      for (const id of [3, 4]) await dying.query(charge, [id, 'a charge']);
+      const [opening, charged] = await Promise.all([dying.query<{ xact: string }>(quick, [5, 'an opening']), dying.query<{ xact: string }>(charge, [6, 'a charge'])]);
+      expect(charged.rows[0]!.xact).toBe(opening.rows[0]!.xact); // one group, one transaction
+      await expect(dying.query('select 1')).rejects.toThrow(/database thread stopped/);
+      await dying.close();
+      // The thread ended without closing PGlite: only what reached the WAL on disk is there.
+      const after = await openPgliteThread({ dataDir: dir });
+      expect((await after.query<{ id: number }>('select id from paid order by id')).rows.map((row) => row.id)).toEqual([1, 2, 3, 4, 5, 6]);
+      await after.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('answers every waiting statement with an error when the thread is gone, and every later one too', async () => {
     const doomed = await openPgliteThread();
     await doomed.close();
