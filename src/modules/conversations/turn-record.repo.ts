@@ -4,7 +4,7 @@
 // charged, the hold given back, the ledger row written). Each is ONE statement, so the paying row's
 // lock, shared by every turn of a person or of a pooling twin, is held only while the server runs it.
 // The balance rule's SQL pieces (spendable, the hold update) come from credits.repo.ts.
-import { and, eq, getTableColumns, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { sqlStateOf } from '../../platform/db/errors.js';
 import { executeShaped } from '../../platform/db/prepared.js';
@@ -126,8 +126,20 @@ export async function insertOpeningRecord(db: Executor, opening: OpeningRecord):
   const name = `open_turn:${shape.continues}:${shape.heldBy}:${shape.columns.join(',')}`;
   try {
     const [row] = await executeShaped(db, name, (d, param) => openingQuery(d, shape, param), values);
-    const { commitMode: _mode, funded: _funded, ...record } = row;
-    return record;
+    // The row is what the statement was given over the table's defaults: only what the database chose
+    // comes back (the conversation, the version), not all 34 columns parsed, sent across and mapped.
+    return {
+      ...OPENED_DEFAULTS,
+      ...opening.record,
+      ...(opening.hold ? { heldCredits: opening.hold.amount, heldAccount: opening.hold.account } : {}),
+      id: values.id as string,
+      twinId,
+      userId,
+      conversationId: row.conversationId,
+      createdAt: opening.at,
+      updatedAt: history.updatedAt.mapFromDriverValue(row.version) as Date,
+      version: row.version,
+    };
   } catch (error) {
     if (shape.heldBy && sqlStateOf(error) === UNFUNDED_STATE) throw new UnfundedOpeningError(shape.heldBy);
     throw error;
@@ -193,8 +205,38 @@ function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) =
       conversationId: sql`coalesce((select id from own), (select id from opened))`,
       createdAt: param('createdAt') as Date,
     })
-    .returning({ ...getTableColumns(history), version: historyVersion, commitMode: sql<string>`(select mode from commit_mode)`, funded: holdCheck(shape.heldBy) });
+    .returning({ conversationId: history.conversationId, version: historyVersion, commitMode: sql<string>`(select mode from commit_mode)`, funded: holdCheck(shape.heldBy) });
 }
+
+/** A new record's columns as the table's defaults set them (history.tables.ts); the opening's test checks them against the stored row. */
+const OPENED_DEFAULTS: Omit<HistoryRow, 'id' | 'twinId' | 'userId' | 'conversationId' | 'question' | 'createdAt' | 'updatedAt'> = {
+  assistantId: null,
+  assistantName: '',
+  answer: '',
+  status: 'streaming',
+  error: null,
+  models: [],
+  inputTokens: 0,
+  outputTokens: 0,
+  reasoningTokens: 0,
+  credits: 0,
+  heldCredits: 0,
+  heldAccount: null,
+  processId: null,
+  toolCalls: [],
+  subagents: [],
+  ragSearch: [],
+  reasoning: null,
+  memories: [],
+  toolCallCount: 0,
+  subagentCount: 0,
+  ragSearchCount: 0,
+  memoryCount: 0,
+  ragSearchMode: null,
+  detailsExpiredAt: null,
+  completedAt: null,
+  deletedAt: null,
+};
 
 const OPENED_COLUMNS = [
   conversations.id,

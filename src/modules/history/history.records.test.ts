@@ -39,6 +39,30 @@ describe('startRecord', () => {
     expect(conversation).toMatchObject({ twinId: twin(), userId: person.user.id, title: 'What is the moon made of?' });
   });
 
+  it('answers the record exactly as stored, without reading it back: the defaults it fills in are the table\'s', async () => {
+    const plain = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'as stored?' });
+    const rich = await buildUser(database.db, { twin: person.twin, credits: 10 });
+    const held = await startRecord(database.db, {
+      twinId: twin(),
+      userId: rich.user.id,
+      assistantId: 'c'.repeat(24),
+      assistantName: 'Guide',
+      question: 'held and continued?',
+      models: ['m-1'],
+      processId: 'd'.repeat(24),
+      hold: { account: 'user', amount: 1.25 },
+    });
+    const continued = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'again', conversationId: plain.conversationId });
+    for (const opened of [plain, held, continued]) {
+      const [stored] = await database.db
+        .select({ row: history, version: sql<string>`${history.updatedAt}::text` })
+        .from(history)
+        .where(eq(history.id, opened.id));
+      expect(opened).toEqual({ ...stored!.row, version: stored!.version });
+    }
+    expect(continued.conversationId).toBe(plain.conversationId);
+  });
+
   it('continues the person’s own conversation and moves its last activity', async () => {
     const first = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'one', at: new Date('2030-01-01T00:00:00Z') });
     const second = await startRecord(database.db, { twinId: twin(), userId: person.user.id, question: 'two', conversationId: first.conversationId, at: new Date('2030-01-02T00:00:00Z') });
