@@ -9,7 +9,7 @@ import { registerChangeFence } from './platform/http/change-fence.js';
 import { registerResponseHeaders } from './platform/http/security-headers.js';
 import { OneLineRequestLog } from './platform/http/request-log.js';
 import { requestLoggerFactory } from './platform/http/request-logger.js';
-import { registerWebClient } from './platform/http/web-client.js';
+import { isWebClientBuilt, registerWebClient, WEB_DIST_DIR } from './platform/http/web-client.js';
 import { registerErrorHandler, sendFrameworkError } from './platform/http/error-handler.js';
 import { registerJsonParser } from './platform/http/json-parser.js';
 import { registerOpenApi } from './platform/http/openapi.js';
@@ -62,6 +62,8 @@ export interface AppDeps extends Platform {
   socketRegisterTimeoutMs?: number;
   /** The clock of time-bound rules (an export's link expiry, the personal-data purge); tests move it. */
   now?: () => Date;
+  /** Where the built web client is (web/dist unless set); without one the service answers the API only. */
+  webClientDir?: string;
 }
 
 declare module 'fastify' {
@@ -130,7 +132,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Route families.
   const db = database.db;
   registerHealth(app, { version: VERSION, database, redis: () => deps.bus.kind === 'redis' });
-  const { throttle } = await identityRoutes(app, { ...deps, auth, cache, profiles });
+  const webClientDir = deps.webClientDir ?? WEB_DIST_DIR;
+  const { throttle } = await identityRoutes(app, { ...deps, auth, cache, profiles, webClient: isWebClientBuilt(webClientDir) });
   registerUsers(app, { profiles, changes });
   registerHistory(app, { db });
   await registerAssistants(app, { db, profiles });
@@ -153,7 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerPersonalData(app, { db, jobs: deps.jobs, storage: deps.storage, secrets: deps.secrets, throttle, now: deps.now });
 
   // The web client for people at `/` (web/dist, built by the start command), when it is built.
-  registerWebClient(app);
+  registerWebClient(app, webClientDir);
 
   return app;
 }

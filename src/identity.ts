@@ -20,6 +20,8 @@ export interface IdentityDeps extends Platform {
   auth: AuthService;
   cache: SessionCache;
   profiles: ProfileService;
+  /** Whether the web client is served: a provider's callback loaded as a page goes on to its /signin/oauth. */
+  webClient: boolean;
 }
 
 /** Returns the sign-in throttle, which other confirmations of a password or code count against too. */
@@ -47,7 +49,7 @@ export async function identityRoutes(app: App, deps: IdentityDeps): Promise<{ th
     cache,
   });
   registerAuth(app, { db, config, mailer, secrets, auth, signin, cache, throttle, requestsPerMinute: limits.requestsPerMinute });
-  registerOauth(app, { db, config, secrets, auth, signin, requestsPerMinute: limits.requestsPerMinute });
+  registerOauth(app, { db, config, secrets, auth, signin, requestsPerMinute: limits.requestsPerMinute, pageHandoff: deps.webClient });
   registerAdminSessions(app, { db, cache });
   return { throttle };
 }

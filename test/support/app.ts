@@ -40,6 +40,8 @@ export interface TestAppOptions {
   now?: () => Date;
   /** The app's logger (silent unless given: a test that reads the log passes a stream). */
   logger?: AppDeps['logger'];
+  /** Where the built web client is (web/dist unless given). */
+  webClientDir?: string;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -68,7 +70,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     liveness,
   };
   const authLimits = { keyPrefix: `test:${randomBytes(6).toString('hex')}:`, requestsPerMinute: 10_000, ...options.authLimits };
-  const app = await buildApp({ ...platform, logger: options.logger ?? false, authLimits, socketRegisterTimeoutMs: options.socketRegisterTimeoutMs, now: options.now });
+  const app = await buildApp({ ...platform, logger: options.logger ?? false, authLimits, socketRegisterTimeoutMs: options.socketRegisterTimeoutMs, now: options.now, webClientDir: options.webClientDir });
   await options.beforeReady?.(app);
   await app.ready();
   if (options.workers) await platform.jobs.start({ work: true });

@@ -1,6 +1,9 @@
 // The provider's callback loaded as a page (a browser coming back from the provider): the outcome goes to
 // the web client's /signin/oauth through a sealed, short-lived cookie, collected by POST
 // /api/auth/oauth/handoff (which clears it). Against a real OpenID Connect provider (oidc-provider) on loopback.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
@@ -14,16 +17,20 @@ const PUBLIC = 'http://127.0.0.1:4556';
 const PAGE = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
 let idp: TestIdentityProvider;
 let t: TestApp;
+/** A built web client of the test's own (web/dist may or may not be built when this file runs). */
+const webClientDir = mkdtempSync(path.join(os.tmpdir(), 'dt-web-'));
+writeFileSync(path.join(webClientDir, 'index.html'), '<!doctype html><title>Digital Twin</title>');
 let counter = 0;
 
 beforeAll(async () => {
   idp = await startIdentityProvider([{ client_id: 'dt', client_secret: 'dt-secret', redirect_uris: [`${PUBLIC}/api/auth/oauth/school/callback`] }]);
   const providers = [{ id: 'school', name: 'School Login', issuer: idp.issuer, clientId: 'dt', clientSecret: 'dt-secret' }];
-  t = await startTestApp({ env: { PUBLIC_URL: PUBLIC, OIDC_PROVIDERS: JSON.stringify(providers) } });
+  t = await startTestApp({ env: { PUBLIC_URL: PUBLIC, OIDC_PROVIDERS: JSON.stringify(providers) }, webClientDir });
 });
 afterAll(async () => {
   await t.close();
   await idp.close();
+  rmSync(webClientDir, { recursive: true, force: true });
 });
 
 function newAccount() {
@@ -34,9 +41,9 @@ function newAccount() {
 }
 
 /** Starts a sign-in for `subject` and follows the provider back: the callback's path and the binding cookie. */
-async function returnFromProvider(subject: string) {
+async function returnFromProvider(subject: string, app = t.app) {
   idp.signInAs(subject);
-  const start = await t.app.inject({ method: 'GET', url: '/api/auth/oauth/school' });
+  const start = await app.inject({ method: 'GET', url: '/api/auth/oauth/school' });
   const binding = /dt_oauth=([^;]+)/.exec(String(start.headers['set-cookie']))![1];
   const back = await idp.browse(String(start.headers.location), `${PUBLIC}/`);
   return { path: back.pathname + back.search, binding };
@@ -128,6 +135,27 @@ describe('the callback loaded as a page', () => {
     expect(collected.json()).not.toHaveProperty('token');
     // The challenge is a real pending sign-in: resending its code works.
     expect((await post(t.app, '/api/auth/mfa-resend', { mfaToken: collected.json().mfaToken })).statusCode).toBe(200);
+  });
+});
+
+describe('a deployment that serves no web client', () => {
+  it('answers a page load with the JSON a program gets: there is no /signin/oauth to go on to', async () => {
+    const empty = mkdtempSync(path.join(os.tmpdir(), 'dt-web-'));
+    const providers = [{ id: 'school', name: 'School Login', issuer: idp.issuer, clientId: 'dt', clientSecret: 'dt-secret' }];
+    const apiOnly = await startTestApp({ env: { PUBLIC_URL: PUBLIC, OIDC_PROVIDERS: JSON.stringify(providers) }, webClientDir: empty });
+    try {
+      const { subject, email } = newAccount();
+      const flow = await returnFromProvider(subject, apiOnly.app);
+      const page = await apiOnly.app.inject({ method: 'GET', url: flow.path, headers: { ...PAGE, 'sec-fetch-mode': 'navigate', cookie: `dt_oauth=${flow.binding}` } });
+      expect(page.statusCode).toBe(200);
+      expect(page.headers['content-type']).toMatch(/^application\/json/);
+      expect(page.json().profile).toMatchObject({ email });
+      expect(handoffCookieOf(page)).toBeUndefined();
+      expect((await apiOnly.app.inject({ method: 'GET', url: '/signin/oauth', headers: PAGE })).statusCode).toBe(404);
+    } finally {
+      await apiOnly.close();
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 });
 

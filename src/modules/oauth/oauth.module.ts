@@ -8,10 +8,10 @@ import { createOAuthService, type OAuthServiceDeps } from './oauth.service.js';
 import { ssoProviderRoutes } from './sso-providers.routes.js';
 import { createSsoProviderService } from './sso-providers.service.js';
 
-export function registerOauth(app: App, deps: Omit<OAuthServiceDeps, 'log'> & { requestsPerMinute: number }): void {
+export function registerOauth(app: App, deps: Omit<OAuthServiceDeps, 'log'> & { requestsPerMinute: number; pageHandoff: boolean }): void {
   const log = (error: unknown, message: string) => app.log.warn({ err: error }, message);
   const { db, config, secrets } = deps;
-  oauthRoutes(app, createOAuthService({ ...deps, log }), { publicUrl: config.publicUrl, requestsPerMinute: deps.requestsPerMinute, secrets });
+  oauthRoutes(app, createOAuthService({ ...deps, log }), { publicUrl: config.publicUrl, requestsPerMinute: deps.requestsPerMinute, secrets, pageHandoff: deps.pageHandoff });
   ssoProviderRoutes(app, createSsoProviderService({ db, secrets }));
   idpRevokeRoutes(app, createIdpRevokeService({ db, secrets, config, log }));
 }

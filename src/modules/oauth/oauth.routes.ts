@@ -10,7 +10,15 @@ import { BINDING_COOKIE, STATE_TTL_MS, type OAuthService } from './oauth.service
 
 const providerParams = z.object({ provider: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'is not a provider id') });
 
-export function oauthRoutes(app: App, oauth: OAuthService, options: { publicUrl: string; requestsPerMinute: number; secrets: SecretBox }): void {
+export interface OAuthRouteOptions {
+  publicUrl: string;
+  requestsPerMinute: number;
+  secrets: SecretBox;
+  /** The web client is served: a callback loaded as a page goes on to its /signin/oauth (else it answers JSON, as to a program). */
+  pageHandoff: boolean;
+}
+
+export function oauthRoutes(app: App, oauth: OAuthService, options: OAuthRouteOptions): void {
   const rateLimit = { max: options.requestsPerMinute, timeWindow: 60_000 };
   const secure = options.publicUrl.startsWith('https:') ? '; Secure' : '';
   const cookieOf = (name: string) => (value: string, maxAgeSeconds: number) =>
@@ -75,7 +83,8 @@ export function oauthRoutes(app: App, oauth: OAuthService, options: { publicUrl:
           'confirm answers 401 OAUTH_FAILED. Loaded as a page (the provider\'s redirect in a browser: ' +
           'Sec-Fetch-Mode navigate, or an Accept naming text/html), it answers 303 to the web client\'s ' +
           `${HANDOFF_PAGE} instead, with the outcome (session, second-factor challenge or failure) sealed in an ` +
-          `HttpOnly cookie ${HANDOFF_COOKIE} for ${HANDOFF_TTL_MS / 1000} s, collected by POST /api/auth/oauth/handoff.`,
+          `HttpOnly cookie ${HANDOFF_COOKIE} for ${HANDOFF_TTL_MS / 1000} s, collected by POST /api/auth/oauth/handoff. ` +
+          'A deployment that serves no web client (web/dist not built) answers JSON to page loads too.',
         security: [],
         params: providerParams,
         // The provider's answer (RFC 6749 4.1.2, RFC 9207's iss); any other parameter it adds is passed on as sent.
@@ -97,7 +106,7 @@ export function oauthRoutes(app: App, oauth: OAuthService, options: { publicUrl:
     },
     async (request, reply) => {
       const signIn = oauth.callback(request.params.provider, request.query, readCookie(request, BINDING_COOKIE), clientInfo(request));
-      if (!isPageLoad(request)) {
+      if (!options.pageHandoff || !isPageLoad(request)) {
         reply.header('set-cookie', cookie('', 0));
         return signIn;
       }

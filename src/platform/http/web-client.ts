@@ -42,10 +42,13 @@ export const WEB_CLIENT_CSP = [
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
+/** Whether `dir` holds a built client (its index.html): what registerWebClient serves. */
+export const isWebClientBuilt = (dir: string = WEB_DIST_DIR): boolean => existsSync(path.join(dir, 'index.html'));
+
 /** Serves the built client from `dir` when it holds an index.html; otherwise registers nothing. */
 export function registerWebClient(app: FastifyInstance, dir: string = WEB_DIST_DIR): boolean {
   const indexFile = path.join(dir, 'index.html');
-  if (!existsSync(indexFile)) {
+  if (!isWebClientBuilt(dir)) {
     app.log.warn({ dir }, 'the web client is not built (npm start builds it); serving the API only');
     return false;
   }
