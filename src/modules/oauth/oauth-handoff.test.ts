@@ -21,11 +21,12 @@ let t: TestApp;
 const webClientDir = mkdtempSync(path.join(os.tmpdir(), 'dt-web-'));
 writeFileSync(path.join(webClientDir, 'index.html'), '<!doctype html><title>Digital Twin</title>');
 let counter = 0;
+/** The service's settings with the test's provider. */
+const providerEnv = () => ({ PUBLIC_URL: PUBLIC, OIDC_PROVIDERS: JSON.stringify([{ id: 'school', name: 'School Login', issuer: idp.issuer, clientId: 'dt', clientSecret: 'dt-secret' }]) });
 
 beforeAll(async () => {
   idp = await startIdentityProvider([{ client_id: 'dt', client_secret: 'dt-secret', redirect_uris: [`${PUBLIC}/api/auth/oauth/school/callback`] }]);
-  const providers = [{ id: 'school', name: 'School Login', issuer: idp.issuer, clientId: 'dt', clientSecret: 'dt-secret' }];
-  t = await startTestApp({ env: { PUBLIC_URL: PUBLIC, OIDC_PROVIDERS: JSON.stringify(providers) }, webClientDir });
+  t = await startTestApp({ env: providerEnv(), webClientDir });
 });
 afterAll(async () => {
   await t.close();
@@ -141,8 +142,7 @@ describe('the callback loaded as a page', () => {
 describe('a deployment that serves no web client', () => {
   it('answers a page load with the JSON a program gets: there is no /signin/oauth to go on to', async () => {
     const empty = mkdtempSync(path.join(os.tmpdir(), 'dt-web-'));
-    const providers = [{ id: 'school', name: 'School Login', issuer: idp.issuer, clientId: 'dt', clientSecret: 'dt-secret' }];
-    const apiOnly = await startTestApp({ env: { PUBLIC_URL: PUBLIC, OIDC_PROVIDERS: JSON.stringify(providers) }, webClientDir: empty });
+    const apiOnly = await startTestApp({ env: providerEnv(), webClientDir: empty });
     try {
       const { subject, email } = newAccount();
       const flow = await returnFromProvider(subject, apiOnly.app);

@@ -6,7 +6,7 @@
 // that arrive while others run are committed together, as one group (pglite-statements.ts, queryGroup).
 import { mkdirSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite, type QueryOptions, type Transaction } from '@electric-sql/pglite';
+import { PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { withKeptStatements } from './pglite-statements.js';
 import type { ThreadInit, ThreadRequest, ThreadAnswer, WireError } from './pglite-thread.js';
@@ -51,6 +51,9 @@ function toWire(error: unknown): WireError {
   return { message: error.message, name: error.name, fields };
 }
 
+/** A statement's result as it crosses to the main thread: its rows, fields and count, nothing else. */
+const onTheWire = ({ rows, fields, affectedRows }: Results<unknown>) => ({ rows, fields, affectedRows });
+
 /** drizzle's parsers leave these types as the text PostgreSQL sent; no other parser crosses threads. */
 /** The identity parsers of each set of text types, made once: the same object each time (pglite-statements.ts keeps its merge). */
 const identityParsers = new Map<string, NonNullable<QueryOptions['parsers']>>();
@@ -77,7 +80,7 @@ async function handle(request: ThreadRequest): Promise<void> {
         rowMode: request.rowMode,
         parsers: parsersOf(request.textTypes),
       });
-      answer({ id: request.id, ok: true, result: { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows } });
+      answer({ id: request.id, ok: true, result: onTheWire(result) });
       return;
     }
     case 'exec': {
@@ -184,9 +187,7 @@ async function drain(): Promise<void> {
         const answers = await client.queryGroup(statements);
         answers.forEach((outcome, index) => {
           const id = group[index]!.id;
-          if (!outcome.ok) return answer({ id, ok: false, error: toWire(outcome.error) });
-          const { rows, fields, affectedRows } = outcome.result;
-          answer({ id, ok: true, result: { rows, fields, affectedRows } });
+          answer(outcome.ok ? { id, ok: true, result: onTheWire(outcome.result) } : { id, ok: false, error: toWire(outcome.error) });
         });
       } catch (error) {
         for (const request of group) answer({ id: request.id, ok: false, error: toWire(error) });
