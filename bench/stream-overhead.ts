@@ -11,6 +11,8 @@
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench:stream
 //   BENCH_PROFILE=/tmp/prof …  (the service's CPU profiles)   BENCH_WATCH=1 … (its GC pauses and busy share)
 //   BENCH_LOG=/tmp/service.log … (keep the service's log; default /dev/null)
+//   BENCH_FLOOR=1 … also the relay plus the two rows a turn writes, on the embedded database's thread
+//     (bench/servers/record-relay.ts): the floor under any service that records its turns here
 // Figures and how they were taken: docs/decisions.md ("Stream overhead").
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -34,6 +36,7 @@ const PEOPLE = Math.max(1, Number(process.env.BENCH_PEOPLE ?? 20));
 const TRANSPORTS = (process.env.BENCH_TRANSPORTS ?? 'sse,socket').split(',');
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const WATCH_DIR = process.env.BENCH_WATCH ? mkdtempSync(path.join(os.tmpdir(), 'dt-watch-')) : undefined;
+const FLOOR = process.env.BENCH_FLOOR === '1';
 const TARGET = { first50: 5, first99: 25, gap99: 10, relayRatio: 1.5 };
 
 function startChild(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
@@ -72,12 +75,13 @@ async function watched(service: ServiceProcess): Promise<ProcessFigures | undefi
   return combine(files.filter((file) => existsSync(file)).map((file) => JSON.parse(readFileSync(file, 'utf8')) as ProcessFigures));
 }
 
-type Name = 'direct' | 'relay' | 'sse' | 'socket';
-const LABEL: Record<Name, string> = { direct: 'model directly', relay: 'bare relay', sse: 'service SSE', socket: 'service Socket.IO' };
+type Name = 'direct' | 'relay' | 'floor' | 'sse' | 'socket';
+const LABEL: Record<Name, string> = { direct: 'model directly', relay: 'bare relay', floor: 'relay + records', sse: 'service SSE', socket: 'service Socket.IO' };
 
 async function measure(name: Name, clients: number, run: (client: number) => Promise<Timing>, service?: ServiceProcess): Promise<Figures> {
   if (service) await watched(service);
-  const cpuUsed = service ? () => service.cpuMs() : () => cpuOf(name === 'relay' ? relay.child.pid! : model.child.pid!);
+  const pid = { relay: relay.child.pid, floor: floor?.child.pid }[name as 'relay' | 'floor'] ?? model.child.pid!;
+  const cpuUsed = service ? () => service.cpuMs() : () => cpuOf(pid);
   const cpuBefore = cpuUsed();
   const result: LoopResult = await closedLoop(clients, ANSWER_MS, WINDOW_MS, run);
   const figures = figuresOf(result.turns);
@@ -90,7 +94,7 @@ async function measure(name: Name, clients: number, run: (client: number) => Pro
   const cpu = cpuUsed() - cpuBefore;
   const gc = service && (await watched(service));
   const more = gc ? `; busiest second ${(gc.busiestSecond * 100).toFixed(0)}%, GC ${gc.gc.minor.count} minor (longest ${f(gc.gc.minor.longest)}), ${gc.gc.major.count} full (longest ${f(gc.gc.major.longest)})` : '';
-  console.log(`      ${service ? 'service' : name === 'relay' ? 'relay' : 'model'} CPU ${(cpu / 1000).toFixed(1)} s, ${(cpu / Math.max(1, result.turns.length)).toFixed(2)} ms per answer${more}`);
+  console.log(`      ${service ? 'service' : name === 'direct' ? 'model' : name} CPU ${(cpu / 1000).toFixed(1)} s, ${(cpu / Math.max(1, result.turns.length)).toFixed(2)} ms per answer${more}`);
   return figures;
 }
 
@@ -98,6 +102,7 @@ const added = (through: Figures, direct: Figures): Figures => ({ first50: throug
 
 const model = await startChild('fake-model.ts', { BENCH_CHUNKS: String(CHUNKS), BENCH_GAP_MS: String(GAP_MS) });
 const relay = await startChild('relay.ts', { BENCH_MODEL_URL: model.url });
+const floor = FLOOR ? await startChild('record-relay.ts', { BENCH_MODEL_URL: model.url }) : undefined;
 const nodeArgs = [
   ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
   ...(WATCH_DIR ? ['--import', path.join(here, 'servers', 'watch.ts')] : []),
@@ -106,6 +111,7 @@ if (WATCH_DIR) process.env.BENCH_WATCH_DIR = WATCH_DIR;
 const service = await startService({ modelUrl: model.url, nodeArgs }).catch((error: unknown) => {
   model.child.kill();
   relay.child.kill();
+  floor?.child.kill();
   throw error;
 });
 let ok = true;
@@ -125,6 +131,7 @@ try {
       const r: Partial<Record<Name, Figures>> = {};
       r.direct = await measure('direct', level, () => direct(model.url));
       r.relay = await measure('relay', level, () => direct(relay.url));
+      if (floor) r.floor = await measure('floor', level, () => direct(floor.url));
       if (TRANSPORTS.includes('sse')) r.sse = await measure('sse', level, (i) => viaSse(service.url, people[i % PEOPLE].token), service);
       if (sockets.length) r.socket = await measure('socket', level, (i) => viaSocket(service.url, people[i % PEOPLE].token, sockets[i], CHUNKS), service);
       rounds.push(r);
@@ -139,6 +146,7 @@ try {
   await service.stop(); // SIGTERM: a --cpu-prof run writes its profiles on exit
   model.child.kill();
   relay.child.kill();
+  floor?.child.kill();
   if (WATCH_DIR) rmSync(WATCH_DIR, { recursive: true, force: true });
 }
 process.exit(ok ? 0 : 1);
@@ -150,7 +158,7 @@ function verdict(level: number, rounds: Array<Partial<Record<Name, Figures>>>): 
   const relay = { first50: m(relayAdded, 'first50'), first99: m(relayAdded, 'first99'), gap99: m(relayAdded, 'gap99') };
   console.log(`  median of ${ROUNDS}, added to the model read directly:`);
   console.log(`    bare relay         first chunk p50 ${f(relay.first50)} p99 ${f(relay.first99)} | between chunks p99 ${f(relay.gap99)}`);
-  for (const name of ['sse', 'socket'] as const) {
+  for (const name of ['floor', 'sse', 'socket'] as const) {
     if (!rounds[0][name]) continue;
     const a = rounds.map((r) => added(r[name]!, r.direct!));
     const s = { first50: m(a, 'first50'), first99: m(a, 'first99'), gap99: m(a, 'gap99') };
