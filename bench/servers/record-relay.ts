@@ -1,9 +1,10 @@
 // The bare relay plus the two rows a turn must write (BENCH_FLOOR=1 in bench/stream-overhead): before the
 // model is called, a record is inserted (its commit not waited for, as the turn's opening does); once the
-// answer has ended, the record is updated with it (a waited commit, as the settle). Both go to the
-// service's own embedded database thread (src/platform/db: PGlite in a worker, kept statements committed
-// in groups). No authentication, no hold, no framing: what no service that records its turns on this
-// database can go below. Reports its URL to the parent.
+// answer has ended, the record is updated with it (a waited commit, as the settle). Both go through the
+// service's own database layer (src/platform/db): the embedded database's thread (PGlite in a worker,
+// kept statements committed in groups), or with BENCH_DATABASE_URL the PostgreSQL server, in a table of
+// this process's own. No authentication, no hold, no framing: what no service that records its turns on
+// that database can go below. Reports its URL to the parent.
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -14,15 +15,17 @@ import { newId } from '../../src/platform/ids/ids.js';
 
 const model = new URL(`${process.env.BENCH_MODEL_URL}/chat/completions`);
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 4_096 });
+const serverUrl = process.env.BENCH_DATABASE_URL || undefined;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-floor-'));
-const database = await openDatabase({ dataDir, migrate: false });
-await database.executeSql(`create table turn_records (
+const database = await openDatabase({ dataDir, databaseUrl: serverUrl, migrate: false });
+const table = `turn_records_${process.pid}`;
+await database.executeSql(`create table ${table} (
   id char(24) primary key, question text not null, answer text not null default '', status text not null default 'streaming',
   created_at timestamptz not null default now(), updated_at timestamptz not null default now())`);
 
 const OPEN = `with commit_mode as (select set_config('synchronous_commit', 'off', true) as mode)
-  insert into turn_records (id, question) values ($1, $2) returning (select mode from commit_mode)`;
-const SETTLE = `update turn_records set answer = $2, status = $3, updated_at = now() where id = $1 and status = 'streaming'`;
+  insert into ${table} (id, question) values ($1, $2) returning (select mode from commit_mode)`;
+const SETTLE = `update ${table} set answer = $2, status = $3, updated_at = now() where id = $1 and status = 'streaming'`;
 
 const server = http.createServer((req, res) => {
   const id = newId();
@@ -53,7 +56,8 @@ server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => {
 });
 process.on('SIGTERM', () => {
   server.close();
-  void database.close().finally(() => {
+  const dropped = serverUrl ? database.executeSql(`drop table if exists ${table}`) : Promise.resolve();
+  void dropped.finally(() => database.close()).finally(() => {
     rmSync(dataDir, { recursive: true, force: true });
     process.exit(0);
   });
