@@ -11,8 +11,8 @@
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench:stream
 //   BENCH_PROFILE=/tmp/prof …  (the service's CPU profiles)   BENCH_WATCH=1 … (its GC pauses and busy share)
 //   BENCH_LOG=/tmp/service.log … (keep the service's log; default /dev/null)
-//   BENCH_FLOOR=1 … also the relay plus the two rows a turn writes, on the embedded database's thread
-//     (bench/servers/record-relay.ts): the floor under any service that records its turns here
+//   BENCH_FLOOR=1 … also the relay plus the two rows a turn writes, on the same database as the service
+//     (bench/servers/record-relay.ts): the floor under any service that records its turns there
 // Figures and how they were taken: docs/decisions.md ("Stream overhead").
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

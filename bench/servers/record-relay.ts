@@ -16,7 +16,7 @@ import { newId } from '../../src/platform/ids/ids.js';
 const model = new URL(`${process.env.BENCH_MODEL_URL}/chat/completions`);
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 4_096 });
 const serverUrl = process.env.BENCH_DATABASE_URL || undefined;
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-floor-'));
+const dataDir = serverUrl ? undefined : mkdtempSync(path.join(os.tmpdir(), 'dt-floor-'));
 const database = await openDatabase({ dataDir, databaseUrl: serverUrl, migrate: false });
 const table = `turn_records_${process.pid}`;
 await database.executeSql(`create table ${table} (
@@ -58,7 +58,7 @@ process.on('SIGTERM', () => {
   server.close();
   const dropped = serverUrl ? database.executeSql(`drop table if exists ${table}`) : Promise.resolve();
   void dropped.finally(() => database.close()).finally(() => {
-    rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     process.exit(0);
   });
 });

@@ -85,7 +85,7 @@ async function handle(request: ThreadRequest): Promise<void> {
     }
     case 'exec': {
       const results = await executorOf(request.tx).exec(request.text);
-      answer({ id: request.id, ok: true, result: results.map((r) => ({ rows: r.rows, fields: r.fields, affectedRows: r.affectedRows })) });
+      answer({ id: request.id, ok: true, result: results.map(onTheWire) });
       return;
     }
     case 'begin': {
