@@ -4,7 +4,7 @@
 // charged, the hold given back, the ledger row written). Each is ONE statement, so the paying row's
 // lock, shared by every turn of a person or of a pooling twin, is held only while the server runs it.
 // The balance rule's SQL pieces (spendable, the hold update) come from credits.repo.ts.
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { sqlStateOf } from '../../platform/db/errors.js';
 import { executeShaped } from '../../platform/db/prepared.js';
@@ -345,6 +345,9 @@ function settleQuery(db: Executor, shape: SettleShape, param: (name: string) => 
         and(
           eq(history.id, param('id') as string),
           eq(history.status, 'streaming'),
+          // A record deleted meanwhile is settled in the caller's transaction (its accounting only): the
+          // deletion need not change the version, which on PGlite has the clock's millisecond resolution.
+          isNull(history.deletedAt),
           shape.versioned ? sql`${history.updatedAt} = ${param('version')}::timestamptz` : sql`${history.heldCredits} = ${param('held')}::numeric`,
         ),
       )
