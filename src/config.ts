@@ -124,9 +124,11 @@ const envSchema = z.object({
    */
   METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   /**
-   * Hosts connectors (MCP servers) may reach although they resolve to a loopback, private or link-local
-   * address, comma-separated (names or IP addresses). Unset: connectors reach public addresses only.
+   * Hosts the URLs administrators set (connectors, custom models, twins' sign-in providers) may reach
+   * although they resolve to a loopback, private or link-local address, comma-separated (names or IP
+   * addresses). Unset: public addresses only. CONNECTOR_ALLOWED_HOSTS is read when this is unset.
    */
+  OUTBOUND_ALLOWED_HOSTS: optionalString,
   CONNECTOR_ALLOWED_HOSTS: optionalString,
   /** How long one connector tool call (and connecting to its server) may take, in ms. */
   CONNECTOR_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
@@ -167,8 +169,10 @@ export interface Config {
   /** API processes sharing the port (1: this process serves it alone). */
   apiProcesses: number;
   shutdownGraceMs: number;
-  /** Connectors (MCP servers): hosts exempt from the outbound guard, and the call timeout. */
-  connectors: { allowedHosts: string[]; callTimeoutMs: number };
+  /** Connectors (MCP servers): the call timeout. */
+  connectors: { callTimeoutMs: number };
+  /** The outbound guard of administrator-set URLs: the hosts exempt from it. */
+  outbound: { allowedHosts: string[] };
   sseHeartbeatMs: number;
   /** APPROVAL_TIMEOUT_MS: a chat turn's wait for an approval decision. */
   approvalTimeoutMs: number;
@@ -275,9 +279,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadLimit: vars.UPLOAD_LIMIT,
     apiProcesses: vars.API_PROCESSES,
     shutdownGraceMs: vars.SHUTDOWN_GRACE_MS,
-    connectors: {
-      allowedHosts: (vars.CONNECTOR_ALLOWED_HOSTS ?? '').split(',').map((host) => host.trim()).filter(Boolean),
-      callTimeoutMs: vars.CONNECTOR_CALL_TIMEOUT_MS,
+    connectors: { callTimeoutMs: vars.CONNECTOR_CALL_TIMEOUT_MS },
+    outbound: {
+      allowedHosts: (vars.OUTBOUND_ALLOWED_HOSTS ?? vars.CONNECTOR_ALLOWED_HOSTS ?? '').split(',').map((host) => host.trim()).filter(Boolean),
     },
     sseHeartbeatMs: vars.SSE_HEARTBEAT_MS,
     approvalTimeoutMs: vars.APPROVAL_TIMEOUT_MS,

@@ -49,7 +49,7 @@ export async function identityRoutes(app: App, deps: IdentityDeps): Promise<{ th
     cache,
   });
   registerAuth(app, { db, config, mailer, secrets, auth, signin, cache, throttle, requestsPerMinute: limits.requestsPerMinute });
-  registerOauth(app, { db, config, secrets, auth, signin, requestsPerMinute: limits.requestsPerMinute, pageHandoff: deps.webClient });
+  registerOauth(app, { db, config, secrets, auth, signin, outbound: deps.outbound, requestsPerMinute: limits.requestsPerMinute, pageHandoff: deps.webClient });
   registerAdminSessions(app, { db, cache });
   return { throttle };
 }

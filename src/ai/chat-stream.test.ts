@@ -49,7 +49,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  endpoint = { url: new URL(`http://127.0.0.1:${port}/v1/chat/completions`), headers: { authorization: 'Bearer k1' }, modelId: 'm1' };
+  endpoint = { url: new URL(`http://127.0.0.1:${port}/v1/chat/completions`), headers: { authorization: 'Bearer k1' }, modelId: 'm1', guard: null };
 });
 afterAll(() => {
   server.closeAllConnections();

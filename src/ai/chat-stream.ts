@@ -7,12 +7,19 @@
 import http from 'node:http';
 import https from 'node:https';
 import { APICallError } from 'ai';
+import { pinnedLookup } from '../platform/net/guarded-fetch.js';
+import type { OutboundPolicy } from '../platform/net/outbound-guard.js';
 
 export interface ChatEndpoint {
   /** The full URL of the chat completions route. */
   url: URL;
   headers: Record<string, string>;
   modelId: string;
+  /**
+   * The outbound guard for a URL an administrator set: each request is checked and connected to the
+   * checked address, on connections of its own. null: a URL of the deployment's configuration (trusted).
+   */
+  guard: OutboundPolicy | null;
 }
 
 export interface ChatStreamRequest {
@@ -36,6 +43,11 @@ export type ChatStreamPart =
  */
 const KEEP_IDLE_CONNECTIONS = 4096;
 const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxFreeSockets: KEEP_IDLE_CONNECTIONS }),
+  'https:': new https.Agent({ keepAlive: true, maxFreeSockets: KEEP_IDLE_CONNECTIONS }),
+};
+/** Guarded endpoints' connections, each made to an address the guard checked: never shared with trusted ones. */
+const guardedAgents = {
   'http:': new http.Agent({ keepAlive: true, maxFreeSockets: KEEP_IDLE_CONNECTIONS }),
   'https:': new https.Agent({ keepAlive: true, maxFreeSockets: KEEP_IDLE_CONNECTIONS }),
 };
@@ -84,13 +96,17 @@ async function post(endpoint: ChatEndpoint, json: string, values: unknown, signa
 
 class StaleConnectionError extends Error {}
 
-function send(endpoint: ChatEndpoint, json: string, values: unknown, signal: AbortSignal | undefined, pooled = true): Promise<http.IncomingMessage> {
-  const { url } = endpoint;
+async function send(endpoint: ChatEndpoint, json: string, values: unknown, signal: AbortSignal | undefined, pooled = true): Promise<http.IncomingMessage> {
+  const { url, guard } = endpoint;
   const client = url.protocol === 'https:' ? https : http;
+  // Refused: the error is the guard's (not an APICallError, so never retried).
+  const target = guard ? await guard.check(url) : undefined;
+  const pool = target ? guardedAgents : agents;
   return new Promise((resolve, reject) => {
     const outgoing = client.request(url, {
       method: 'POST',
-      agent: pooled ? agents[url.protocol as keyof typeof agents] : false,
+      agent: pooled ? pool[url.protocol as keyof typeof pool] : false,
+      ...(target ? { lookup: pinnedLookup(target) } : {}),
       headers: { ...endpoint.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) },
       signal,
     });

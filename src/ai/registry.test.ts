@@ -64,7 +64,7 @@ describe('resolveModel', () => {
 
   it("calls an explicit endpoint (a twin's custom model) with its own key and model", async () => {
     const registry = createModelRegistry({});
-    const resolved = registry.resolveModel({ kind: 'endpoint', baseUrl: `${server.url}/`, apiKey: 'sk-twin', model: 'twin-model' });
+    const resolved = registry.resolveModel({ kind: 'endpoint', baseUrl: `${server.url}/`, apiKey: 'sk-twin', model: 'twin-model', outbound: null });
     server.enqueue({ chunks: ['custom'] });
     expect(await ask(resolved)).toBe('custom');
     expect(server.requests[0]).toMatchObject({ model: 'twin-model', path: '/v1/chat/completions' });
@@ -73,7 +73,7 @@ describe('resolveModel', () => {
 
   it('sends no authorization header to an endpoint without a key', async () => {
     const registry = createModelRegistry({});
-    await ask(registry.resolveModel({ kind: 'endpoint', baseUrl: server.url, model: 'open-model' }));
+    await ask(registry.resolveModel({ kind: 'endpoint', baseUrl: server.url, model: 'open-model', outbound: null }));
     expect(server.requests[0].headers.authorization).toBeUndefined();
   });
 
@@ -102,10 +102,10 @@ describe('resolveModel', () => {
     const registry = createModelRegistry({ baseUrl: server.url, apiKey: 'k1', defaultModel: 'm' });
     registry.resolveModel();
     registry.resolveModel({ kind: 'default', model: 'other' });
-    registry.resolveModel({ kind: 'endpoint', baseUrl: `${server.url}/`, apiKey: 'k1', model: 'x' });
+    registry.resolveModel({ kind: 'endpoint', baseUrl: `${server.url}/`, apiKey: 'k1', model: 'x', outbound: null });
     expect(registry.providerCount).toBe(1);
-    registry.resolveModel({ kind: 'endpoint', baseUrl: server.url, apiKey: 'k2', model: 'x' });
-    registry.resolveModel({ kind: 'endpoint', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'k1', model: 'x' });
+    registry.resolveModel({ kind: 'endpoint', baseUrl: server.url, apiKey: 'k2', model: 'x', outbound: null });
+    registry.resolveModel({ kind: 'endpoint', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'k1', model: 'x', outbound: null });
     expect(registry.providerCount).toBe(3);
   });
 });
@@ -148,7 +148,7 @@ describe('reasoning effort', () => {
 describe('provider cache', () => {
   it('keeps the provider cache bounded when keys keep changing (a subscription token refreshed again and again)', () => {
     const registry = createModelRegistry({});
-    for (let refresh = 0; refresh < 2_500; refresh++) registry.resolveModel({ kind: 'endpoint', baseUrl: 'http://127.0.0.1:9/v1', apiKey: `token-${refresh}`, model: 'x' });
+    for (let refresh = 0; refresh < 2_500; refresh++) registry.resolveModel({ kind: 'endpoint', baseUrl: 'http://127.0.0.1:9/v1', apiKey: `token-${refresh}`, model: 'x', outbound: null });
     expect(registry.providerCount).toBeLessThanOrEqual(1_000);
   });
 });

@@ -2,9 +2,12 @@
 // Sources: the deployment's OpenAI-compatible endpoint (OPENAI_BASE_URL/OPENAI_API_KEY/DEFAULT_MODEL,
 // optionally with an assistant's conversationModel), an explicit endpoint (a twin's custom model),
 // or the built-in local model when nothing is configured. Also owns reasoning-effort clamping (behaviour 12).
+// An explicit endpoint an administrator set is reached only through the outbound guard (the provider's
+// fetch, and the lean chat stream's check); the deployment's own endpoints are trusted.
 import { createHash } from 'node:crypto';
 import { createOpenAICompatible, type OpenAICompatibleProvider } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type { Outbound } from '../platform/net/outbound.js';
 import type { ChatEndpoint } from './chat-stream.js';
 import { createLocalModel } from './local-model.js';
 
@@ -27,8 +30,11 @@ export interface DeploymentModelConfig {
 export type ModelSource =
   /** The deployment's endpoint; `model` (an assistant's conversationModel) replaces DEFAULT_MODEL. */
   | { kind: 'default'; model?: string }
-  /** An explicit endpoint, such as a twin's custom model. */
-  | { kind: 'endpoint'; baseUrl: string; apiKey?: string; model: string }
+  /**
+   * An explicit endpoint, such as a twin's custom model. `outbound`: the guard its requests go through
+   * when an administrator set the URL; null for a URL of the deployment's configuration (trusted).
+   */
+  | { kind: 'endpoint'; baseUrl: string; apiKey?: string; model: string; outbound: Outbound | null }
   /** The built-in local model, whatever is configured. */
   | { kind: 'local' };
 
@@ -60,8 +66,8 @@ export function createModelRegistry(config: DeploymentModelConfig): ModelRegistr
   const local = localModel();
   const deploymentBaseUrl = config.baseUrl ?? (config.apiKey ? OPENAI_DEFAULT_BASE_URL : undefined);
 
-  /** One provider per endpoint (base URL + key): its fetch settings and headers are built once. */
-  function provider(key: string, baseUrl: string, apiKey: string | undefined): OpenAICompatibleProvider {
+  /** One provider per endpoint (base URL + key + guard): its fetch settings and headers are built once. */
+  function provider(key: string, baseUrl: string, apiKey: string | undefined, outbound: Outbound | null): OpenAICompatibleProvider {
     let existing = providers.get(key);
     if (!existing) {
       existing = createOpenAICompatible({
@@ -69,14 +75,15 @@ export function createModelRegistry(config: DeploymentModelConfig): ModelRegistr
         baseURL: normaliseBaseUrl(baseUrl),
         apiKey,
         includeUsage: true,
+        ...(outbound ? { fetch: outbound.fetch as typeof globalThis.fetch } : {}),
       });
       providers.set(key, existing);
     }
     return existing;
   }
 
-  function endpointModel(baseUrl: string, apiKey: string | undefined, modelId: string): ResolvedModel {
-    const endpointKey = `${normaliseBaseUrl(baseUrl)}\n${apiKey ? createHash('sha256').update(apiKey).digest('hex') : ''}`;
+  function endpointModel(baseUrl: string, apiKey: string | undefined, modelId: string, outbound: Outbound | null): ResolvedModel {
+    const endpointKey = `${outbound ? 'guarded' : 'trusted'}\n${normaliseBaseUrl(baseUrl)}\n${apiKey ? createHash('sha256').update(apiKey).digest('hex') : ''}`;
     const modelKey = `${endpointKey}\n${modelId}`;
     const cached = models.get(modelKey);
     if (cached) return cached;
@@ -86,7 +93,7 @@ export function createModelRegistry(config: DeploymentModelConfig): ModelRegistr
       models.clear();
       providers.clear();
     }
-    const resolved = newEndpointModel(provider(endpointKey, baseUrl, apiKey), modelId, chatEndpoint(baseUrl, apiKey, modelId));
+    const resolved = newEndpointModel(provider(endpointKey, baseUrl, apiKey, outbound), modelId, chatEndpoint(baseUrl, apiKey, modelId, outbound));
     models.set(modelKey, resolved);
     return resolved;
   }
@@ -114,11 +121,11 @@ export function createModelRegistry(config: DeploymentModelConfig): ModelRegistr
         case 'local':
           return local;
         case 'endpoint':
-          return endpointModel(source.baseUrl, source.apiKey, source.model);
+          return endpointModel(source.baseUrl, source.apiKey, source.model, source.outbound);
         case 'default': {
           if (!deploymentBaseUrl) return local;
           const modelId = source.model?.trim() || config.defaultModel || FALLBACK_MODEL_ID;
-          return endpointModel(deploymentBaseUrl, config.apiKey, modelId);
+          return endpointModel(deploymentBaseUrl, config.apiKey, modelId, null);
         }
       }
     },
@@ -132,14 +139,14 @@ function localModel(): ResolvedModel {
 }
 
 /** The URL and key the SDK's provider uses for this model; none for a URL that does not parse (the SDK then fails the turn clearly). */
-function chatEndpoint(baseUrl: string, apiKey: string | undefined, modelId: string): ChatEndpoint | undefined {
+function chatEndpoint(baseUrl: string, apiKey: string | undefined, modelId: string, outbound: Outbound | null): ChatEndpoint | undefined {
   const address = `${normaliseBaseUrl(baseUrl)}/chat/completions`;
   if (!URL.canParse(address)) return undefined;
   const url = new URL(address);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
   const headers: Record<string, string> = { 'user-agent': 'digital-twin-service' };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-  return { url, headers, modelId };
+  return { url, headers, modelId, guard: outbound?.policy ?? null };
 }
 
 function normaliseBaseUrl(baseUrl: string): string {

@@ -8,6 +8,7 @@ import { openDatabase, type DatabaseHandle } from './db/client.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { createProcessLiveness, type ProcessLiveness } from './processes/liveness.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
+import { createOutbound, type Outbound } from './net/outbound.js';
 import { createEventBus, type EventBus } from './realtime/bus.js';
 import { createS3Storage } from './storage/s3-storage.js';
 import { createLocalStorage, type FileStorage } from './storage/storage.js';
@@ -22,6 +23,8 @@ export interface Platform {
   secrets: SecretBox;
   /** This process's heartbeat: what a gone process held is taken back (jobs, streaming answers). */
   liveness: ProcessLiveness;
+  /** The outbound guard every request to an administrator-set URL goes through (OUTBOUND_ALLOWED_HOSTS). */
+  outbound: Outbound;
 }
 
 export async function openPlatform(
@@ -58,6 +61,7 @@ export async function openPlatform(
     jobs: createJobQueue(database, { logger, liveness, pollingIntervalSeconds: pollingSeconds(database) }),
     secrets: createSecretBox(config.encryptionKey),
     liveness,
+    outbound: createOutbound({ allowedHosts: config.outbound.allowedHosts }),
   };
 }
 
@@ -67,6 +71,7 @@ export async function closePlatform(platform: Platform): Promise<void> {
   await platform.bus.close().catch(() => {});
   await platform.mailer.close().catch(() => {});
   await platform.storage.close?.().catch(() => {});
+  platform.outbound.fetch.close();
   await platform.database.close();
 }
 

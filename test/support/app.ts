@@ -9,6 +9,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createSecretBox } from '../../src/platform/crypto/secrets.js';
 import { createJobQueue } from '../../src/platform/jobs/queue.js';
 import { createMailer } from '../../src/platform/mail/mailer.js';
+import { createOutbound } from '../../src/platform/net/outbound.js';
 import { createProcessLiveness } from '../../src/platform/processes/liveness.js';
 import type { App } from '../../src/platform/http/schemas.js';
 import type { Platform } from '../../src/platform/platform.js';
@@ -68,6 +69,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     jobs: createJobQueue(database, { pollingIntervalSeconds: 0.5, liveness }),
     secrets: createSecretBox(config.encryptionKey),
     liveness,
+    outbound: createOutbound({ allowedHosts: config.outbound.allowedHosts }),
   };
   const authLimits = { keyPrefix: `test:${randomBytes(6).toString('hex')}:`, requestsPerMinute: 10_000, ...options.authLimits };
   const app = await buildApp({ ...platform, logger: options.logger ?? false, authLimits, socketRegisterTimeoutMs: options.socketRegisterTimeoutMs, now: options.now, webClientDir: options.webClientDir });
@@ -85,6 +87,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       await liveness.stop();
       await bus.close();
       await platform.mailer.close();
+      platform.outbound.fetch.close();
       await database.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -90,6 +90,6 @@ it('replaces the client when the endpoint changes version, and refuses a URL the
   await pool.close('versioned');
   expect(pool.versionOf('versioned')).toBeUndefined();
   const refused = { ...changed, id: 'metadata', url: 'http://169.254.169.254/mcp' };
-  await expect(pool.listTools(refused)).rejects.toMatchObject({ code: 'CONNECTOR_URL_NOT_ALLOWED' });
+  await expect(pool.listTools(refused)).rejects.toMatchObject({ code: 'URL_NOT_ALLOWED' });
   await server.close();
 });

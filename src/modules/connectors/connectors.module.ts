@@ -1,5 +1,6 @@
-// Wires the connectors family: the outbound guard and this process's MCP client pool, the catalog a
-// turn uses (returned, and on the app as app.connectors), the admin routes of MCP servers and tools.
+// Wires the connectors family: this process's MCP client pool (its requests through the platform's
+// outbound guard), the catalog a turn uses (returned, and on the app as app.connectors), the admin
+// routes of MCP servers and tools.
 // app.ts calls this once, before the conversation engine that takes the catalog.
 import { createMcpPool } from '../../ai/mcp/mcp-pool.js';
 import type { ConnectorCatalog } from '../../ai/tools/connector-catalog.js';
@@ -7,8 +8,7 @@ import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { ChangeFeed } from '../../platform/db/change-feed.js';
 import type { Database } from '../../platform/db/client.js';
 import type { App } from '../../platform/http/schemas.js';
-import { createGuardedFetch } from '../../platform/net/guarded-fetch.js';
-import { createOutboundPolicy } from '../../platform/net/outbound-guard.js';
+import type { Outbound } from '../../platform/net/outbound.js';
 import { createConnectorCatalog } from './connector-catalog.js';
 import { connectorRoutes } from './connectors.routes.js';
 import { createConnectorService } from './connectors.service.js';
@@ -26,19 +26,17 @@ export interface ConnectorsDeps {
   db: Database;
   secrets: SecretBox;
   changes: ChangeFeed;
-  /** Config `connectors`: CONNECTOR_ALLOWED_HOSTS and CONNECTOR_CALL_TIMEOUT_MS. */
-  settings: { allowedHosts: string[]; callTimeoutMs: number };
+  /** The platform's outbound guard (OUTBOUND_ALLOWED_HOSTS). */
+  outbound: Outbound;
+  /** Config `connectors`: CONNECTOR_CALL_TIMEOUT_MS. */
+  settings: { callTimeoutMs: number };
 }
 
 export function registerConnectors(app: App, deps: ConnectorsDeps): ConnectorCatalog {
-  const policy = createOutboundPolicy({ allowedHosts: deps.settings.allowedHosts });
-  const guardedFetch = createGuardedFetch(policy);
-  const pool = createMcpPool({ fetch: guardedFetch, timeoutMs: deps.settings.callTimeoutMs });
+  const { policy, fetch } = deps.outbound;
+  const pool = createMcpPool({ fetch, timeoutMs: deps.settings.callTimeoutMs });
   const catalog = createConnectorCatalog({ db: deps.db, secrets: deps.secrets, pool, changes: deps.changes });
-  app.addHook('onClose', async () => {
-    await catalog.close();
-    guardedFetch.close();
-  });
+  app.addHook('onClose', async () => catalog.close());
   app.decorate('connectors', catalog);
   connectorRoutes(app, createConnectorService({ db: deps.db, secrets: deps.secrets, policy, pool }));
   toolRoutes(app, createToolService({ db: deps.db, catalog }));

@@ -11,7 +11,7 @@ const CREDENTIAL_RULE =
 const SCOPE_RULE =
   "Needs mcp.edit on the server's twin (a twin's administrators hold it). Servers of every twin (institution null) are read by any such administrator and written by super admins only. A server outside the caller's twins answers 404 \"MCP server not found\".";
 const SAVE_RULE =
-  'The URL must be http(s) and its host must resolve only to public addresses (loopback, private, link-local and cloud metadata addresses answer 400 CONNECTOR_URL_NOT_ALLOWED unless the host is in CONNECTOR_ALLOWED_HOSTS). Each save lists the server\'s tools; a server that cannot be reached is saved all the same, with the reason in toolsError.';
+  'The URL must be http(s) and its host must resolve only to public addresses (loopback, private, link-local and cloud metadata addresses answer 400 CONNECTOR_URL_NOT_ALLOWED unless the host is in OUTBOUND_ALLOWED_HOSTS). A save that moves the server to another origin (scheme, host or port) without a new credential removes the stored one. Each save lists the server\'s tools; a server that cannot be reached is saved all the same, with the reason in toolsError.';
 const envelope = z.object({ success: z.literal(true), data: mcpServerSchema });
 
 export function connectorRoutes(app: App, service: ConnectorService): void {

@@ -2,14 +2,16 @@
 // servers; servers of every twin (no twin) are read by any such administrator and written by super
 // admins only. Every save checks the URL with the outbound guard and lists the server's tools; a server
 // that cannot be reached is saved all the same, with why on the record. The credential is sealed at once
-// and never shown (behaviour 9): an empty or missing credential on save keeps the stored one.
+// and never shown (behaviour 9): an empty or missing credential on save keeps the stored one, unless the
+// save moves the server to another origin (platform/net/secret-after-move.ts).
 import type { McpPool } from '../../ai/mcp/mcp-pool.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/client.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { ConflictError, NotFoundError } from '../../platform/http/errors.js';
-import { OutboundRefusedError, type OutboundPolicy } from '../../platform/net/outbound-guard.js';
+import { refuseUnlessAllowed, type OutboundPolicy } from '../../platform/net/outbound-guard.js';
+import { secretAfterMove, type SecretChange } from '../../platform/net/secret-after-move.js';
 import { requireAccess } from '../access/access.js';
 import { findTwinById } from '../twins/twins.repo.js';
 import { endpointOf, scrubbed } from './connector-endpoint.js';
@@ -19,6 +21,7 @@ import type { McpServerCreateInput, McpServerUpdateInput, McpServersQuery, McpSe
 import type { ListedTool, McpServerRow, NewMcpServer } from './connectors.tables.js';
 
 export const MCP_SERVER_NOT_FOUND = 'MCP server not found';
+export const CONNECTOR_URL_NOT_ALLOWED = 'CONNECTOR_URL_NOT_ALLOWED';
 const MAX_TOOLS = 500;
 
 export interface ConnectorServiceDeps {
@@ -29,7 +32,7 @@ export interface ConnectorServiceDeps {
 }
 
 export function createConnectorService({ db, secrets, policy, pool }: ConnectorServiceDeps) {
-  function columns(body: McpServerUpdateInput): Partial<NewMcpServer> {
+  function columns(body: McpServerUpdateInput, stored?: McpServerRow): Partial<NewMcpServer> {
     const values: Partial<NewMcpServer> = {
       name: body.name,
       url: body.url,
@@ -39,20 +42,16 @@ export function createConnectorService({ db, secrets, policy, pool }: ConnectorS
       allowedTools: body.allowedTools ? [...new Set(body.allowedTools)] : undefined,
       credentialHeader: body.credentialHeader === undefined ? undefined : body.credentialHeader || null,
     };
-    // Behaviour 9: an empty or missing credential keeps the stored one; null removes it.
-    if (body.credential) values.credentialSealed = secrets.encrypt(body.credential);
-    else if (body.credential === null) values.credentialSealed = null;
+    // Behaviour 9: an empty or missing credential keeps the stored one; null removes it; so does a move to another origin.
+    const given: SecretChange = body.credential ? { set: body.credential } : body.credential === null ? 'remove' : 'keep';
+    const change = stored ? secretAfterMove(stored.url, body.url, given) : given;
+    if (change === 'remove') values.credentialSealed = null;
+    else if (change !== 'keep') values.credentialSealed = secrets.encrypt(change.set);
     return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<NewMcpServer>;
   }
 
   /** Refuses a URL the outbound guard refuses; a host that does not resolve is left to the listing. */
-  async function guard(url: string): Promise<void> {
-    try {
-      await policy.check(new URL(url));
-    } catch (error) {
-      if (error instanceof OutboundRefusedError) throw error;
-    }
-  }
+  const guard = (url: string) => refuseUnlessAllowed(policy, url, CONNECTOR_URL_NOT_ALLOWED);
 
   async function save<T>(write: () => Promise<T>): Promise<T> {
     try {
@@ -107,9 +106,9 @@ export function createConnectorService({ db, secrets, policy, pool }: ConnectorS
     },
 
     async update(actor: Actor, id: string, body: McpServerUpdateInput): Promise<McpServerWire> {
-      await reach(actor, id, 'write');
+      const stored = await reach(actor, id, 'write');
       if (body.url !== undefined) await guard(body.url);
-      const row = await save(() => updateMcpServer(db, id, columns(body)));
+      const row = await save(() => updateMcpServer(db, id, columns(body, stored)));
       if (!row) throw new NotFoundError(MCP_SERVER_NOT_FOUND, 'MCP_SERVER_NOT_FOUND');
       return presentMcpServer(await listTools(row));
     },

@@ -5,6 +5,7 @@ import { createModelRegistry, type DeploymentModelConfig } from '../../ai/regist
 import type { ChangeFeed } from '../../platform/db/change-feed.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Database } from '../../platform/db/client.js';
+import type { Outbound } from '../../platform/net/outbound.js';
 import type { App } from '../../platform/http/schemas.js';
 import { conversationRoutes } from './conversations.routes.js';
 import { createConversationService } from './conversations.service.js';
@@ -22,6 +23,8 @@ export interface ConversationModuleDeps {
   db: Database;
   secrets: Pick<SecretBox, 'decrypt'>;
   deploymentModel: DeploymentModelConfig;
+  /** The outbound guard a custom model's own baseUrl is reached through. */
+  outbound: Outbound;
   /** The deployment endpoint's price (DEFAULT_PRICE_IN/OUT); free when absent. */
   deploymentPrice?: Price;
   streams: StreamRouter;

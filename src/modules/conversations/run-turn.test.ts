@@ -36,7 +36,7 @@ beforeAll(async () => {
   model = await startFakeModelServer();
   t = await startTestApp();
   const deploymentModel = { baseUrl: model.url, defaultModel: 'fake-chat' };
-  deps = { db: t.platform.database.db, secrets: t.platform.secrets, models: createModelRegistry(deploymentModel), deploymentModel, deploymentPrice: { inputPer1k: 1, outputPer1k: 1 }, providers };
+  deps = { db: t.platform.database.db, secrets: t.platform.secrets, models: createModelRegistry(deploymentModel), deploymentModel, outbound: t.platform.outbound, deploymentPrice: { inputPer1k: 1, outputPer1k: 1 }, providers };
 });
 afterAll(async () => {
   await t?.close();

@@ -24,6 +24,7 @@ import { toolsForTurn, type TurnToolDeps } from './turn-tools.js';
 import { toToolSet } from '../../ai/tools/turn-tools.js';
 import { directTurnReads, type TurnReads } from './turn-reads.js';
 import type { TurnCaller, TurnInput, TurnResult, TurnSink } from './turn-types.js';
+import type { Outbound } from '../../platform/net/outbound.js';
 
 export interface TurnDeps {
   db: Database;
@@ -31,6 +32,8 @@ export interface TurnDeps {
   models: ModelRegistry;
   /** The deployment's endpoint (a custom model with a key but no base URL uses its base URL). */
   deploymentModel: DeploymentModelConfig;
+  /** The outbound guard a custom model's own baseUrl is reached through (the deployment's endpoints are trusted). */
+  outbound: Outbound;
   /** Its price in credits per 1,000 tokens (DEFAULT_PRICE_IN/OUT); free when absent. */
   deploymentPrice?: Price;
   providers?: TurnContextProviders;
@@ -297,6 +300,7 @@ async function chooseModel(deps: TurnDeps, twinId: string, assistant: ResolvedAs
             baseUrl: custom.baseUrl || deps.deploymentModel.baseUrl || OPENAI_DEFAULT_BASE_URL,
             apiKey: custom.apiKey ?? deps.deploymentModel.apiKey,
             model: custom.model,
+            outbound: custom.baseUrl ? deps.outbound : null,
           })
         : deps.models.resolveModel({ kind: 'default', model: custom.model });
     return { resolved, price, custom };
@@ -304,7 +308,7 @@ async function chooseModel(deps: TurnDeps, twinId: string, assistant: ResolvedAs
   // A twin connected to a chat subscription uses its API, paid by the subscription: no credits charged.
   const subscription = deps.subscriptionModel ? await deps.subscriptionModel(twinId) : null;
   if (subscription) {
-    return { resolved: deps.models.resolveModel({ kind: 'endpoint', ...subscription, model: name || subscription.model }), price: FREE, custom: null };
+    return { resolved: deps.models.resolveModel({ kind: 'endpoint', ...subscription, model: name || subscription.model, outbound: null }), price: FREE, custom: null };
   }
   const resolved = deps.models.resolveModel({ kind: 'default', ...(name ? { model: name } : {}) });
   return { resolved, price: resolved.kind === 'local' ? FREE : (deps.deploymentPrice ?? FREE), custom: null };

@@ -12,7 +12,7 @@ import {
 import type { CustomModelService } from './custom-models.service.js';
 
 const TAGS = ['ai-models'];
-const KEY_RULE = 'The API key is stored encrypted and never shown: the view carries apiKeySet only. Saving with apiKey empty or missing keeps the stored key; clearApiKey: true removes it.';
+const KEY_RULE = 'The API key is stored encrypted and never shown: the view carries apiKeySet only. Saving with apiKey empty or missing keeps the stored key, unless baseUrl moves to another origin (scheme, host or port): then the stored key is removed; clearApiKey: true removes it. A baseUrl whose host resolves to a loopback, private, link-local or cloud metadata address answers 400 URL_NOT_ALLOWED unless the host is in OUTBOUND_ALLOWED_HOSTS; an empty baseUrl is the deployment\'s own endpoint.';
 const SCOPE_RULE = "Needs models.edit on the model's twin (a twin's administrators hold it). Deployment-wide models (institution null) are read by any such administrator and written by super admins only. A model outside the caller's twins answers 404 \"AI model not found\".";
 const envelope = z.object({ success: z.literal(true), data: adminCustomModelSchema });
 

@@ -1,11 +1,14 @@
 // Custom AI models: administrators holding models.edit manage their twins' models; deployment-wide
 // models (no twin) are read by any such administrator and written by super admins only. People see the
-// active models of their current twin and the deployment-wide ones.
+// active models of their current twin and the deployment-wide ones. A baseUrl is checked by the outbound
+// guard when saved (and every turn's request to it again); a move to another origin drops the stored key.
 import type { Database } from '../../platform/db/client.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { ConflictError, NotFoundError } from '../../platform/http/errors.js';
+import { refuseUnlessAllowed, type OutboundPolicy } from '../../platform/net/outbound-guard.js';
+import { secretAfterMove, type SecretChange } from '../../platform/net/secret-after-move.js';
 import { findTwinById } from '../twins/twins.repo.js';
 import { requireAccess } from '../access/access.js';
 import { presentAdminCustomModel, presentCustomModel } from './custom-models.presenter.js';
@@ -22,8 +25,8 @@ import type { CustomModelRow, NewCustomModel } from './custom-models.tables.js';
 
 export const MODEL_NOT_FOUND = 'AI model not found';
 
-export function createCustomModelService(db: Database, secrets: Pick<SecretBox, 'encrypt'>) {
-  function columns(body: CustomModelUpdateInput): Partial<NewCustomModel> {
+export function createCustomModelService(db: Database, secrets: Pick<SecretBox, 'encrypt'>, policy: OutboundPolicy) {
+  function columns(body: CustomModelUpdateInput, stored?: CustomModelRow): Partial<NewCustomModel> {
     const values: Partial<NewCustomModel> = {
       name: body.name,
       model: body.model,
@@ -37,10 +40,17 @@ export function createCustomModelService(db: Database, secrets: Pick<SecretBox, 
       inputPricePer1k: body.inputPricePer1k,
       outputPricePer1k: body.outputPricePer1k,
     };
-    // An empty or missing key keeps the stored one; clearApiKey removes it.
-    if (body.apiKey) values.apiKeySealed = secrets.encrypt(body.apiKey);
-    else if (body.clearApiKey) values.apiKeySealed = null;
+    // An empty or missing key keeps the stored one; clearApiKey removes it; so does a move to another origin.
+    const given: SecretChange = body.apiKey ? { set: body.apiKey } : body.clearApiKey ? 'remove' : 'keep';
+    const change = stored ? secretAfterMove(stored.baseUrl, body.baseUrl, given) : given;
+    if (change === 'remove') values.apiKeySealed = null;
+    else if (change !== 'keep') values.apiKeySealed = secrets.encrypt(change.set);
     return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<NewCustomModel>;
+  }
+
+  /** '' is the deployment's own endpoint (trusted); any other baseUrl must pass the outbound guard. */
+  async function guard(baseUrl: string | undefined): Promise<void> {
+    if (baseUrl) await refuseUnlessAllowed(policy, baseUrl);
   }
 
   async function save<T>(write: () => Promise<T>): Promise<T> {
@@ -80,13 +90,15 @@ export function createCustomModelService(db: Database, secrets: Pick<SecretBox, 
       if (twinId !== null) {
         if (!(await findTwinById(db, twinId))) throw new NotFoundError('Institution not found', 'INSTITUTION_NOT_FOUND');
       }
+      await guard(body.baseUrl);
       const row = await save(() => insertCustomModel(db, { ...columns(body), name: body.name, model: body.model, twinId }));
       return presentAdminCustomModel(row);
     },
 
     async update(actor: Actor, id: string, body: CustomModelUpdateInput): Promise<AdminCustomModelWire> {
-      await reach(actor, id, 'write');
-      const row = await save(() => updateCustomModel(db, id, columns(body)));
+      const stored = await reach(actor, id, 'write');
+      await guard(body.baseUrl);
+      const row = await save(() => updateCustomModel(db, id, columns(body, stored)));
       return presentAdminCustomModel(row!);
     },
 

@@ -152,11 +152,11 @@ describe('POST /api/user/customModels and findModelForTurn', () => {
 
   it('finds the model of a turn by name or model id, the twin first, never another twin or an inactive one', async () => {
     const db = t.platform.database.db;
-    await create(tok.admin1, { name: 'Turn Model', model: 'provider-id-1', apiKey: 'k1', minReasoningEffort: 'medium', inputPricePer1k: 0.25, outputPricePer1k: 2, baseUrl: 'http://127.0.0.1:9/v1' });
+    await create(tok.admin1, { name: 'Turn Model', model: 'provider-id-1', apiKey: 'k1', minReasoningEffort: 'medium', inputPricePer1k: 0.25, outputPricePer1k: 2, baseUrl: 'https://models.example.test/v1' });
     await create(tok.admin2, { name: 'Other Twin Model', model: 'provider-id-2' });
     await create(tok.admin1, { name: 'Asleep', model: 'provider-id-3', status: 'inactive' });
     expect(await findModelForTurn(db, t.platform.secrets, t1.id, 'turn model')).toMatchObject({
-      model: 'provider-id-1', apiKey: 'k1', minReasoningEffort: 'medium', inputPricePer1k: 0.25, outputPricePer1k: 2, baseUrl: 'http://127.0.0.1:9/v1',
+      model: 'provider-id-1', apiKey: 'k1', minReasoningEffort: 'medium', inputPricePer1k: 0.25, outputPricePer1k: 2, baseUrl: 'https://models.example.test/v1',
     });
     expect((await findModelForTurn(db, t.platform.secrets, t1.id, 'provider-id-1'))?.name).toBe('Turn Model');
     expect(await findModelForTurn(db, t.platform.secrets, t1.id, 'Other Twin Model')).toBeNull();

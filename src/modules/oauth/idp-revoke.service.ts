@@ -8,6 +8,7 @@ import type { Database, Executor } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { AppError } from '../../platform/http/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
+import type { Outbound } from '../../platform/net/outbound.js';
 import { findTwinById } from '../twins/twins.repo.js';
 import { twins } from '../twins/twins.tables.js';
 import { requireAccess } from '../access/access.js';
@@ -43,15 +44,17 @@ export interface RevokeDeps {
   db: Database;
   secrets: SecretBox;
   config: Pick<Config, 'oidcProviders'>;
+  /** The outbound guard a twin's provider is reached through. */
+  outbound: Outbound;
   log: (error: unknown, message: string) => void;
 }
 
-export function createIdpRevokeService({ db, secrets, config, log }: RevokeDeps) {
+export function createIdpRevokeService({ db, secrets, config, outbound, log }: RevokeDeps) {
   async function revokeUpstream(sealed: string): Promise<void> {
     const stored = JSON.parse(secrets.decrypt(sealed)) as StoredProviderToken;
     const provider = await resolveProvider(db, secrets, config.oidcProviders, stored.providerId);
     if (!provider) throw new Error(`provider ${stored.providerId} is not configured`);
-    const configuration = await providerConfiguration(provider);
+    const configuration = await providerConfiguration(provider, outbound);
     await client.tokenRevocation(configuration, stored.accessToken, { token_type_hint: 'access_token' });
     if (stored.refreshToken) await client.tokenRevocation(configuration, stored.refreshToken, { token_type_hint: 'refresh_token' });
   }

@@ -10,8 +10,8 @@ import { createSsoProviderService } from './sso-providers.service.js';
 
 export function registerOauth(app: App, deps: Omit<OAuthServiceDeps, 'log'> & { requestsPerMinute: number; pageHandoff: boolean }): void {
   const log = (error: unknown, message: string) => app.log.warn({ err: error }, message);
-  const { db, config, secrets } = deps;
+  const { db, config, secrets, outbound } = deps;
   oauthRoutes(app, createOAuthService({ ...deps, log }), { publicUrl: config.publicUrl, requestsPerMinute: deps.requestsPerMinute, secrets, pageHandoff: deps.pageHandoff });
-  ssoProviderRoutes(app, createSsoProviderService({ db, secrets }));
-  idpRevokeRoutes(app, createIdpRevokeService({ db, secrets, config, log }));
+  ssoProviderRoutes(app, createSsoProviderService({ db, secrets, policy: outbound.policy }));
+  idpRevokeRoutes(app, createIdpRevokeService({ db, secrets, config, outbound, log }));
 }

@@ -8,6 +8,7 @@ import type { Database } from '../../platform/db/client.js';
 import { withTransaction } from '../../platform/db/client.js';
 import { AppError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '../../platform/http/errors.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
+import type { Outbound } from '../../platform/net/outbound.js';
 import { hashToken, randomToken, safeEqual } from '../../platform/crypto/hash.js';
 import { findTwinByPublicId } from '../twins/twins.repo.js';
 import { findMembership, insertMembership } from '../twins/twins.repo.js';
@@ -28,13 +29,15 @@ export interface OAuthServiceDeps {
   secrets: SecretBox;
   auth: AuthService;
   signin: SignInService;
+  /** The outbound guard a twin's provider is reached through (oauth.providers.ts). */
+  outbound: Outbound;
   log?: (error: unknown, message: string) => void;
 }
 
 const badState = () => new BadRequestError('This sign-in request is invalid, used or expired; start again', 'OAUTH_STATE_INVALID');
 const unknownProvider = () => new NotFoundError('Unknown sign-in provider', 'OAUTH_PROVIDER_NOT_FOUND');
 
-export function createOAuthService({ db, config, secrets, auth, signin, log }: OAuthServiceDeps) {
+export function createOAuthService({ db, config, secrets, auth, signin, outbound, log }: OAuthServiceDeps) {
   const redirectUri = (key: string) => `${config.publicUrl}/api/auth/oauth/${key}/callback`;
 
   async function provider(key: string): Promise<ResolvedProvider> {
@@ -43,7 +46,7 @@ export function createOAuthService({ db, config, secrets, auth, signin, log }: O
 
   async function discover(found: ResolvedProvider): Promise<client.Configuration> {
     try {
-      return await providerConfiguration(found);
+      return await providerConfiguration(found, outbound);
     } catch (error) {
       log?.(error, 'identity provider discovery failed');
       throw new AppError(502, 'The sign-in provider is not reachable; try again later', 'OAUTH_PROVIDER_UNAVAILABLE');

@@ -29,7 +29,8 @@ beforeAll(async () => {
     { id: 'school', name: 'School Login', issuer: idp.issuer, clientId: 'dt', clientSecret: 'dt-secret' },
     { id: 'broken', name: 'Broken', issuer: 'http://127.0.0.1:9', clientId: 'x', clientSecret: 'y' },
   ];
-  t = await startTestApp({ env: { PUBLIC_URL: PUBLIC, OIDC_PROVIDERS: JSON.stringify(providers) } });
+  // The twin's own provider below is the loopback identity provider: the operator allows its host.
+  t = await startTestApp({ env: { PUBLIC_URL: PUBLIC, OIDC_PROVIDERS: JSON.stringify(providers), OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' } });
   twin = await buildTwin(t.platform.database.db);
   await t.platform.database.db.insert(ssoProviders).values({ id: ssoId, twinId: twin.id, name: 'Twin Login', issuer: idp.issuer, clientId: 'twin-client' });
 });

@@ -54,6 +54,9 @@ function subscriptionEnv(issuer: string): Record<string, string> {
     SUBSCRIPTION_MODEL: 'subscription-model',
     // The deployment's endpoint costs credits, so a turn that is free shows it did not go there.
     ...PRICED,
+    // A twin's custom model below is a loopback server: the operator allows its host (the deployment's
+    // and the subscription's URLs are configuration, trusted whatever this says).
+    OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
   };
 }
 

@@ -24,7 +24,8 @@ const MAX_STALE_RETRIES = 5;
 /** Failures of requests that met a kept-alive connection the server had closed: they never reached it. */
 const staleConnectionFailures = new WeakSet<Error>();
 
-function pinnedLookup(target: CheckedTarget): LookupFunction {
+/** A lookup that answers the checked address whatever the name: the connection goes where the check looked. */
+export function pinnedLookup(target: CheckedTarget): LookupFunction {
   return ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
     if (options?.all) callback(null, [{ address: target.address, family: target.family }]);
     else callback(null, target.address, target.family);

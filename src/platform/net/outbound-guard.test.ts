@@ -71,10 +71,10 @@ const HOSTILE = [
 ];
 
 describe('the outbound policy', () => {
-  it.each(HOSTILE)('refuses %s with CONNECTOR_URL_NOT_ALLOWED', async (url) => {
+  it.each(HOSTILE)('refuses %s with URL_NOT_ALLOWED', async (url) => {
     const refusal = await strict.check(new URL(url)).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(OutboundRefusedError);
-    expect(refusal).toMatchObject({ status: 400, code: 'CONNECTOR_URL_NOT_ALLOWED' });
+    expect(refusal).toMatchObject({ status: 400, code: 'URL_NOT_ALLOWED' });
   });
 
   it('lets public addresses through, answering the address it checked', async () => {
@@ -98,7 +98,7 @@ describe('the outbound policy', () => {
     expect(String(error)).toContain('ENOTFOUND');
   });
 
-  it('lets the hosts of CONNECTOR_ALLOWED_HOSTS through, in any spelling of the same address, and no other', async () => {
+  it('lets the hosts of OUTBOUND_ALLOWED_HOSTS through, in any spelling of the same address, and no other', async () => {
     const allowing = createOutboundPolicy({ allowedHosts: parseAllowedHosts(' 127.0.0.1 , Loopback.Test,[0:0::1]'), resolve });
     expect(await allowing.check(new URL('http://127.0.0.1:9000/mcp'))).toMatchObject({ address: '127.0.0.1' });
     expect(await allowing.check(new URL('http://2130706433/'))).toMatchObject({ address: '127.0.0.1' });
@@ -180,7 +180,7 @@ describe('the guarded fetch', () => {
 
   it('refuses loopback unless allowed', async () => {
     const fetchStrict = createGuardedFetch(createOutboundPolicy({ allowedHosts: [], resolve }));
-    await expect(fetchStrict(`http://127.0.0.1:${port}/echo`)).rejects.toMatchObject({ code: 'CONNECTOR_URL_NOT_ALLOWED' });
+    await expect(fetchStrict(`http://127.0.0.1:${port}/echo`)).rejects.toMatchObject({ code: 'URL_NOT_ALLOWED' });
     fetchStrict.close();
   });
 
@@ -201,8 +201,8 @@ describe('the guarded fetch', () => {
   ])('refuses a redirect to %s', async (_what, target) => {
     const guarded = createGuardedFetch(createOutboundPolicy({ allowedHosts: ['127.0.0.1'], resolve }));
     const url = `http://127.0.0.1:${port}/redirect?to=${encodeURIComponent(target)}`;
-    await expect(guarded(url)).rejects.toMatchObject({ code: 'CONNECTOR_URL_NOT_ALLOWED' });
-    await expect(guarded(url, { method: 'POST', body: '{}' })).rejects.toMatchObject({ code: 'CONNECTOR_URL_NOT_ALLOWED' });
+    await expect(guarded(url)).rejects.toMatchObject({ code: 'URL_NOT_ALLOWED' });
+    await expect(guarded(url, { method: 'POST', body: '{}' })).rejects.toMatchObject({ code: 'URL_NOT_ALLOWED' });
     guarded.close();
   });
 
