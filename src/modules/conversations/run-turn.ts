@@ -298,7 +298,8 @@ async function chooseModel(deps: TurnDeps, twinId: string, assistant: ResolvedAs
         ? deps.models.resolveModel({
             kind: 'endpoint',
             baseUrl: custom.baseUrl || deps.deploymentModel.baseUrl || OPENAI_DEFAULT_BASE_URL,
-            apiKey: custom.apiKey ?? deps.deploymentModel.apiKey,
+            // The deployment's key goes to the deployment's endpoint only, never to a URL an administrator set.
+            apiKey: custom.apiKey ?? (custom.baseUrl ? undefined : deps.deploymentModel.apiKey),
             model: custom.model,
             outbound: custom.baseUrl ? deps.outbound : null,
           })

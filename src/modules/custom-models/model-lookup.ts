@@ -14,7 +14,7 @@ export interface ModelForTurn {
   provider: ModelProvider;
   /** '' means the deployment's default endpoint (OPENAI_BASE_URL). */
   baseUrl: string;
-  /** Decrypted; null when none is stored (the deployment's key applies). */
+  /** Decrypted; null when none is stored (the deployment's key applies on the deployment's endpoint only: baseUrl ''). */
   apiKey: string | null;
   minReasoningEffort: ReasoningEffort | null;
   maxTokens: number;

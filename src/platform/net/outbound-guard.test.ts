@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGuardedFetch } from './guarded-fetch.js';
 import { blockedAddressReason } from './ip-ranges.js';
 import { createOutboundPolicy, OutboundRefusedError, parseAllowedHosts, type Resolve } from './outbound-guard.js';
+import { HOSTILE_URLS } from '../../../test/support/hostile-urls.js';
 
 /** Names the tests resolve themselves (DNS is the network edge). */
 const names: Record<string, string[]> = {
@@ -23,55 +24,9 @@ const resolve: Resolve = async (host) => {
 };
 const strict = createOutboundPolicy({ allowedHosts: [], resolve });
 
-const HOSTILE = [
-  'http://127.0.0.1/',
-  'http://127.1/',
-  'http://2130706433/',
-  'http://0x7f.1/',
-  'http://0x7f000001/',
-  'http://0177.0.0.1/',
-  'http://017700000001/',
-  'http://[::1]/',
-  'http://[0:0:0:0:0:0:0:1]/',
-  'http://[::ffff:127.0.0.1]/',
-  'http://[::ffff:7f00:1]/',
-  'http://[::127.0.0.1]/',
-  'http://[64:ff9b::7f00:1]/',
-  'http://[2002:7f00:1::]/',
-  'http://0.0.0.0/',
-  'http://0/',
-  'http://[::]/',
-  'http://169.254.169.254/latest/meta-data/',
-  'http://[::ffff:169.254.169.254]/',
-  'http://[fd00:ec2::254]/',
-  'http://metadata.google.internal/computeMetadata/v1/',
-  'http://metadata.google.internal./',
-  'http://168.63.129.16/',
-  'http://10.0.0.1/',
-  'http://10.255.255.255:8080/mcp',
-  'http://172.16.0.1/',
-  'http://172.31.255.255/',
-  'http://192.168.1.1/',
-  'http://100.64.0.1/',
-  'http://100.127.255.254/',
-  'http://169.254.1.1/',
-  'http://[fe80::1]/',
-  'http://[fc00::1]/',
-  'http://[fd12:3456::1]/',
-  'http://224.0.0.1/',
-  'http://[ff02::1]/',
-  'http://255.255.255.255/',
-  'http://loopback.test/',
-  'http://mixed.test/',
-  'http://sneaky6.test/',
-  'file:///etc/passwd',
-  'ftp://ftp.example.com/',
-  'gopher://public.test/',
-  'http://user:secret@public.test/',
-];
 
 describe('the outbound policy', () => {
-  it.each(HOSTILE)('refuses %s with URL_NOT_ALLOWED', async (url) => {
+  it.each(HOSTILE_URLS)('refuses %s with URL_NOT_ALLOWED', async (url) => {
     const refusal = await strict.check(new URL(url)).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(OutboundRefusedError);
     expect(refusal).toMatchObject({ status: 400, code: 'URL_NOT_ALLOWED' });
