@@ -32,7 +32,15 @@ export interface TestIdentityProvider {
   close(): Promise<void>;
 }
 
-export async function startIdentityProvider(clients: TestClient[]): Promise<TestIdentityProvider> {
+export interface IdentityProviderOptions {
+  /**
+   * The issuer the provider names in its discovery document and id_tokens, when not its own URL: an
+   * attacker's provider claiming another provider's issuer (its endpoints and keys stay its own).
+   */
+  claimedIssuer?: string;
+}
+
+export async function startIdentityProvider(clients: TestClient[], options: IdentityProviderOptions = {}): Promise<TestIdentityProvider> {
   const accounts = new Map<string, TestAccount>();
   let nextSubject = '';
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
@@ -43,7 +51,7 @@ export async function startIdentityProvider(clients: TestClient[]): Promise<Test
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const provider = new Provider(issuer, {
+  const provider = new Provider(options.claimedIssuer ?? issuer, {
     clients: clients.map((client) => ({
       ...client,
       grant_types: ['authorization_code', 'client_credentials'],
