@@ -8,6 +8,8 @@ import Provider from 'oidc-provider';
 
 export interface TestAccount {
   email?: string;
+  /** true unless set; null leaves the claim out. */
+  email_verified?: boolean | null;
   given_name?: string;
   family_name?: string;
 }
@@ -30,6 +32,11 @@ export interface TestIdentityProvider {
   /** Whether the provider still considers the token active. */
   introspect(token: string, clientId: string, clientSecret: string): Promise<boolean>;
   close(): Promise<void>;
+}
+
+function claimsOf(sub: string, account: TestAccount): Record<string, unknown> {
+  const { email_verified = true, ...rest } = account;
+  return email_verified === null ? { sub, ...rest } : { sub, email_verified, ...rest };
 }
 
 export async function startIdentityProvider(clients: TestClient[]): Promise<TestIdentityProvider> {
@@ -63,7 +70,7 @@ export async function startIdentityProvider(clients: TestClient[]): Promise<Test
     },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: (_ctx: unknown, sub: string) =>
-      accounts.has(sub) ? { accountId: sub, claims: () => ({ sub, email_verified: true, ...accounts.get(sub) }) } : undefined,
+      accounts.has(sub) ? { accountId: sub, claims: () => claimsOf(sub, accounts.get(sub)!) } : undefined,
   });
   handler = provider.callback();
 
