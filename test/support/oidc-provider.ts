@@ -8,6 +8,8 @@ import Provider from 'oidc-provider';
 
 export interface TestAccount {
   email?: string;
+  /** true unless set; null leaves the claim out. */
+  email_verified?: boolean | null;
   given_name?: string;
   family_name?: string;
 }
@@ -38,6 +40,11 @@ export interface IdentityProviderOptions {
    * attacker's provider claiming another provider's issuer (its endpoints and keys stay its own).
    */
   claimedIssuer?: string;
+}
+
+function claimsOf(sub: string, account: TestAccount): Record<string, unknown> {
+  const { email_verified = true, ...rest } = account;
+  return email_verified === null ? { sub, ...rest } : { sub, email_verified, ...rest };
 }
 
 export async function startIdentityProvider(clients: TestClient[], options: IdentityProviderOptions = {}): Promise<TestIdentityProvider> {
@@ -71,7 +78,7 @@ export async function startIdentityProvider(clients: TestClient[], options: Iden
     },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: (_ctx: unknown, sub: string) =>
-      accounts.has(sub) ? { accountId: sub, claims: () => ({ sub, email_verified: true, ...accounts.get(sub) }) } : undefined,
+      accounts.has(sub) ? { accountId: sub, claims: () => claimsOf(sub, accounts.get(sub)!) } : undefined,
   });
   handler = provider.callback();
 

@@ -405,6 +405,34 @@ describe('memories', () => {
   });
 });
 
+describe("a launch session and the person's own rows", () => {
+  // The person (a member of A) in a launch session of twin B: their rows of A are another twin's.
+  const launched = (): Actor => ({ ...member, twinId: twinB.id, role: 'user', permissions: [], launchScope: { twinId: twinB.id } });
+  const row = (twinId: string) => ({ userId: ids.member, twinId });
+  const ownedRowRules: Array<[string, (twinId: string) => Promise<string>]> = [
+    ['file.read', (twin) => outcome(launched(), 'file.read', { file: row(twin) })],
+    ['file.write', (twin) => outcome(launched(), 'file.write', { file: row(twin) })],
+    ['collection.read', (twin) => outcome(launched(), 'collection.read', { collection: row(twin) })],
+    ['collection.use', (twin) => outcome(launched(), 'collection.use', { collection: row(twin), twin })],
+    ['history.read', (twin) => outcome(launched(), 'history.read', { record: row(twin) })],
+    ['memory.read', (twin) => outcome(launched(), 'memory.read', { memory: { ...row(twin), shared: false } })],
+    ['memory.read (shared)', (twin) => outcome(launched(), 'memory.read', { memory: { userId: ids.admin, twinId: twin, shared: true } })],
+    ['memory.edit', (twin) => outcome(launched(), 'memory.edit', { memory: { ...row(twin), shared: false } })],
+    ['approval.decide', (twin) => outcome(launched(), 'approval.decide', { card: row(twin) })],
+  ];
+
+  it.each(ownedRowRules)('%s: a row of another twin is not found, one of its own twin is', async (_name, ask) => {
+    expect(await ask(twinA.id)).toMatch(/^404/);
+    expect(await ask(twinB.id)).toBe('ok');
+  });
+
+  it('reaches its own twin only; a full session every twin', () => {
+    const access = new AccessContext(db(), launched());
+    expect([access.reaches(twinB.id), access.reaches(twinA.id), access.reaches(null)]).toEqual([true, false, false]);
+    expect(new AccessContext(db(), member).reaches(twinB.id)).toBe(true);
+  });
+});
+
 describe('an access context', () => {
   it('reads another twin\'s permissions once for many questions', async () => {
     const access = new AccessContext(db(), elsewhere);

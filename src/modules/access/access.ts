@@ -13,7 +13,7 @@ import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { permissionsFor, type Permission } from '../../platform/http/permissions.js';
 import { findMembership, twinsGranting } from './access.repo.js';
-import type { AccessAction, AccessGrant, AccessQuestions, AccessTarget, TwinScope } from './access.types.js';
+import type { AccessAction, AccessGrant, AccessQuestions, AccessTarget, Owned, TwinScope } from './access.types.js';
 import { isPlainGrant, ruleFor } from './rules.js';
 
 export * from './access.types.js';
@@ -76,6 +76,15 @@ export class AccessContext implements AccessQuestions {
     if (this.actor.launchScope) return [];
     if (isSuper(this.actor)) return 'all';
     return twinsGranting(this.db, this.actor.userId, permission, withDeleted);
+  }
+
+  reaches(twinId: string | null): boolean {
+    const { launchScope } = this.actor;
+    return !launchScope || launchScope.twinId === twinId;
+  }
+
+  owns(row: Owned): boolean {
+    return row.userId === this.actor.userId && this.reaches(row.twinId);
   }
 
   async require<A extends AccessAction>(action: A, target: AccessTarget<A>): Promise<AccessGrant<A>> {

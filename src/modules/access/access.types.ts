@@ -87,7 +87,7 @@ export interface Actions {
   'membership.edit': [{ membership: { twinId: string } | undefined; person: { accountType: string } | undefined }, void];
   /** A twin's session (admin): sessions.delete there, else 404. */
   'session.delete': [{ session: { twinId: string | null } | undefined }, void];
-  /** A vault file: its uploader, or files.access in its twin; anyone else 404. */
+  /** A vault file: its uploader (within the twins the session reaches), or files.access in its twin; anyone else 404. */
   'file.read': [{ file: Owned | undefined }, void];
   /** Changing a vault file: its uploader only (an admin uses the uploads family); anyone else 404. */
   'file.write': [{ file: Owned | undefined }, void];
@@ -95,11 +95,11 @@ export interface Actions {
   'file.share': [{ twin: string }, void];
   /** A file in the admin uploads family: 404 without any right in its twin, 403 without uploads.delete. */
   'upload.delete': [{ file: { twinId: string } | undefined }, void];
-  /** A collection (behaviour 10: its owner or files.access in its twin), else 404. */
+  /** A collection (behaviour 10: its owner, within the twins the session reaches, or files.access in its twin), else 404. */
   'collection.read': [{ collection: Owned | undefined }, void];
   /** Filing an upload into a collection of the twin it goes to. */
   'collection.use': [{ collection: Owned | undefined; twin: string }, void];
-  /** A conversation record's retrieval entries: its owner or histories.list; a member of its twin 403, others 404. */
+  /** A conversation record's retrieval entries: its owner (within the twins the session reaches) or histories.list; a member of its twin 403, others 404. */
   'history.read': [{ record: Owned | undefined }, void];
   /** A feedback row within a scope from 'history.admin': a member of its twin 403, others 404. */
   'feedback.read': [{ feedback: { twinId: string } | undefined; scope: TwinScope }, void];
@@ -120,6 +120,8 @@ export interface Actions {
   'mcp.read': [{ server: { twinId: string | null } | undefined }, void];
   'mcp.write': [{ server: { twinId: string | null } | undefined }, void];
   'mcp.create': [{ twinId: string | null }, void];
+  /** Deciding a tool approval card: its person, within the twins the session reaches, else 404. */
+  'approval.decide': [{ card: Owned | undefined }, void];
   /** Free credits: super admins only. */
   'credits.award': [Record<string, never>, void];
   /** Working in a twin: its members (super admins anywhere), else 404. */
@@ -156,6 +158,13 @@ export interface AccessQuestions {
   holds(twinId: string, permission: Permission): Promise<boolean>;
   memberOf(twinId: string): Promise<boolean>;
   twins(permission: Permission, withDeleted?: boolean): Promise<TwinScope>;
+  /**
+   * May this session touch rows of the twin at all? A launch session only its own twin's (rows of no
+   * twin included: not), any other session every twin's, as far as the rules then allow.
+   */
+  reaches(twinId: string | null): boolean;
+  /** The caller's own row, within the twins the session reaches: a launch session owns nothing of another twin. */
+  owns(row: Owned): boolean;
   require<A extends AccessAction>(action: A, target: AccessTarget<A>): Promise<AccessGrant<A>>;
   check<A extends AccessAction>(action: A, target: AccessTarget<A>): Promise<boolean>;
 }

@@ -176,13 +176,13 @@ const RULES: Rules = {
   },
 
   async 'file.read'(access, { file }) {
-    if (!file || (file.userId !== access.actor.userId && !(await access.holds(file.twinId, 'files.access')))) {
+    if (!file || (!access.owns(file) && !(await access.holds(file.twinId, 'files.access')))) {
       throw new NotFoundError('File not found');
     }
   },
 
   async 'file.write'(access, { file }) {
-    if (!file || file.userId !== access.actor.userId) throw new NotFoundError('File not found');
+    if (!file || !access.owns(file)) throw new NotFoundError('File not found');
   },
 
   async 'file.share'(access, { twin }) {
@@ -199,7 +199,7 @@ const RULES: Rules = {
 
   async 'collection.read'(access, { collection }) {
     const allowed =
-      collection && (collection.userId === access.actor.userId || (await access.holds(collection.twinId, 'files.access')));
+      collection && (access.owns(collection) || (await access.holds(collection.twinId, 'files.access')));
     if (!allowed) throw new NotFoundError('Collection not found');
   },
 
@@ -207,14 +207,14 @@ const RULES: Rules = {
     const usable =
       collection &&
       collection.twinId === twin &&
-      (collection.userId === access.actor.userId || (await access.holds(twin, 'files.access')));
+      (access.owns(collection) || (await access.holds(twin, 'files.access')));
     if (!usable) throw new NotFoundError('Collection not found');
   },
 
   async 'history.read'(access, { record }) {
     const notFound = () => new NotFoundError('History not found');
     if (!record) throw notFound();
-    if (record.userId === access.actor.userId) return;
+    if (access.owns(record)) return;
     if (await access.holds(record.twinId, 'histories.list')) return;
     // A member of the record's twin learns only that they may not; anyone else learns nothing.
     if (await access.memberOf(record.twinId)) throw new ForbiddenError();
@@ -269,6 +269,10 @@ const RULES: Rules = {
   'mcp.write': (access, { server }) => adminRow(access, server, 'mcp.edit', serverNotFound, 'Only a super admin can change an MCP server of every twin'),
   'mcp.create': (access, { twinId }) => adminCreate(access, twinId, 'mcp.edit', 'Only a super admin can add an MCP server of every twin'),
 
+  async 'approval.decide'(access, { card }) {
+    if (!card || !access.owns(card)) throw new NotFoundError('Approval not found', 'APPROVAL_NOT_FOUND');
+  },
+
   async 'twin.switch'(access, { twin }) {
     const member = twin && (isSuper(access.actor) || (await findMembership(access.db, access.actor.userId, twin.id)));
     if (!member) throw new NotFoundError(INSTITUTION_NOT_FOUND);
@@ -314,13 +318,13 @@ const RULES: Rules = {
   },
 
   async 'memory.read'(access, { memory }) {
-    if (!memory || (!memory.shared && memory.userId !== access.actor.userId)) throw new NotFoundError(MEMORY_NOT_FOUND);
+    if (!memory || !access.reaches(memory.twinId) || (!memory.shared && !access.owns(memory))) throw new NotFoundError(MEMORY_NOT_FOUND);
     return { manages: await access.check('memory.manage', { twin: memory.twinId }) };
   },
 
   async 'memory.edit'(access, { memory }) {
     const { manages } = await access.require('memory.read', { memory });
-    const editable = memory!.userId === access.actor.userId || (memory!.shared && manages);
+    const editable = access.owns(memory!) || (memory!.shared && manages);
     if (!editable) throw new ForbiddenError(MEMORY_NOT_EDITABLE, 'MEMORY_NOT_EDITABLE');
     return { manages };
   },

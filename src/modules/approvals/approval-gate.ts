@@ -7,6 +7,7 @@ import type { Database } from '../../platform/db/client.js';
 import type { Actor } from '../../platform/http/actor.js';
 import { AppError, NotFoundError } from '../../platform/http/errors.js';
 import { isObjectId } from '../../platform/ids/ids.js';
+import { requireAccess } from '../access/access.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
 import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import { conversationGrant, decideCard, endCard, findCard, insertCard, listPending } from './approvals.repo.js';
@@ -126,13 +127,15 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
 
   async function decide(actor: Actor, approvalId: string, decision: PersonDecision) {
     if (!isObjectId(approvalId)) throw new NotFoundError(APPROVAL_MESSAGES.notFound, 'APPROVAL_NOT_FOUND');
+    // The person's card, within the twins the session reaches (a launch session: its own twin's only).
+    await requireAccess(db, actor, 'approval.decide', { card: await findCard(db, approvalId) });
     const row = await decideCard(db, approvalId, actor.userId, decision);
     if (row) {
       await announce(row);
       return { decision, decidedAt: row.decidedAt! };
     }
     const current = await findCard(db, approvalId);
-    if (!current || current.userId !== actor.userId) throw new NotFoundError(APPROVAL_MESSAGES.notFound, 'APPROVAL_NOT_FOUND');
+    if (!current) throw new NotFoundError(APPROVAL_MESSAGES.notFound, 'APPROVAL_NOT_FOUND');
     // Pending but past its expiry (its turn stopped waiting without ending it): it ends as expired now.
     if (!current.decision) {
       const expired = await endCard(db, approvalId, 'expired');

@@ -19,17 +19,36 @@ export async function consumeState(db: Executor, stateHash: string) {
   return row;
 }
 
-export async function findIdentity(db: Executor, issuer: string, subject: string) {
+/** The identity made through this provider record for the issuer's subject. */
+export async function findIdentity(db: Executor, provider: string, issuer: string, subject: string) {
   const [row] = await db
     .select()
     .from(oidcIdentities)
-    .where(and(eq(oidcIdentities.issuer, issuer), eq(oidcIdentities.subject, subject)))
+    .where(and(eq(oidcIdentities.provider, provider), eq(oidcIdentities.issuer, issuer), eq(oidcIdentities.subject, subject)))
     .limit(1);
   return row;
 }
 
-export async function insertIdentity(db: Executor, values: typeof oidcIdentities.$inferInsert): Promise<void> {
-  await db.insert(oidcIdentities).values(values);
+/** An identity made before identities had a provider record (provider null, migration 0019). */
+export async function findLegacyIdentity(db: Executor, issuer: string, subject: string) {
+  const [row] = await db
+    .select()
+    .from(oidcIdentities)
+    .where(and(isNull(oidcIdentities.provider), eq(oidcIdentities.issuer, issuer), eq(oidcIdentities.subject, subject)))
+    .limit(1);
+  return row;
+}
+
+export interface NewIdentity {
+  userId: string;
+  provider: string;
+  issuer: string;
+  subject: string;
+}
+
+/** Binds the subject to the person through this provider record; a second binding of the same key is a no-op. */
+export async function insertIdentity(db: Executor, values: NewIdentity): Promise<void> {
+  await db.insert(oidcIdentities).values(values).onConflictDoNothing();
 }
 
 export async function findSsoProvider(db: Executor, id: string): Promise<SsoProviderRow | undefined> {

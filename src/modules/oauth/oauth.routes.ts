@@ -77,8 +77,10 @@ export function oauthRoutes(app: App, oauth: OAuthService, options: OAuthRouteOp
         description:
           'Answers like POST /api/auth/signin: {token, profile}, or {mfaRequired, mfaToken, ...} when the account ' +
           'has two-step verification on. A twin\'s own provider opens a session restricted to that twin (behaviour ' +
-          '16). The person is found by the provider\'s issuer and subject; a new subject whose email already has an ' +
-          'account answers 409 ACCOUNT_EXISTS (never joined by email alone). A missing, used, expired or foreign ' +
+          '16). The person is found by this provider record and the issuer\'s subject (the same subject through ' +
+          'another twin\'s provider is another identity); a new subject whose email the provider has not confirmed ' +
+          '(email_verified not true) answers 403 OAUTH_EMAIL_NOT_VERIFIED, one whose email already has an ' +
+          'account 409 ACCOUNT_EXISTS (never joined by email alone). A missing, used, expired or foreign ' +
           'state (or a missing browser cookie) answers 400 OAUTH_STATE_INVALID; a code the provider does not ' +
           'confirm answers 401 OAUTH_FAILED. Loaded as a page (the provider\'s redirect in a browser: ' +
           'Sec-Fetch-Mode navigate, or an Accept naming text/html), it answers 303 to the web client\'s ' +

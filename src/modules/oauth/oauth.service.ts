@@ -1,7 +1,9 @@
 // Third-party sign-in with OpenID Connect: authorization code + PKCE + state + nonce, the request
 // bound to the browser that started it by a cookie, and each state usable once. A person is found by
-// the provider's issuer + subject, never by email alone. A deployment provider signs people in like a
-// password (then the second factor when on); a twin's own provider opens a launch session in that twin.
+// the provider record + the issuer's subject, never by email alone: the same subject through another
+// twin's provider record is another identity. A new account needs the provider's email_verified: true.
+// A deployment provider signs people in like a password (then the second factor when on); a twin's own
+// provider opens a launch session in that twin.
 import * as client from 'openid-client';
 import type { Config } from '../../config.js';
 import type { Database } from '../../platform/db/client.js';
@@ -17,7 +19,7 @@ import { insertAccount } from '../credits/starting-credits.js';
 import type { UserRow } from '../users/users.tables.js';
 import type { AuthService, ClientInfo, SignedIn } from '../auth/auth.service.js';
 import type { MfaRequired, SignInService } from '../auth/signin.service.js';
-import { consumeState, countSsoProviders, findIdentity, insertIdentity, insertState, listSsoProviders } from './oauth.repo.js';
+import { consumeState, countSsoProviders, findIdentity, findLegacyIdentity, insertIdentity, insertState, listSsoProviders } from './oauth.repo.js';
 import { providerConfiguration, resolveProvider, type ResolvedProvider } from './oauth.providers.js';
 
 export const STATE_TTL_MS = 10 * 60 * 1000;
@@ -53,16 +55,37 @@ export function createOAuthService({ db, config, secrets, auth, signin, outbound
     }
   }
 
-  /** The person behind the provider's subject: bound before, or new. An email already in use is not taken over. */
+  /**
+   * An identity made before identities had a provider record (migration 0019), taken up by this record
+   * when it may vouch for the person: a deployment provider (the operator's own), or a twin's provider
+   * of a twin the person already belongs to (so it gains no one). The binding is written for this record;
+   * the old row stays for the other records that may take it up. Through any other record: not found.
+   */
+  async function adoptLegacyIdentity(found: ResolvedProvider, claims: client.IDToken): Promise<string | undefined> {
+    const legacy = await findLegacyIdentity(db, claims.iss, claims.sub);
+    if (!legacy) return undefined;
+    if (found.twinId && !(await findMembership(db, legacy.userId, found.twinId))) return undefined;
+    await insertIdentity(db, { userId: legacy.userId, provider: found.key, issuer: claims.iss, subject: claims.sub });
+    return legacy.userId;
+  }
+
+  /** The person behind the subject through this provider record: bound before, or new. An email already in use is not taken over. */
   async function personFor(found: ResolvedProvider, claims: client.IDToken): Promise<UserRow> {
-    const bound = await findIdentity(db, claims.iss, claims.sub);
-    if (bound) {
-      const user = await findUserById(db, bound.userId);
+    const boundId = (await findIdentity(db, found.key, claims.iss, claims.sub))?.userId ?? (await adoptLegacyIdentity(found, claims));
+    if (boundId) {
+      const user = await findUserById(db, boundId);
       if (!user) throw new ForbiddenError('This account is inactive', 'ACCOUNT_INACTIVE');
       return user;
     }
     const email = typeof claims.email === 'string' ? claims.email.toLowerCase() : '';
     if (!email) throw new BadRequestError('The sign-in provider did not share an email address', 'OAUTH_NO_EMAIL');
+    // Anyone who runs a provider can claim any address: an account is made only for one it has confirmed.
+    if (claims.email_verified !== true) {
+      throw new ForbiddenError(
+        'The sign-in provider has not confirmed this email address; confirm it there, or sign up with a password',
+        'OAUTH_EMAIL_NOT_VERIFIED',
+      );
+    }
     return withTransaction(db, async (tx) => {
       if (await findUserByEmail(tx, email)) {
         throw new ConflictError(
@@ -80,7 +103,7 @@ export function createOAuthService({ db, config, secrets, auth, signin, outbound
         },
         config.billing.startingCredits,
       );
-      await insertIdentity(tx, { userId: user.id, issuer: claims.iss, subject: claims.sub });
+      await insertIdentity(tx, { userId: user.id, provider: found.key, issuer: claims.iss, subject: claims.sub });
       return user;
     });
   }
@@ -142,10 +165,18 @@ export function createOAuthService({ db, config, secrets, auth, signin, outbound
           idTokenExpected: true,
         });
         claims = tokens.claims();
-        // Many providers put profile claims in userinfo only, not in the ID token.
-        if (claims && typeof claims.email !== 'string') {
+        // Many providers put profile claims in userinfo only, not in the ID token. The email and whether
+        // it is verified are taken together, from the one source that gives both.
+        if (claims && (typeof claims.email !== 'string' || typeof claims.email_verified !== 'boolean')) {
           const info = await client.fetchUserInfo(configuration, tokens.access_token, claims.sub);
-          claims = { ...info, ...claims, email: info.email, given_name: claims.given_name ?? info.given_name, family_name: claims.family_name ?? info.family_name };
+          claims = {
+            ...info,
+            ...claims,
+            email: info.email,
+            email_verified: info.email_verified,
+            given_name: claims.given_name ?? info.given_name,
+            family_name: claims.family_name ?? info.family_name,
+          };
         }
       } catch (error) {
         log?.(error, 'identity provider sign-in failed');

@@ -1,4 +1,4 @@
-// Third-party sign-in: identities bound by issuer + subject, in-flight authorization requests
+// Third-party sign-in: identities bound by provider record + issuer + subject, in-flight authorization requests
 // (state, nonce, PKCE verifier, browser binding), and the per-twin SSO providers administrators configure.
 import { index, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, refColumn, timestampColumn, updatedAt } from '../../platform/db/columns.js';
@@ -8,11 +8,20 @@ export const oidcIdentities = pgTable(
   {
     id: idColumn(),
     userId: refColumn('user_id').notNull(),
+    /**
+     * The provider record the identity was made through: a deployment provider's id, or a twin SSO
+     * provider's id. The same issuer + subject through another record is another identity. Null only
+     * on rows made before identities had a provider (migration 0019): see adoptLegacyIdentity.
+     */
+    provider: text('provider'),
     issuer: text('issuer').notNull(),
     subject: text('subject').notNull(),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex('oidc_identities_issuer_subject_key').on(t.issuer, t.subject), index('oidc_identities_user_idx').on(t.userId)],
+  (t) => [
+    uniqueIndex('oidc_identities_provider_issuer_subject_key').on(t.provider, t.issuer, t.subject),
+    index('oidc_identities_user_idx').on(t.userId),
+  ],
 );
 
 export const oauthStates = pgTable(

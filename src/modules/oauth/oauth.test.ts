@@ -91,7 +91,7 @@ describe('the sign-in flow', () => {
     expect(body.profile).toMatchObject({ email, fname: 'Ada', lname: 'Byron' });
     expect((await post(t.app, '/api/user/refresh/profile', {}, body.token)).statusCode).toBe(200);
     const [identity] = await db().select().from(oidcIdentities).where(eq(oidcIdentities.userId, body.profile._id));
-    expect(identity).toMatchObject({ issuer: idp.issuer, subject });
+    expect(identity).toMatchObject({ provider: 'school', issuer: idp.issuer, subject });
 
     // Returning, even after the email changed at the provider.
     idp.accounts.set(subject, { email: `changed-${email}`, given_name: 'Ada' });

@@ -13,6 +13,7 @@ export type FavoritesLoader = (user: UserRow) => Promise<unknown[]>;
 
 export interface LoadOptions {
   populateFavorites?: boolean;
+  /** The twin the profile is of (a launch session's), instead of the account's current twin. */
   twinId?: string | null;
 }
 
@@ -36,7 +37,9 @@ export function createProfileService(db: Database): ProfileService {
       const found = await findProfileRows(db, userId, options.twinId);
       if (!found) throw new NotFoundError('User not found');
       const { user, twin, membership, subscriptionConnected } = found;
-      const favoriteAssistants = options.populateFavorites && favoritesLoader ? await favoritesLoader(user) : undefined;
+      // Populated as the profile's twin sees them: a launch session's profile is of its twin, not the account's current one.
+      const asIn = options.twinId ? { ...user, currentTwinId: options.twinId } : user;
+      const favoriteAssistants = options.populateFavorites && favoritesLoader ? await favoritesLoader(asIn) : undefined;
       const profile = presentProfile({
         user,
         twin: twin ?? null,
