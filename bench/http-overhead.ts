@@ -5,7 +5,7 @@
 // generator (autocannon) runs here. Target: at least 50% of bare Fastify's requests per second.
 //   npm run bench:http                                        (embedded shape)
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench:http
-// Figures: docs/decisions.md ("Stream overhead", the request log).
+// Figures: docs/performance.md ("bench:http").
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -9,7 +9,7 @@
 //   npm run bench:ingest
 //   BENCH_PROFILE=<dir> …    the service's CPU profile, written when it stops
 //   BENCH_NODE_ARGS='--import /path/probe.mjs' …    extra node options for the service (a diagnostic preload)
-// Figures and how they were taken: docs/decisions.md ("Ingestion off the event loop").
+// Figures: docs/performance.md ("bench:ingest").
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

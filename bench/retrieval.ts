@@ -3,7 +3,7 @@
 // each indexed search, an exact scan of the same query in the same run; where pgvector exists, recall@10
 // of the HNSW index against the exact nearest neighbours.
 // Targets on PostgreSQL: search p99 ≤ 50 ms at 100k chunks; ingestion ≥ 500 chunks/s.
-// Measured (PostgreSQL 15, 2 cores, 100k chunks): full-text p50 5 ms, p99 7 ms; ingestion ~4,000 chunks/s.
+// Figures: docs/performance.md ("bench:retrieval").
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench npm run bench:retrieval
 //   BENCH_CHUNKS=20000 npm run bench:retrieval        (a quicker, smaller run; BENCH_SKIP_PGLITE=1 for PostgreSQL only)
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -13,7 +13,7 @@
 //   BENCH_LOG=/tmp/service.log … (keep the service's log; default /dev/null)
 //   BENCH_FLOOR=1 … also the relay plus the two rows a turn writes, on the same database as the service
 //     (bench/servers/record-relay.ts): the floor under any service that records its turns there
-// Figures and how they were taken: docs/decisions.md ("Stream overhead").
+// Figures: docs/performance.md ("bench:stream").
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';

@@ -1,4 +1,4 @@
-// The service killed with SIGKILL mid-work and started again on the same data (issue 26): an ingestion
+// The service killed with SIGKILL mid-work and started again on the same data: an ingestion
 // killed mid-embed ends ready within the bound with exactly the chunks of a clean ingestion; every write
 // answered 2xx before a kill mid-burst is there. Embedded shape: one process on a PGlite folder, killed and
 // restarted. Scaled shape (TEST_DATABASE_URL): an API process and workers on PostgreSQL + Redis; the

@@ -1,4 +1,4 @@
-// The scaled shape shares no disk (issue 25): an API process, a worker and a second API process, each
+// The scaled shape shares no disk: an API process, a worker and a second API process, each
 // with its own DATA_DIR, on one PostgreSQL database, one Redis and one S3 bucket (s3rver on loopback).
 // A file uploaded on the first API is ingested by the worker, found by search, and downloaded (alone
 // and in a collection's ZIP) from the second API; a personal-data export is built by the worker and

@@ -1,4 +1,4 @@
-// What a crash mid-answer leaves, and how it is settled (issue 26, 2): the journal saves the answer
+// What a crash mid-answer leaves, and how it is settled: the journal saves the answer
 // streamed so far without changing the record's version; the sweeper ends a streaming record whose
 // process is gone as failed and interrupted, the saved part kept, nothing charged, the hold given back;
 // a record of a process still heard from stays streaming. The real kill is in test/crash-recovery.test.ts.

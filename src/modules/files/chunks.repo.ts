@@ -67,7 +67,7 @@ export async function ensureVectorSchema(database: DatabaseHandle, dimensions: n
 
 /**
  * PGlite is one connection (in a thread of its own), so whatever one of its statements does holds every
- * other statement, those of requests included (docs/decisions.md, "Ingestion off the event loop"). Two defaults of the chunks table cost a large
+ * other statement, those of requests included (docs/decisions.md, "Files vault and retrieval"). Two defaults of the chunks table cost a large
  * ingestion long pauses there, and are turned off on PGlite only (on a server these statements run in
  * its own processes, and autovacuum empties the pending list):
  * - the full-text index's pending list (`fastupdate`): inserts are cheap until the list is full, then

@@ -4,7 +4,7 @@
 // is sealed with the deployment's key into a short-lived HttpOnly cookie and the browser is sent on to
 // the web client's /signin/oauth, which collects it with POST /api/auth/oauth/handoff. Nothing is
 // stored on the server, so any process may answer either request. docs/decisions.md, "Sign-in
-// providers in the web client".
+// and sessions", the callback in a browser.
 import type { FastifyRequest } from 'fastify';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import { AppError, BadRequestError, ForbiddenError } from '../../platform/http/errors.js';

@@ -1,6 +1,6 @@
 // PGlite parses, describes and plans every statement it is sent, in WebAssembly (in its own thread): a
 // turn's large statements (its opening, its settle, the memory recall) took 2-4 ms each there, against
-// ~0.2 ms for a one-row insert (docs/decisions.md, "Stream overhead"). Drizzle's prepared queries name
+// ~0.2 ms for a one-row insert (docs/decisions.md, "The embedded database thread"). Drizzle's prepared queries name
 // nothing on the server, so this client does: a parameterised statement sent a second time is parsed
 // once as a named statement on PGlite's one connection (which keeps it), its parameter types read once,
 // and from then on only bound and executed. It speaks the extended protocol the way PGlite's own `query`

@@ -16,7 +16,7 @@ import net from 'node:net';
  * only after 1, then 3, 7 s: a busy event loop that accepts late should make clients wait their turn,
  * not back off for seconds. Listen overflows were counted (nstat TcpExtListenOverflows) during the
  * stream bench's 1,000-client runs with the default; the first-chunk tail there is mostly the work
- * (docs/decisions.md, "Stream overhead").
+ * (docs/decisions.md, "Streaming and sockets").
  */
 export const LISTEN_BACKLOG = 4096;
 

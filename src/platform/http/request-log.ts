@@ -2,14 +2,14 @@
 // two default lines ("incoming request", "request completed") held between them: the request (method,
 // url, host, remote address and port), the status and the time taken, under the request's reqId.
 // Half the lines for the same facts: on a cached route the second line cost as much as the route's
-// own work (docs/decisions.md, "The request log"). Errors, aborts and everything else Fastify logs
+// own work (docs/decisions.md, "HTTP"). Errors, aborts and everything else Fastify logs
 // are unchanged.
 //
 // The line of a request that went well is the one written on every request, so it is put together
 // here as text, in the shape pino writes (level, time, the logger's bindings, then the fields), and
 // handed to the logger's destination: pino's general path (serializers building objects, then
 // stringifying them key by key) cost a cached route ~15 µs of its ~85 (docs/decisions.md,
-// "Thirteenth session"). The request's logger (request-logger.ts, made only when used) names the
+// "HTTP"). The request's logger (request-logger.ts, made only when used) names the
 // destination and the bindings. When the logger is not pino (no destination to hand it to), the line
 // goes through the logger as before.
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';

@@ -7,7 +7,7 @@
 // cluster policies, the referrer policy, DNS prefetching, the XSS auditor, IE's download and Adobe's
 // cross-domain switches) go on documents only: the web client's page and files and the API reference
 // (`addDocumentHeaders`, called by their routes). On a JSON answer they did nothing, and each header is
-// work on every request (docs/decisions.md, "Fifteenth session").
+// work on every request (docs/decisions.md, "HTTP").
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
 import { CORS_HEADERS, crossOrigin } from './cors.js';
