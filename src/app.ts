@@ -9,6 +9,7 @@ import { registerChangeFence } from './platform/http/change-fence.js';
 import { registerResponseHeaders } from './platform/http/security-headers.js';
 import { OneLineRequestLog } from './platform/http/request-log.js';
 import { requestLoggerFactory } from './platform/http/request-logger.js';
+import { withLogRedaction } from './platform/http/log-redaction.js';
 import { isWebClientBuilt, registerWebClient, WEB_DIST_DIR } from './platform/http/web-client.js';
 import { registerErrorHandler, sendFrameworkError } from './platform/http/error-handler.js';
 import { registerJsonParser } from './platform/http/json-parser.js';
@@ -78,7 +79,7 @@ declare module 'fastify' {
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, database } = deps;
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel },
+    logger: withLogRedaction(deps.logger ?? { level: config.logLevel }),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     requestIdHeader: 'x-request-id',

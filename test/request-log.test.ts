@@ -3,7 +3,8 @@
 // (request, status and time together: platform/http/request-log.ts) is in the log within a fraction of
 // a second while the process runs on, and what was still buffered when SIGTERM came is flushed before
 // the process exits. On PostgreSQL + Redis also with two API processes, whose lines the primary does
-// not write for them.
+// not write for them. Links that carry a credential in their query (an export download, a password
+// reset, a provider's callback) leave only `[redacted]` in the log.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -27,7 +28,7 @@ afterEach(async () => {
 async function requestsThenSigterm(
   env: Record<string, string>,
   count: number,
-  beforeSignal?: (readLines: () => Array<Record<string, unknown>>, ids: string[]) => Promise<void>,
+  beforeSignal?: (readLines: () => Array<Record<string, unknown>>, ids: string[], url: string) => Promise<void>,
 ): Promise<{ lines: Array<Record<string, unknown>>; ids: string[]; exitCode: number | null }> {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-log-'));
   const logFile = path.join(dataDir, 'service.log');
@@ -58,7 +59,7 @@ async function requestsThenSigterm(
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   };
   try {
-    await beforeSignal?.(() => readLines(true), ids);
+    await beforeSignal?.(() => readLines(true), ids, url);
   } catch (error) {
     child.kill('SIGKILL'); // a failed check must not leave the service running
     throw error;
@@ -96,6 +97,31 @@ describe('the request log', () => {
     // The last lines before process.exit: flushed on exit, not lost with the buffer.
     expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(['shutting down', 'job queue stopped']));
   }, 60_000);
+
+  it('never holds the token of an export download, a password reset or a sign-in callback', async () => {
+    const token = `tok-${randomBytes(12).toString('hex')}`;
+    const links = [
+      `/api/user/data/export/${'a'.repeat(24)}/download?token=${token}`,
+      `/reset-password?token=${token}`,
+      `/api/auth/oauth/school/callback?code=${token}&state=${token}`,
+      `/api/user/files?access_token=${token}&apiKey=${token}&page=1`,
+    ];
+    const { lines } = await requestsThenSigterm({ DATABASE_URL: '', REDIS_URL: '', API_PROCESSES: '1' }, 1, async (readLines, _ids, url) => {
+      await Promise.all(links.map((link, i) => fetch(url + link, { headers: { 'x-request-id': `secret-${i}` } }).then((r) => r.text())));
+      const deadline = Date.now() + 2_000;
+      const logged = () => readLines().filter((line) => String(line.reqId).startsWith('secret-'));
+      while (logged().length < links.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    });
+    const text = lines.map((line) => JSON.stringify(line)).join('\n');
+    expect(text).not.toContain(token);
+    const urls = links.map((_, i) => (lines.find((line) => line.reqId === `secret-${i}` && line.msg === 'request completed')?.req as { url?: string })?.url);
+    expect(urls).toEqual([
+      `/api/user/data/export/${'a'.repeat(24)}/download?token=[redacted]`,
+      '/reset-password?token=[redacted]',
+      '/api/auth/oauth/school/callback?code=[redacted]&state=[redacted]',
+      '/api/user/files?access_token=[redacted]&apiKey=[redacted]&page=1',
+    ]);
+  }, 90_000);
 
   it.runIf(scaled)('has every line of two API processes', async () => {
     database = await openTestDatabase();

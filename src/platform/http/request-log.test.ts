@@ -5,6 +5,7 @@
 import { Writable } from 'node:stream';
 import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { REDACTED, redactUrl, withLogRedaction } from './log-redaction.js';
 import { OneLineRequestLog } from './request-log.js';
 import { requestLoggerFactory } from './request-logger.js';
 
@@ -22,11 +23,12 @@ interface Sent {
 }
 
 /** The lines of these requests; `lazy`: each request's logger made only when used, as the service runs (request-logger.ts). */
-async function linesOf(controller: LogController, level: string, requests: Sent[], lazy = false): Promise<string[]> {
+async function linesOf(controller: LogController, level: string, requests: Sent[], lazy = false, redacting = false): Promise<string[]> {
   let text = '';
   const stream = new Writable({ write: (chunk, _encoding, done) => ((text += String(chunk)), done()) });
   const factory = lazy ? { childLoggerFactory: requestLoggerFactory } : {};
-  const app = Fastify({ logger: { level, stream }, logController: controller, genReqId: () => 'req-fixed', ...factory });
+  const logger = redacting ? withLogRedaction({ level, stream }) : { level, stream };
+  const app = Fastify({ logger, logController: controller, genReqId: () => 'req-fixed', ...factory });
   app.get('/*', async () => ({ ok: true }));
   app.get('/fails', async () => {
     throw new Error('the route failed');
@@ -100,5 +102,49 @@ describe('the request line', () => {
       { level: 50, msg: 'the route failed', err: { message: 'the route failed' }, res: { statusCode: 500 } },
       { level: 30, msg: 'request completed', req: { url: '/fails' }, res: { statusCode: 500 } },
     ]);
+  });
+});
+
+describe('credentials in the url', () => {
+  const secrets = ['S3cr3tT0k3n', 'AcCeSs-1', 'k3y-v4lue', 'hunter2', 'AMZSIG', 'st4te', 'c0de', 'enc0ded'];
+  const sensitive: Sent[] = [
+    { url: `/api/user/data/export/abc/download?token=${secrets[0]}` },
+    { url: `/reset-password?page=2&access_token=${secrets[1]}&apiKey=${secrets[2]}` },
+    { url: `/x?Password=${secrets[3]}&X-Amz-Signature=${secrets[4]}&keep=visible` },
+    { url: `/api/auth/oauth/school/callback?state=${secrets[5]}&code=${secrets[6]}&iss=http%3A%2F%2Fidp` },
+    { url: `/x?acc%65ss_TOKEN=${secrets[7]}&flag&empty=` },
+  ];
+
+  it('are redacted in the request line, the rest of the url kept', async () => {
+    const lines = await linesOf(new OneLineRequestLog(), 'info', sensitive, true, true);
+    expect(lines).toHaveLength(sensitive.length);
+    for (const secret of secrets) expect(lines.join('\n')).not.toContain(secret);
+    expect(lines.map((line) => (JSON.parse(line) as { req: { url: string } }).req.url)).toEqual([
+      `/api/user/data/export/abc/download?token=${REDACTED}`,
+      `/reset-password?page=2&access_token=${REDACTED}&apiKey=${REDACTED}`,
+      `/x?Password=${REDACTED}&X-Amz-Signature=${REDACTED}&keep=visible`,
+      `/api/auth/oauth/school/callback?state=${REDACTED}&code=${REDACTED}&iss=http%3A%2F%2Fidp`,
+      `/x?acc%65ss_TOKEN=${REDACTED}&flag&empty=`,
+    ]);
+  });
+
+  it('are written as pino writes them through the redacting serializer', async () => {
+    const ours = await linesOf(new OneLineRequestLog(), 'info', sensitive, false, true);
+    const pinos = await linesOf(new PinoRequestLog(), 'info', sensitive, false, true);
+    expect(ours.map(comparable)).toEqual(pinos.map(comparable));
+  });
+
+  it("are redacted in a failed request's error line too", async () => {
+    const lines = await linesOf(new OneLineRequestLog(), 'info', [{ url: `/fails?session_token=${secrets[0]}` }], true, true);
+    expect(lines).toHaveLength(2);
+    expect(lines.join('\n')).not.toContain(secrets[0]);
+    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toMatchObject([
+      { level: 50, req: { url: `/fails?session_token=${REDACTED}` }, msg: 'the route failed' },
+      { level: 30, req: { url: `/fails?session_token=${REDACTED}` }, msg: 'request completed' },
+    ]);
+  });
+
+  it('leaves a url without such a parameter as it is (the same string)', () => {
+    for (const url of ['/plain', '/a?q=1&page=2', '/a?', '/a?=x&&b=2']) expect(redactUrl(url)).toBe(url);
   });
 });

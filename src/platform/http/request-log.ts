@@ -1,6 +1,7 @@
 // The request log: one line a request, written when its answer has gone out, holding what Fastify's
 // two default lines ("incoming request", "request completed") held between them: the request (method,
 // url, host, remote address and port), the status and the time taken, under the request's reqId.
+// The url's credential-like query values are never written (log-redaction.ts).
 // Half the lines for the same facts: on a cached route the second line cost as much as the route's
 // own work (docs/decisions.md, "HTTP"). Errors, aborts and everything else Fastify logs
 // are unchanged.
@@ -13,6 +14,7 @@
 // destination and the bindings. When the logger is not pino (no destination to hand it to), the line
 // goes through the logger as before.
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { redactUrl } from './log-redaction.js';
 import { linePartsOf } from './request-logger.js';
 
 const INFO = 30;
@@ -37,13 +39,14 @@ export class OneLineRequestLog extends LogController {
 /**
  * pino's line for `log.info({ req, res, responseTime }, 'request completed')` with Fastify's serializers:
  * `bindings` is the logger's own (`,"pid":…,"hostname":…,"reqId":…`, already JSON); the request's
- * fields a client chooses (url, host, the accept-version header, a forwarded address) are escaped.
+ * fields a client chooses (url, host, the accept-version header, a forwarded address) are escaped, and
+ * the url's credential-like query values redacted (log-redaction.ts), as the `req` serializer does.
  */
 export function completedLine(bindings: string, request: FastifyRequest, reply: FastifyReply): string {
   const version = request.headers['accept-version'];
   const port = request.socket?.remotePort;
   return (
-    `{"level":${INFO},"time":${Date.now()}${bindings},"req":{"method":${JSON.stringify(request.method)},"url":${JSON.stringify(request.url)}` +
+    `{"level":${INFO},"time":${Date.now()}${bindings},"req":{"method":${JSON.stringify(request.method)},"url":${JSON.stringify(redactUrl(request.url))}` +
     (version === undefined ? '' : `,"version":${JSON.stringify(version)}`) +
     `,"host":${JSON.stringify(request.host)},"remoteAddress":${JSON.stringify(request.ip)}` +
     (port === undefined ? '' : `,"remotePort":${port}`) +
