@@ -5,6 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { APICallError } from 'ai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createOutboundPolicy, OutboundRefusedError } from '../platform/net/outbound-guard.js';
 import { openChatStream, type ChatEndpoint, type ChatStreamPart } from './chat-stream.js';
 
 interface Script {
@@ -71,6 +72,24 @@ async function collect(signal?: AbortSignal): Promise<ChatStreamPart[]> {
 }
 
 describe('openChatStream', () => {
+  it('checks a guarded endpoint (an administrator set it): refused before any connection, else to the checked address', async () => {
+    const strict = { ...endpoint, guard: createOutboundPolicy({ allowedHosts: [] }) };
+    const refused = await openChatStream(strict, { messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OutboundRefusedError);
+    expect(refused).toMatchObject({ status: 400, code: 'URL_NOT_ALLOWED' });
+    expect(seen).toHaveLength(0);
+
+    // Allowed, under a name that resolves to it: the connection goes to the address the check answered.
+    const named = { ...endpoint, url: new URL(endpoint.url.href.replace('127.0.0.1', 'model.internal.test')) };
+    const resolve = async () => [{ address: '127.0.0.1', family: 4 }];
+    scripts.push({ writes: [piece('ok'), 'data: [DONE]\n\n'] });
+    const allowed = await openChatStream({ ...named, guard: createOutboundPolicy({ allowedHosts: ['model.internal.test'], resolve }) }, { messages: [{ role: 'user', content: 'Hi' }] });
+    const parts: ChatStreamPart[] = [];
+    await allowed.read((part) => parts.push(part));
+    expect(parts[0]).toEqual({ type: 'text', text: 'ok' });
+    expect(seen).toHaveLength(1);
+  });
+
   it('sends the request as the SDK provider does and reads text, finish reason and usage', async () => {
     scripts.push({ writes: [piece('Hel'), piece('lo'), piece(null, { finish_reason: 'stop' }), usage(12, 2), 'data: [DONE]\n\n'] });
     const parts = await openChatStream(endpoint, { messages: [{ role: 'user', content: 'Hi' }], maxTokens: 50, reasoningEffort: 'low' });

@@ -8,7 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { APICallError } from 'ai';
 import { pinnedLookup } from '../platform/net/guarded-fetch.js';
-import type { OutboundPolicy } from '../platform/net/outbound-guard.js';
+import { OutboundRefusedError, type OutboundPolicy } from '../platform/net/outbound-guard.js';
 
 export interface ChatEndpoint {
   /** The full URL of the chat completions route. */
@@ -99,8 +99,9 @@ class StaleConnectionError extends Error {}
 async function send(endpoint: ChatEndpoint, json: string, values: unknown, signal: AbortSignal | undefined, pooled = true): Promise<http.IncomingMessage> {
   const { url, guard } = endpoint;
   const client = url.protocol === 'https:' ? https : http;
-  // Refused: the error is the guard's (not an APICallError, so never retried).
-  const target = guard ? await guard.check(url) : undefined;
+  // Refused: the error is the guard's (not an APICallError, so never retried); a name that does not
+  // resolve fails as a connection would.
+  const target = guard ? await guard.check(url).catch((error: unknown) => Promise.reject(unreachable(error, url, values))) : undefined;
   const pool = target ? guardedAgents : agents;
   return new Promise((resolve, reject) => {
     const outgoing = client.request(url, {
@@ -128,6 +129,12 @@ async function send(endpoint: ChatEndpoint, json: string, values: unknown, signa
     });
     outgoing.end(json);
   });
+}
+
+function unreachable(error: unknown, url: URL, values: unknown): unknown {
+  if (error instanceof OutboundRefusedError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new APICallError({ message: `Cannot connect to API: ${message}`, cause: error, url: url.href, requestBodyValues: values, isRetryable: true });
 }
 
 async function readError(response: http.IncomingMessage): Promise<string> {

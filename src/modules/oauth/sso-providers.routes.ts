@@ -11,6 +11,10 @@ const NOTE =
   'at rest and never returned (hasClientSecret tells whether one is set). Sign-ins through a twin\'s provider open ' +
   'sessions restricted to that twin until the person confirms with a code.';
 
+const ISSUER_RULE =
+  'The issuer must be https (http only on loopback, for development), and is the issuer itself: a discovery document URL (containing /.well-known/) answers 400 ISSUER_IS_DISCOVERY_URL; the metadata discovered there must name this very issuer. ' +
+  'An issuer whose host resolves to a loopback, private, link-local or cloud metadata address answers 400 URL_NOT_ALLOWED unless the host is in OUTBOUND_ALLOWED_HOSTS; every request to the provider goes through the same guard.';
+
 export function ssoProviderRoutes(app: App, service: SsoProviderService): void {
   app.get(
     '/api/admin/sso-providers',
@@ -35,7 +39,7 @@ export function ssoProviderRoutes(app: App, service: SsoProviderService): void {
       schema: {
         tags: ['admin'],
         summary: 'Add an SSO provider to the current twin',
-        description: `${NOTE} The issuer must be https (http only on loopback, for development).`,
+        description: `${NOTE} ${ISSUER_RULE}`,
         body: ssoProviderCreateBody,
         response: { 201: one, ...failures(400, 401, 403) },
       },
@@ -57,7 +61,7 @@ export function ssoProviderRoutes(app: App, service: SsoProviderService): void {
       schema: {
         tags: ['admin'],
         summary: 'Edit an SSO provider',
-        description: `${NOTE} An empty or absent clientSecret keeps the stored one.`,
+        description: `${NOTE} ${ISSUER_RULE} An empty or absent clientSecret keeps the stored one, unless the issuer moves to another origin (scheme, host or port): then the stored secret is removed.`,
         params: idParams,
         body: ssoProviderUpdateBody,
         response: { 200: one, ...failures(400, 401, 403, 404) },
