@@ -1,8 +1,8 @@
 // Credits: charging and awarding balances, each change in one short transaction with its ledger row.
 // chargeCredits charges the payer (payer.ts: the twin's pool when the twin pools credits, else the
-// person's own balance) and refuses a charge the spendable balance cannot cover. A turn is charged by its own one-statement settle
-// (conversations/turn-record.repo.ts); only a turn whose record changed after it opened settles through
-// chargeCredits (turn-end.ts).
+// person's own balance) and refuses a charge the spendable balance cannot cover. A turn is charged by its
+// own one-statement settle (conversations/turn-record.repo.ts); only a turn whose record changed after it
+// opened settles through chargeCredits (conversations/turn-end.ts).
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../platform/db/client.js';
 import { AppError, BadRequestError, NotFoundError } from '../../platform/http/errors.js';
