@@ -151,7 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerApprovals(app, { gate: approvals });
   const subscription = registerSubscription(app, { db, secrets: deps.secrets, config: config.subscription });
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log, changes });
-  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, outbound: deps.outbound, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor ?? undefined, tools: { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database, changes }) }, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
+  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, outbound: deps.outbound, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor, tools: { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database, changes }) }, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
   registerBranding(app, { db, idpConfigured: (twinId) => hasIdentityProvider(db, config, twinId) });
   await registerFiles(app, deps);
   registerPersonalData(app, { db, jobs: deps.jobs, storage: deps.storage, secrets: deps.secrets, throttle, now: deps.now });

@@ -48,6 +48,11 @@ export async function resolveAssistant(
   return forEngine(await standard(), true);
 }
 
+/** New Conversation as a turn runs it, for a caller who may pick no other (an embedded page's visitor). */
+export async function resolveStandardAssistant(standard: () => Promise<AssistantRow>): Promise<ResolvedAssistant> {
+  return forEngine(await standard(), true);
+}
+
 export async function standardAssistant(db: Executor): Promise<AssistantRow> {
   const found = await findStandardAssistant(db);
   if (found) return found;

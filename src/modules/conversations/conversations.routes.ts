@@ -16,7 +16,7 @@ export function conversationRoutes(app: App, service: ConversationService): void
   app.post(
     '/api/ai/personal/qanda',
     {
-      // The turn's settle tells the change feed of the balance it charged (turn-billing.ts).
+      // The turn's settle tells the change feed of the balance it charged (turn-end.ts).
       config: { changesTold: true },
       schema: {
         tags: ['conversations'],

@@ -9,21 +9,22 @@ import { AppError } from '../../platform/http/errors.js';
 import { openSse, type SseStream } from '../../platform/realtime/sse.js';
 import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import type { QandaAnswer, QandaBody, QandaStreamBody } from './conversations.schemas.js';
-import { runTurn, type TurnDeps } from './run-turn.js';
+import { runTurn } from './run-turn.js';
+import type { TurnDeps } from './turn-deps.js';
 import type { StreamRouter } from './socket-events.js';
 import { sseFrames } from './sse-frames.js';
 import type { TurnHandoff, TurnOutcome } from './turn-handoff.js';
 
 export interface ConversationDeps extends TurnDeps {
-  /** Told of each turn's charge (settleTurn); caught up with before answering for a turn run elsewhere. */
-  changes?: Pick<ChangeFeed, 'committed' | 'catchUp'>;
+  /** Told of each turn's charge (turn-end.ts); caught up with before answering for a turn run elsewhere. */
+  changes: Pick<ChangeFeed, 'committed' | 'catchUp'>;
   streams: StreamRouter;
   /** Has another process run a turn whose socket it holds. */
   handoff: Pick<TurnHandoff, 'delegate'>;
-  /** SSE heartbeat interval (default 15 s). */
-  heartbeatMs?: number;
+  /** SSE heartbeat interval (SSE_HEARTBEAT_MS). */
+  heartbeatMs: number;
   /** A turn's SSE stream is one of the person's tabs while open (approval cards reach it). */
-  tabs?: Pick<PersonTabs, 'attachSse'>;
+  tabs: Pick<PersonTabs, 'attachSse'>;
 }
 
 /** Socket.IO event of a tool call's progress (the SSE `tool` frame's twin). */
@@ -93,7 +94,7 @@ export function createConversationService(deps: ConversationDeps) {
       if (handed.kind === 'not-held') return { success: true, streamingFailed: true };
       // The turn's charge committed before its answer was sent: once this process has heard every change
       // committed until now, its caches cannot show the client the balance as it was before the turn.
-      await deps.changes?.catchUp();
+      await deps.changes.catchUp();
       return handed.outcome.answer;
     },
 
@@ -121,7 +122,7 @@ export function createConversationService(deps: ConversationDeps) {
             signal: controller.signal,
             onStart: () => {
               sse = openSse(request, reply, { heartbeatMs: deps.heartbeatMs, first: sseFrames.connected() });
-              detach = deps.tabs?.attachSse(actor.userId, sse) ?? detach;
+              detach = deps.tabs.attachSse(actor.userId, sse);
             },
             onDelta: (delta) => sse?.send(sseFrames.stream(delta)),
             onTool: (name, status) => sse?.send(sseFrames.tool(name, status)),

@@ -1,6 +1,7 @@
-// runTurn called directly, the way voice and embedded visitors will: the visitor caller type, and the
-// memory and retrieval providers (what they return reaches the model and the history record; an
-// assistant that bypasses the system context gets neither, while guardrails still apply).
+// runTurn called directly, the way voice and embedded visitors will: a visitor's turn (the twin's pool
+// pays, the per-user cap counts the visitor), and the memory and retrieval providers (what they return
+// reaches the model and the history record; an assistant that bypasses the system context gets neither,
+// while guardrails still apply).
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actorFor, buildAssistant } from '../../../test/support/assistants.js';
@@ -8,12 +9,16 @@ import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildTwin, buildUser } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { retrievalEntry } from '../../../test/support/history-factories.js';
-import { createModelRegistry } from '../../ai/registry.js';
+import { turnDepsFor } from '../../../test/support/turn-deps.js';
+import { newId } from '../../platform/ids/ids.js';
+import { creditLedger } from '../credits/credits.tables.js';
 import { history } from '../history/history.tables.js';
+import { twins } from '../twins/twins.tables.js';
 import { insertMembership } from '../twins/twins.repo.js';
 import { updateUser } from '../users/users.repo.js';
-import { runTurn, type TurnDeps } from './run-turn.js';
-import type { TurnContextProviders } from './turn-context.js';
+import { runTurn } from './run-turn.js';
+import type { TurnDeps } from './turn-deps.js';
+import { emptyContextProviders, type TurnContextProviders } from './turn-context.js';
 import type { TurnCaller } from './turn-types.js';
 
 let t: TestApp;
@@ -36,7 +41,7 @@ beforeAll(async () => {
   model = await startFakeModelServer();
   t = await startTestApp();
   const deploymentModel = { baseUrl: model.url, defaultModel: 'fake-chat' };
-  deps = { db: t.platform.database.db, secrets: t.platform.secrets, models: createModelRegistry(deploymentModel), deploymentModel, outbound: t.platform.outbound, deploymentPrice: { inputPer1k: 1, outputPer1k: 1 }, providers };
+  deps = turnDepsFor(t, deploymentModel, { deploymentPrice: { inputPer1k: 1, outputPer1k: 1 }, providers });
 });
 afterAll(async () => {
   await t?.close();
@@ -46,10 +51,38 @@ afterAll(async () => {
 const sink = { onDelta: () => {}, onTool: () => {} };
 
 describe('runTurn', () => {
-  it('accepts a visitor caller type and answers that visitors are not available yet', async () => {
-    const twin = await buildTwin(t.platform.database.db);
-    const visitor: TurnCaller = { kind: 'visitor', twinId: twin.id, visitorId: 'v-1' };
-    await expect(runTurn(deps, visitor, { inputs: ['Hi'] }, sink)).rejects.toMatchObject({ status: 501, code: 'NOT_IMPLEMENTED' });
+  it("runs a visitor's turn on the twin's pool (whatever poolCredits says), counting the per-user cap by the visitor", async () => {
+    const db = t.platform.database.db;
+    const twin = await buildTwin(db, { credits: 10, poolCredits: false, userDailyLimit: 1 });
+    const visitor: TurnCaller = { kind: 'visitor', twinId: twin.id, visitorId: newId() };
+    model.enqueue({ chunks: ['Hello, visitor.'], usage: { prompt_tokens: 500, completion_tokens: 500 } });
+    const result = await runTurn(deps, visitor, { inputs: ['Hi'] }, sink);
+    expect(result).toMatchObject({ answer: 'Hello, visitor.', credits: 1, cancelled: false });
+    // Paid by the pool, with its ledger row naming no person; the record is the visitor's.
+    const [pool] = await db.select({ credits: twins.credits, held: twins.creditsHeld }).from(twins).where(eq(twins.id, twin.id));
+    expect(pool).toEqual({ credits: 9, held: 0 });
+    const ledger = await db.select().from(creditLedger).where(eq(creditLedger.twinId, twin.id));
+    expect(ledger).toMatchObject([{ account: 'institution', userId: null, delta: -1, reason: 'conversation.turn' }]);
+    const [row] = await db.select().from(history).where(eq(history.id, result.historyId));
+    expect(row).toMatchObject({ userId: visitor.visitorId, status: 'complete', credits: 1, heldCredits: 0 });
+
+    // The same visitor is past the per-user cap; another visitor of the twin is not.
+    await expect(runTurn(deps, visitor, { inputs: ['Again?'] }, sink)).rejects.toMatchObject({ status: 429, code: 'USAGE_LIMIT_REACHED' });
+    model.enqueue({ chunks: ['Hello, other visitor.'] });
+    const other = await runTurn(deps, { kind: 'visitor', twinId: twin.id, visitorId: newId() }, { inputs: ['Hi'] }, sink);
+    expect(other.answer).toBe('Hello, other visitor.');
+  });
+
+  it("refuses a visitor's turn the twin's pool cannot hold, writing nothing", async () => {
+    const db = t.platform.database.db;
+    const twin = await buildTwin(db, { credits: 0 });
+    const visitorId = newId();
+    await expect(runTurn(deps, { kind: 'visitor', twinId: twin.id, visitorId }, { inputs: ['Hi'] }, sink)).rejects.toMatchObject({
+      status: 402,
+      code: 'INSUFFICIENT_CREDITS',
+      message: "This Digital Twin's credit balance is too low",
+    });
+    expect(await db.select().from(history).where(eq(history.userId, visitorId))).toEqual([]);
   });
 
   it('puts recalled memories and retrieved passages in the system text and on the history record', async () => {
@@ -162,7 +195,7 @@ describe('runTurn when retrieval fails', () => {
   it("tells this process's caches of the balance it charged (its settle does): the person's, or the twin's pool; nothing when nothing was charged", async () => {
     const db = t.platform.database.db;
     const told: Array<{ table: string; key: string }> = [];
-    const telling = { ...deps, providers: undefined, changes: { committed: (change: { table: string; key: string }) => void told.push(change) } };
+    const telling = { ...deps, providers: emptyContextProviders, changes: { committed: (change: { table: string; key: string }) => void told.push(change) } };
     const own = await buildTwin(db);
     const ada = await buildUser(db, { twin: own, credits: 10 });
     model.enqueue({ chunks: ['Paid.'], usage: { prompt_tokens: 500, completion_tokens: 500 } });

@@ -91,20 +91,13 @@ async function runSubagent(scene: SubagentScene, assistant: ResolvedAssistant, t
     failedSteps: 0,
   };
   tally.entries.push(entry);
-  const priced = isPriced(model.price);
-  if (priced) {
-    // Every step may send the task again with what came before, and answer up to the output limit.
-    const inputBound = (promptTokenBound([system, task]) + model.outputLimit) * SUBAGENT_MAX_STEPS;
-    try {
-      await scene.reserve(holdOf(inputBound, model.outputLimit * SUBAGENT_MAX_STEPS, model.price));
-    } catch (error) {
-      entry.status = 'failed';
-      entry.steps = entry.failedSteps = 1;
-      entry.durationMs = Date.now() - started;
-      const reason = error instanceof Error ? error.message : String(error);
-      transcript.push({ role: 'assistant', content: `Not run: ${reason}` });
-      return { text: `The assistant could not take the task: ${reason}`, failed: true };
-    }
+  const refused = await holdFor(scene, model, system, task);
+  if (refused) {
+    entry.status = 'failed';
+    entry.steps = entry.failedSteps = 1;
+    entry.durationMs = Date.now() - started;
+    transcript.push({ role: 'assistant', content: `Not run: ${refused}` });
+    return { text: `The assistant could not take the task: ${refused}`, failed: true };
   }
   const tools = await toolsForTurn(scene.tools, {
     actor: scene.actor,
@@ -131,10 +124,30 @@ async function runSubagent(scene: SubagentScene, assistant: ResolvedAssistant, t
     tools: tools.specs.length > 0 ? toolSet : undefined,
     toolChoice: tools.toolChoice,
     maxSteps: SUBAGENT_MAX_STEPS,
-    maxOutputTokens: priced ? model.outputLimit : undefined,
+    maxOutputTokens: isPriced(model.price) ? model.outputLimit : undefined,
     signal,
   });
   tally.calls.push(...tools.calls);
+  return tallyAnswer(tally, entry, model, result, started);
+}
+
+/**
+ * Holds the subagent's most expensive cost on the turn's record before it runs (every step may send the
+ * task again with what came before, and answer up to the output limit); the reason when the balance cannot.
+ */
+async function holdFor(scene: SubagentScene, model: SubagentModel, system: string, task: string): Promise<string | undefined> {
+  if (!isPriced(model.price)) return undefined;
+  const inputBound = (promptTokenBound([system, task]) + model.outputLimit) * SUBAGENT_MAX_STEPS;
+  try {
+    await scene.reserve(holdOf(inputBound, model.outputLimit * SUBAGENT_MAX_STEPS, model.price));
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** What the subagent's answer adds to its entry and to the turn's tally; the text its caller reads. */
+function tallyAnswer(tally: SubagentTally, entry: SubagentEntry, model: SubagentModel, result: Awaited<ReturnType<typeof streamAnswer>>, started: number) {
   entry.steps += 1;
   if (result.failed) entry.failedSteps += 1;
   entry.status = result.failed ? 'failed' : result.cancelled ? 'cancelled' : 'complete';
@@ -145,7 +158,7 @@ async function runSubagent(scene: SubagentScene, assistant: ResolvedAssistant, t
   entry.tokens = result.usage.inputTokens + result.usage.outputTokens;
   entry.credits = cost;
   entry.durationMs = Date.now() - started;
-  transcript.push({ role: 'assistant', content: result.failed ? result.failed.message : result.text });
+  entry.transcript.push({ role: 'assistant', content: result.failed ? result.failed.message : result.text });
   if (result.failed) return { text: `The assistant failed: ${result.failed.message}`, failed: true };
   return { text: result.text, failed: false };
 }

@@ -14,7 +14,8 @@ import type { TwinRow } from '../twins/twins.tables.js';
 import { findTwinById } from '../twins/twins.repo.js';
 import { findUserById } from '../users/users.repo.js';
 import { finishAndCharge, type OneStatementSettle , startRecord, type OpenedRecord } from './turn-record.repo.js';
-import { settleTurn } from './turn-billing.js';
+import { settleTurn } from './turn-end.js';
+import { payerFor } from '../credits/payer.js';
 
 let database: TestDatabase;
 const db = () => database.db;
@@ -67,7 +68,7 @@ describe('settleTurn', () => {
     const twin = await buildTwin(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
-    const settled = await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 1.25, record: outcome() });
+    const settled = await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: record, cost: 1.25, record: outcome() });
     expect(settled.credits).toBe(1.25);
     const [row] = await db().select().from(history).where(eq(history.id, record.id));
     expect(row).toMatchObject({ status: 'complete', answer: 'Rayleigh scattering.', inputTokens: 10, outputTokens: 20, credits: 1.25, models: ['bench-model'] });
@@ -85,7 +86,7 @@ describe('settleTurn', () => {
     const twin = await buildTwin(db());
     const user = await personIn(twin, 2);
     const record = await open(twin, user.id);
-    const settled = await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 5, record: outcome() });
+    const settled = await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: record, cost: 5, record: outcome() });
     expect(settled).toEqual({ credits: 2 });
     expect(await recordOf(record.id)).toMatchObject({ credits: 2, status: 'complete' });
     expect(await findUserById(db(), user.id)).toMatchObject({ credits: 0, creditsUsed: 2 });
@@ -96,7 +97,7 @@ describe('settleTurn', () => {
     const twin = await buildTwin(db(), { poolCredits: true, credits: 50 });
     const user = await personIn(twin, 7);
     const record = await open(twin, user.id);
-    await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 3, record: outcome() });
+    await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: record, cost: 3, record: outcome() });
     expect(await findTwinById(db(), twin.id)).toMatchObject({ credits: 47, creditsUsed: 3 });
     expect((await findUserById(db(), user.id))!.credits).toBe(7);
     expect(await ledgerOf(record.id)).toMatchObject([{ account: 'institution', twinId: twin.id, userId: user.id, delta: -3, balanceAfter: 47 }]);
@@ -106,13 +107,13 @@ describe('settleTurn', () => {
     const twin = await buildTwin(db());
     const user = await personIn(twin, 4);
     const failed = await open(twin, user.id);
-    await settleTurn(db(), { twin, userId: user.id, opened: failed, cost: 0, record: { answer: '', status: 'failed', error: 'The model is down' } });
+    await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: failed, cost: 0, record: { answer: '', status: 'failed', error: 'The model is down' } });
     expect((await db().select().from(history).where(eq(history.id, failed.id)))[0]).toMatchObject({ status: 'failed', error: 'The model is down', credits: 0 });
     expect(await ledgerOf(failed.id)).toEqual([]);
 
     const broke = await personIn(twin, 0);
     const unpaid = await open(twin, broke.id);
-    const settled = await settleTurn(db(), { twin, userId: broke.id, opened: unpaid, cost: 2, record: outcome() });
+    const settled = await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: broke.id }), opened: unpaid, cost: 2, record: outcome() });
     expect(settled).toEqual({ credits: 0 });
     expect(await recordOf(unpaid.id)).toMatchObject({ status: 'complete', credits: 0 });
     expect(await ledgerOf(unpaid.id)).toEqual([]);
@@ -124,7 +125,7 @@ describe('settleTurn', () => {
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
     await deleteHistory(db(), [record.id], { ids: [twin.id] });
-    await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 1, record: outcome('A secret answer') });
+    await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: record, cost: 1, record: outcome('A secret answer') });
     const [row] = await db().select().from(history).where(eq(history.id, record.id));
     expect(row).toMatchObject({ status: 'complete', answer: '', credits: 1, outputTokens: 20 });
     expect(row.deletedAt).not.toBeNull();
@@ -144,7 +145,7 @@ describe('settleTurn', () => {
     expect((await findUserById(db(), user.id))!.credits).toBe(10);
     expect(await ledgerOf(record.id)).toEqual([]);
     // settleTurn falls back to the transaction: the tool call written meanwhile stays on the finished record.
-    await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 1, record: outcome() });
+    await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: record, cost: 1, record: outcome() });
     const [row] = await db().select().from(history).where(eq(history.id, record.id));
     expect(row).toMatchObject({ status: 'complete', credits: 1, toolCalls: [expect.objectContaining({ id: 'call-1', result: 'found' })] });
     expect((await findUserById(db(), user.id))!.credits).toBe(9);
@@ -155,12 +156,12 @@ describe('settleTurn', () => {
     const user = await personIn(twin, 10);
     const untouched = await open(twin, user.id);
     expect(untouched.version).toEqual(expect.any(String));
-    await settleTurn(db(), { twin, userId: user.id, opened: untouched, cost: 1, record: outcome() });
+    await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: untouched, cost: 1, record: outcome() });
     expect((await db().select().from(history).where(eq(history.id, untouched.id)))[0]).toMatchObject({ status: 'complete', credits: 1 });
 
     const changed = await open(twin, user.id);
     await recordToolCall(db(), changed.id, { id: 'call-2', server: 'docs', tool: 'lookup', arguments: {}, result: 'kept', status: 'ok' });
-    await settleTurn(db(), { twin, userId: user.id, opened: changed, cost: 1, record: outcome() });
+    await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: changed, cost: 1, record: outcome() });
     const [row] = await db().select().from(history).where(eq(history.id, changed.id));
     expect(row).toMatchObject({ status: 'complete', credits: 1, toolCallCount: 1, toolCalls: [expect.objectContaining({ id: 'call-2', result: 'kept' })] });
     expect((await findUserById(db(), user.id))!.credits).toBe(8);
@@ -190,8 +191,8 @@ describe('settleTurn', () => {
     const twin = await buildTwin(db());
     const user = await personIn(twin, 10);
     const record = await open(twin, user.id);
-    await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 1, record: outcome('first') });
-    const again = await settleTurn(db(), { twin, userId: user.id, opened: record, cost: 0, record: { answer: 'second', status: 'failed' } });
+    await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: record, cost: 1, record: outcome('first') });
+    const again = await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: record, cost: 0, record: { answer: 'second', status: 'failed' } });
     expect(again).toEqual({ credits: 0 });
     expect(await recordOf(record.id)).toMatchObject({ status: 'complete', answer: 'first', credits: 1 });
   });
@@ -201,17 +202,17 @@ describe('settleTurn', () => {
     const changes = { committed: (change: { table: string; key: string }) => void told.push(change) };
     const twin = await buildTwin(db());
     const user = await personIn(twin, 10);
-    await settleTurn(db(), { twin, userId: user.id, opened: await open(twin, user.id), cost: 1, record: outcome(), changes });
+    await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: await open(twin, user.id), cost: 1, record: outcome(), changes });
     const changed = await open(twin, user.id);
     await recordToolCall(db(), changed.id, { id: 'call-3', server: 'docs', tool: 'lookup', arguments: {}, result: 'kept', status: 'ok' });
-    await settleTurn(db(), { twin, userId: user.id, opened: changed, cost: 1, record: outcome(), changes });
+    await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: changed, cost: 1, record: outcome(), changes });
     const pool = await buildTwin(db(), { poolCredits: true, credits: 50 });
     const member = await personIn(pool, 7);
-    await settleTurn(db(), { twin: pool, userId: member.id, opened: await open(pool, member.id), cost: 3, record: outcome(), changes });
+    await settleTurn(db(), { payer: payerFor(pool, { kind: 'person', userId: member.id }), opened: await open(pool, member.id), cost: 3, record: outcome(), changes });
     const failed = await open(twin, user.id);
-    await settleTurn(db(), { twin, userId: user.id, opened: failed, cost: 0, record: { answer: '', status: 'failed' }, changes });
+    await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: user.id }), opened: failed, cost: 0, record: { answer: '', status: 'failed' }, changes });
     const broke = await personIn(twin, 0);
-    await settleTurn(db(), { twin, userId: broke.id, opened: await open(twin, broke.id), cost: 2, record: outcome(), changes });
+    await settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: broke.id }), opened: await open(twin, broke.id), cost: 2, record: outcome(), changes });
     expect(told).toEqual([
       { table: 'users', key: user.id },
       { table: 'users', key: user.id },
@@ -224,7 +225,7 @@ describe('settleTurn', () => {
     const people = await Promise.all([personIn(twin, 0), personIn(twin, 0)]);
     const records = await Promise.all(Array.from({ length: 40 }, (_, i) => open(twin, people[i % 2].id, `question ${i}`)));
     const settled = await Promise.all(
-      records.map((record, i) => settleTurn(db(), { twin, userId: people[i % 2].id, opened: record, cost: 0.75, record: outcome() })),
+      records.map((record, i) => settleTurn(db(), { payer: payerFor(twin, { kind: 'person', userId: people[i % 2].id }), opened: record, cost: 0.75, record: outcome() })),
     );
     const charged = settled.reduce((sum, s) => sum + s.credits, 0);
     expect(charged).toBeCloseTo(20, 6);

@@ -1,7 +1,7 @@
 // The sweeper of turns whose process died: a record still streaming whose process is gone (unheard for
 // PROCESS_TIMEOUT_SECONDS, or stopped; on PGlite every process before this one) ends as failed, marked
 // interrupted, with the part of the answer saved while it streamed (turn-journal.ts), and gives its hold
-// back to the balance that pays (the same one statement as a turn's settle, charging nothing), so a
+// back to the balance that pays (turn-end.ts, the way every record ends, charging nothing), so a
 // crash never keeps credits out of reach. It runs at start and after each liveness beat of every
 // process; as a backstop, job `turns.release-stale` every minute also ends any record streaming for
 // longer than any turn runs.
@@ -10,9 +10,8 @@ import { z } from 'zod';
 import type { Database } from '../../platform/db/client.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ProcessLiveness } from '../../platform/processes/liveness.js';
-import { finishValues } from '../history/history.records.js';
 import { history } from '../history/history.tables.js';
-import { finishAndCharge } from './turn-record.repo.js';
+import { endAbandoned } from './turn-end.js';
 
 export const RELEASE_STALE_JOB = 'turns.release-stale';
 const EVERY_MINUTE = '* * * * *';
@@ -49,22 +48,7 @@ export async function releaseStaleTurns(db: Database, now = new Date(), maxAgeMs
     .limit(BATCH);
   let ended = 0;
   for (const { record, interrupted } of stale) {
-    const error = interrupted ? INTERRUPTED_TURN_ERROR : STALE_TURN_ERROR;
-    const outcome = finishValues(record, { answer: record.answer, status: 'failed', error, at: now });
-    const held = record.heldAccount ? record.heldCredits : 0;
-    const account = record.heldAccount ?? 'user';
-    // No version: whatever the record holds now (the statement checks it is still that hold, still streaming).
-    const settled = await finishAndCharge(db, {
-      record: { id: record.id },
-      values: outcome.values,
-      touchesConversation: outcome.touchesConversation,
-      at: outcome.at,
-      cost: 0,
-      held,
-      payer: { account, twinId: record.twinId, userId: record.userId },
-      ledgerMeta: { historyId: record.id },
-    });
-    if (settled) ended++;
+    if (await endAbandoned(db, record, interrupted ? INTERRUPTED_TURN_ERROR : STALE_TURN_ERROR, now)) ended++;
   }
   return ended;
 }

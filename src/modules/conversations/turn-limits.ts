@@ -1,12 +1,11 @@
-// The refusals before a turn calls the model (behaviour 15): the twin's daily caps (per person and for
-// the whole twin, over the last 24 hours, counting history records that did not fail) and the hold on
-// the balance that pays (the twin's pool when it pools credits, else the person's). Nothing is charged
-// by a refusal.
+// The refusals before a turn calls the model (behaviour 15): the twin's daily caps (per person, or per
+// visitor, and for the whole twin, over the last 24 hours, counting history records that did not fail)
+// and the hold on the balance that pays (credits/payer.ts). Nothing is charged by a refusal.
 import { and, eq, gte, ne, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../../platform/db/client.js';
 import { AppError } from '../../platform/http/errors.js';
 import { InsufficientCreditsError } from '../credits/credits.service.js';
-import type { CreditAccount } from '../credits/credits.tables.js';
+import type { Payer } from '../credits/payer.js';
 import { UnfundedOpeningError, type TurnHold } from './turn-record.repo.js';
 import { history } from '../history/history.tables.js';
 import { twins, type TwinRow } from '../twins/twins.tables.js';
@@ -26,7 +25,7 @@ export class UsageLimitError extends AppError {
   }
 }
 
-type Twin = Pick<TwinRow, 'id' | 'userDailyLimit' | 'twinDailyLimit' | 'poolCredits'>;
+type Twin = Pick<TwinRow, 'id' | 'userDailyLimit' | 'twinDailyLimit'>;
 
 /**
  * Admits a turn: checks the caps, then runs `start` (which writes the turn's record in one statement
@@ -40,11 +39,13 @@ type Twin = Pick<TwinRow, 'id' | 'userDailyLimit' | 'twinDailyLimit' | 'poolCred
 export async function admitTurn<T>(
   db: Database,
   twin: Twin,
-  userId: string,
+  /** Who asks: the person's id, or the visitor's (its records carry it as their user): the per-user cap counts theirs. */
+  askerId: string,
+  payer: Payer,
   holdAmount: number,
   start: (executor: Executor, hold: TurnHold | undefined) => Promise<T>,
 ): Promise<T> {
-  const hold: TurnHold | undefined = holdAmount > 0 ? { account: twin.poolCredits ? 'institution' : 'user', amount: holdAmount } : undefined;
+  const hold: TurnHold | undefined = holdAmount > 0 ? { account: payer.account, amount: holdAmount } : undefined;
   // 402 INSUFFICIENT_CREDITS before the model is called, when the balance cannot hold a priced turn.
   const open = (executor: Executor) =>
     start(executor, hold).catch((error: unknown) => {
@@ -53,7 +54,7 @@ export async function admitTurn<T>(
   if (twin.userDailyLimit === null && twin.twinDailyLimit === null) return open(db);
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`turn-caps:${twin.id}`}))`);
-    await checkUsageCaps(tx, twin, userId);
+    await checkUsageCaps(tx, twin, askerId);
     return open(tx);
   });
 }

@@ -12,6 +12,7 @@ import { newId } from '../../platform/ids/ids.js';
 import { balanceTable, holdUpdate, spendable } from '../credits/credits.repo.js';
 import type { CreditAccount } from '../credits/credits.tables.js';
 import { creditLedger } from '../credits/credits.tables.js';
+import { balanceIdOf, payerOf, type Payer } from '../credits/payer.js';
 import type { HistoryUpdate, NewConversation, NewHistory } from '../history/history.repo.js';
 import { conversations, history, type HistoryRow } from '../history/history.tables.js';
 
@@ -109,7 +110,9 @@ export async function insertOpeningRecord(db: Executor, opening: OpeningRecord):
   const { twinId, userId } = opening.conversation;
   const values: Record<string, unknown> = {
     ...Object.fromEntries(Object.entries(opening.record).map(([key, value]) => [`r_${key}`, value])),
-    ...(opening.hold ? { r_heldCredits: opening.hold.amount, r_heldAccount: opening.hold.account, hold: opening.hold.amount } : {}),
+    ...(opening.hold
+      ? { r_heldCredits: opening.hold.amount, r_heldAccount: opening.hold.account, hold: opening.hold.amount, balanceId: balanceIdOf(payerOf(opening.hold.account, twinId, userId)) }
+      : {}),
     id: newId(),
     conversationId: newId(),
     twinId,
@@ -165,7 +168,7 @@ interface OpeningShape {
  * that row's lock, so racing openings never hold more than the balance). No row when it does not.
  */
 function holdStatement(db: Executor, heldBy: CreditAccount, param: (name: string) => unknown) {
-  return db.$with('held', { ok: sql<number>`ok` }).as(holdUpdate(heldBy, param(heldBy === 'user' ? 'userId' : 'twinId'), param('hold')));
+  return db.$with('held', { ok: sql<number>`ok` }).as(holdUpdate(heldBy, param('balanceId'), param('hold')));
 }
 
 /**
@@ -275,7 +278,8 @@ export interface OneStatementSettle {
   cost: number;
   /** What the record holds of the balance (its heldCredits as opened); given back by the statement. */
   held: number;
-  payer: { account: CreditAccount; twinId: string; userId: string };
+  /** Whose balance is charged and given back its hold (payer.ts); the ledger names its person. */
+  payer: Payer;
   ledgerMeta: Record<string, unknown>;
 }
 
@@ -294,7 +298,7 @@ export async function finishAndCharge(db: Executor, settle: OneStatementSettle):
     version: settle.record.version,
     cost: settle.cost,
     held: settle.held,
-    balanceId: account === 'institution' ? twinId : userId,
+    balanceId: balanceIdOf(settle.payer),
     ledgerId: newId(),
     twinId,
     userId,

@@ -36,9 +36,9 @@ export interface BuiltinToolRunners {
 }
 
 export interface TurnToolDeps {
-  catalog?: ConnectorCatalog;
-  gate?: ApprovalGate;
-  builtins?: BuiltinToolRunners;
+  catalog: ConnectorCatalog;
+  gate: ApprovalGate;
+  builtins: BuiltinToolRunners;
 }
 
 /** Who the calls run for and where their cards belong. */
@@ -77,13 +77,11 @@ export async function toolsForTurn(deps: TurnToolDeps, scene: TurnToolScene): Pr
   const allowed = (key: string) =>
     !scene.twin.toolsDisabled.includes(key) && (scene.assistant.tools ? scene.assistant.tools.includes(key) : !OPT_IN_BUILTINS.includes(key));
   const specs: TurnToolSpec[] = [];
-  if (deps.builtins && allowed(BUILTIN_TOOLS.fileSearch)) specs.push(fileSearchTool(deps.builtins, scene));
-  if (deps.builtins && allowed(BUILTIN_TOOLS.memory)) specs.push(memoryTool(deps.builtins, scene));
+  if (allowed(BUILTIN_TOOLS.fileSearch)) specs.push(fileSearchTool(deps.builtins, scene));
+  if (allowed(BUILTIN_TOOLS.memory)) specs.push(memoryTool(deps.builtins, scene));
   if (scene.delegate && scene.delegate.candidates.length > 0 && allowed(BUILTIN_TOOLS.delegate)) specs.push(delegateTool(scene.delegate));
-  if (deps.catalog) {
-    for (const tool of await deps.catalog.toolsFor(scene.twin.id)) {
-      if (allowed(tool.key)) specs.push(connectorTool(deps, scene, tool, calls));
-    }
+  for (const tool of await deps.catalog.toolsFor(scene.twin.id)) {
+    if (allowed(tool.key)) specs.push(connectorTool(deps, scene, tool, calls));
   }
   if (specs.length === 0) return none;
   return { specs, calls, ...(scene.assistant.toolMode === 'required' ? { toolChoice: 'required' as const } : {}) };
@@ -149,7 +147,6 @@ function connectorTool(deps: TurnToolDeps, scene: TurnToolScene, tool: Connector
       const entry: ToolCallEntry = { id: context.callId, server: tool.serverName, tool: tool.tool, arguments: args ?? {}, status: 'pending', startedAt: new Date().toISOString() };
       calls.push(entry);
       if (tool.requireApproval) {
-        if (!deps.gate) throw new Error('approvals are not available');
         context.status('awaiting_approval');
         const outcome = await deps.gate.ask(
           {
@@ -184,7 +181,6 @@ function connectorTool(deps: TurnToolDeps, scene: TurnToolScene, tool: Connector
       const started = Date.now();
       entry.startedAt = new Date(started).toISOString();
       try {
-        if (!deps.catalog) throw new Error('connectors are not available');
         const result = await deps.catalog.call(tool.serverId, tool.tool, args ?? {}, { signal: context.signal });
         entry.status = result.isError ? 'error' : 'ok';
         entry.result = result.raw;

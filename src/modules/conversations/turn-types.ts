@@ -1,10 +1,29 @@
-// Who a conversation turn runs for, and what the transport hears while it runs. Shared by runTurn,
-// its helpers and the transports (Socket.IO, SSE; voice and embedded visitors later).
+// Who a conversation turn runs for, what the transport hears while it runs, and what a turn's run
+// hands its settle. Shared by the turn's phases and the transports (Socket.IO, SSE; voice and embedded
+// visitors later).
 import type { Actor } from '../../platform/http/actor.js';
 import type { ToolStatus } from '../../ai/model-stream.js';
+import type { CreditUser } from '../credits/payer.js';
+import type { SubagentEntry, ToolCallEntry } from '../history/history.tables.js';
 
-/** A signed-in person, or (later) an embedded page's visitor of a twin. */
+/** A signed-in person, or an embedded page's visitor of one twin (no account: a visitor session's id). */
 export type TurnCaller = { kind: 'person'; actor: Actor } | { kind: 'visitor'; twinId: string; visitorId: string };
+
+/** Who asks, as the turn's records and caps know them. */
+export interface Asker {
+  /** The twin the turn runs in: the person's current twin, or the one the visitor is bound to. */
+  twinId: string | null;
+  /** The person's account id, or the visitor's id: the records' user, counted by the per-user cap. */
+  id: string;
+  /** Who uses the credits (credits/payer.ts). */
+  user: CreditUser;
+}
+
+export function askerOf(caller: TurnCaller): Asker {
+  if (caller.kind === 'visitor') return { twinId: caller.twinId, id: caller.visitorId, user: { kind: 'visitor', visitorId: caller.visitorId } };
+  const { actor } = caller;
+  return { twinId: actor.twinId, id: actor.userId, user: { kind: 'person', userId: actor.userId } };
+}
 
 export interface TurnInput {
   /** The conversation's inputs; the question is the last one. */
@@ -22,6 +41,22 @@ export interface TurnSink {
   onTool(name: string, status: ToolStatus): void;
   /** Aborting it ends the turn gracefully (cancel_request, closed SSE request). */
   signal?: AbortSignal;
+}
+
+/** What a turn's run produced, for its settle: the answer, what it used and cost, and its working detail. */
+export interface RunOutcome {
+  text: string;
+  cancelled: boolean;
+  emptyReply: boolean;
+  failed?: { message: string };
+  /** Every model call of the run (subagents' included). */
+  usage: { inputTokens: number; outputTokens: number };
+  /** What the usage costs; the settle charges 0 for a failed run. */
+  cost: number;
+  /** The models used, the answering one first. */
+  models: string[];
+  toolCalls: ToolCallEntry[];
+  subagents: SubagentEntry[];
 }
 
 export interface TurnUsage {

@@ -1,13 +1,14 @@
 // Credits: charging and awarding balances, each change in one short transaction with its ledger row.
-// chargeCredits charges the twin's pool when the twin pools credits, else the person's own balance, and
-// refuses a charge the spendable balance cannot cover. A turn is charged by its own one-statement settle
-// (conversations/turn-record.repo.ts); only a turn whose record changed after it opened settles through
-// chargeCredits (turn-billing.ts, settleInTransaction).
+// chargeCredits charges the payer (payer.ts: the twin's pool when the twin pools credits, else the
+// person's own balance) and refuses a charge the spendable balance cannot cover. A turn is charged by its
+// own one-statement settle (conversations/turn-record.repo.ts); only a turn whose record changed after it
+// opened settles through chargeCredits (conversations/turn-end.ts).
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../platform/db/client.js';
 import { AppError, BadRequestError, NotFoundError } from '../../platform/http/errors.js';
 import type { CreditAccount } from './credits.tables.js';
 import { creditTwin, creditUser, debitTwin, debitUser, insertLedger, readPoolSetting, setUserBalance } from './credits.repo.js';
+import { payerFor, payerOf, type Payer } from './payer.js';
 
 /** 402: the balance cannot cover the charge. Nothing was charged. */
 export class InsufficientCreditsError extends AppError {
@@ -26,7 +27,8 @@ export interface ChargeInput {
   twinId: string | null;
   /** Whose balance pays, when the caller has already read the twin's setting (saves reading it again). */
   account?: CreditAccount;
-  userId: string;
+  /** Who used the credits; null for a visitor of an embedded twin (its pool pays). */
+  userId: string | null;
   amount: number;
   reason: string;
   actorId?: string | null;
@@ -55,15 +57,14 @@ export async function chargeCredits(db: Executor, input: ChargeInput): Promise<B
 }
 
 async function charge(tx: Executor, input: ChargeInput): Promise<BalanceChange> {
-  const account: CreditAccount =
-    input.account ?? (input.twinId && (await readPoolSetting(tx, input.twinId))?.poolCredits ? 'institution' : 'user');
-  if (account === 'institution' && !input.twinId) throw new BadRequestError('A pooled charge needs its twin', 'INVALID_ACCOUNT');
-  const balance = account === 'institution' ? await debitTwin(tx, input.twinId!, input.amount) : await debitUser(tx, input.userId, input.amount);
+  const payer = await payerOfCharge(tx, input);
+  const { account } = payer;
+  const balance = account === 'institution' ? await debitTwin(tx, payer.twinId, input.amount) : await debitUser(tx, payer.userId, input.amount);
   if (balance === undefined) throw new InsufficientCreditsError(account);
   const entry = await insertLedger(tx, {
     twinId: input.twinId,
     account,
-    userId: input.userId,
+    userId: payer.userId,
     delta: -input.amount,
     balanceAfter: balance,
     reason: input.reason,
@@ -71,6 +72,17 @@ async function charge(tx: Executor, input: ChargeInput): Promise<BalanceChange> 
     meta: input.meta,
   });
   return { account, balance, ledgerId: entry.id };
+}
+
+/** The payer named by the charge, else by the twin's setting (payer.ts). */
+async function payerOfCharge(tx: Executor, input: ChargeInput): Promise<Payer> {
+  const { twinId, userId } = input;
+  if (input.account === 'institution' && !twinId) throw new BadRequestError('A pooled charge needs its twin', 'INVALID_ACCOUNT');
+  if (input.account) return payerOf(input.account, twinId, userId);
+  const setting = twinId ? await readPoolSetting(tx, twinId) : undefined;
+  if (twinId && setting && userId) return payerFor({ id: twinId, poolCredits: setting.poolCredits }, { kind: 'person', userId });
+  // No person: a visitor's use, which the twin's pool pays.
+  return payerOf(userId ? 'user' : 'institution', twinId, userId);
 }
 
 export interface AwardInput {

@@ -3,6 +3,7 @@
 // The engine runs these inside its own transactions; nothing here checks access (the engine has).
 import { inTransaction, type Executor } from '../../platform/db/client.js';
 import { releaseHold } from '../credits/credits.repo.js';
+import { balanceIdOf, payerOf } from '../credits/payer.js';
 import { detailCounts, retrievalMode, storableRetrieval } from './history.detail.js';
 import { lockHistory, recentExchangeRows, touchConversation, updateHistory, type HistoryUpdate } from './history.repo.js';
 import type { HistoryRow, MemoryEntry, RetrievalEntry, SubagentEntry, ToolCallEntry } from './history.tables.js';
@@ -45,7 +46,7 @@ export async function finishRecord(db: Executor, id: string, input: FinishRecord
     const outcome = finishValues(current, input);
     const row = await updateHistory(tx, id, outcome.values);
     if (current.heldAccount && current.heldCredits > 0) {
-      await releaseHold(tx, current.heldAccount, current.heldAccount === 'institution' ? current.twinId : current.userId, current.heldCredits);
+      await releaseHold(tx, current.heldAccount, balanceIdOf(payerOf(current.heldAccount, current.twinId, current.userId)), current.heldCredits);
     }
     if (outcome.touchesConversation) await touchConversation(tx, row.twinId, row.conversationId, outcome.at);
     return row;
