@@ -78,7 +78,7 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
     waiting.get(row.id)?.({ decision: row.decision!, decidedAt: row.decidedAt! });
     await Promise.all([
       bus.publish(APPROVALS_DECIDED_CHANNEL, event).catch((err: unknown) => deps.log?.warn({ err }, 'approval decision not published')),
-      tabs.send(row.userId, { socketEvent: APPROVAL_EVENTS.decided, payload: event, frame: { type: 'approval_decided', ...event } }),
+      tabs.send(row.userId, { twinId: row.twinId, socketEvent: APPROVAL_EVENTS.decided, payload: event, frame: { type: 'approval_decided', ...event } }),
     ]);
   }
 
@@ -114,7 +114,7 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
     }, recheckMs);
     try {
       const frame = { type: 'approval', ...presentCard(card) };
-      await tabs.send(request.userId, { socketEvent: APPROVAL_EVENTS.card, payload: presentCard(card), frame });
+      await tabs.send(request.userId, { twinId: request.twinId, socketEvent: APPROVAL_EVENTS.card, payload: presentCard(card), frame });
       const result = await ended;
       return { approvalId: card.id, ...result };
     } finally {

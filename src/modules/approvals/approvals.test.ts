@@ -151,6 +151,32 @@ describe('approval cards in every tab', () => {
     expect(record.toolCalls[0]).toMatchObject({ status: 'declined', approval: { decision: 'deny', decidedBy: ada.id } });
   });
 
+  it("reaches a launch session's tab of the card's twin, never one of another twin", async () => {
+    const db = t.platform.database.db;
+    const built = await buildUser(db, { twin });
+    const ada = { id: built.user.id, token: await signIn(t.app, built.user.email) };
+    /** A launch session of `where` for Ada, opened by an administrator of that twin. */
+    const launchedIn = async (where: TwinRow) => {
+      const admin = await signIn(t.app, (await buildUser(db, { twin: where, role: 'admin' })).user.email);
+      const signed = await api('POST', '/api/auth/sdk-sign', admin, { email: built.user.email });
+      const verified = await api('POST', '/api/auth/sdk-verify', admin, { token: signed.body.token });
+      expect(verified.status).toBe(200);
+      return tab({ id: ada.id, token: verified.body.token as string });
+    };
+    const [full, sameTwin, otherTwin] = [await tab(ada), await launchedIn(twin), await launchedIn(await buildTwin(db))];
+    callEcho('call_l1', 'private words');
+    model.enqueue({ chunks: ['Declined.'] });
+    const reader = readSse(await askSse(ada.token, 'Echo private words'));
+    const card = (await readUntil(reader, 'approval')).at(-1)!;
+    await until(() => full.cards.length === 1 && sameTwin.cards.length === 1);
+    expect(await api('POST', `/api/ai/approval/${card.approvalId}`, ada.token, { decision: 'deny' })).toMatchObject({ status: 200 });
+    await reader.rest();
+    await until(() => full.decided.length === 1 && sameTwin.decided.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 150)); // a stray event would have arrived by now
+    expect(otherTwin.cards).toEqual([]);
+    expect(otherTwin.decided).toEqual([]);
+  });
+
   it('approve for this conversation: later calls of that tool in the same conversation run without a card, a new conversation asks again', async () => {
     const ada = await person();
     const [tab1, tab2] = [await tab(ada), await tab(ada)];

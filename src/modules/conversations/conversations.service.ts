@@ -45,7 +45,7 @@ export function createConversationService(deps: ConversationDeps) {
     const args = body.requestArgs ?? {};
     const socketId = args.socketId;
     const controller = new AbortController();
-    const off = streams.onCancel({ userId: actor.userId, socketId }, () => controller.abort());
+    const off = streams.onCancel({ userId: actor.userId, socketId, twinId: actor.launchScope?.twinId ?? actor.twinId }, () => controller.abort());
     const offAbort = forwardAbort(signal, controller);
     if (socketId) streams.beginAnswer(socketId);
     try {
@@ -122,7 +122,7 @@ export function createConversationService(deps: ConversationDeps) {
             signal: controller.signal,
             onStart: () => {
               sse = openSse(request, reply, { heartbeatMs: deps.heartbeatMs, first: sseFrames.connected() });
-              detach = deps.tabs.attachSse(actor.userId, sse);
+              detach = deps.tabs.attachSse(actor.userId, sse, actor.launchScope?.twinId);
             },
             onDelta: (delta) => sse?.send(sseFrames.stream(delta)),
             onTool: (name, status) => sse?.send(sseFrames.tool(name, status)),

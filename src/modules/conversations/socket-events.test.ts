@@ -5,7 +5,7 @@
 import type { Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { collect, connectSocket, nextEvent, register, type ConnectOptions } from '../../../test/support/socket-client.js';
 import type { CancelRequest, StreamPayload } from './socket-events.js';
 import { until } from '../../../test/support/until.js';
@@ -155,7 +155,7 @@ describe('RECEIVE_STREAM', () => {
     const [tab1, tab2, other] = await Promise.all([registered(ada, adaToken), registered(ada, adaToken), registered(bob, bobToken)]);
     const gotOther = collect(other, 'TOOL_APPROVAL');
     const both = Promise.all([nextEvent(tab1, 'TOOL_APPROVAL'), nextEvent(tab2, 'TOOL_APPROVAL')]);
-    testApp.app.streams.emitToUser(ada.user.id, 'TOOL_APPROVAL', { approvalId: 'a1' });
+    testApp.app.streams.emitToUser(ada.user.id, 'TOOL_APPROVAL', { approvalId: 'a1' }, ada.twin!.id);
     expect(await both).toEqual([{ approvalId: 'a1' }, { approvalId: 'a1' }]);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(gotOther).toEqual([]);
@@ -221,6 +221,27 @@ describe('cancel_request', () => {
     await until(() => seen.length >= 1);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(seen.map(([who]) => who)).toEqual(['any of ada']);
+    offs.forEach((off) => off());
+  });
+
+  it("from a launch session's socket reaches turns of its twin only", async () => {
+    const { streams } = testApp.app;
+    const db = testApp.platform.database.db;
+    const elsewhere = await buildTwin(db);
+    const admin = await signIn(testApp.app, (await buildUser(db, { twin: elsewhere, role: 'admin' })).user.email);
+    const signed = await testApp.app.inject({ method: 'POST', url: '/api/auth/sdk-sign', headers: { 'x-access-token': admin }, payload: { email: ada.user.email } });
+    const verified = await testApp.app.inject({ method: 'POST', url: '/api/auth/sdk-verify', payload: { token: signed.json().token } });
+    expect(verified.statusCode).toBe(200);
+    const launched = await registered(ada, verified.json().token);
+    const seen: string[] = [];
+    const offs = [
+      streams.onCancel({ userId: ada.user.id, twinId: ada.twin!.id }, () => seen.push('turn in her own twin')),
+      streams.onCancel({ userId: ada.user.id, twinId: elsewhere.id }, () => seen.push('turn in the launch twin')),
+    ];
+    launched.emit('cancel_request', { userId: ada.user.id });
+    await until(() => seen.length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen).toEqual(['turn in the launch twin']);
     offs.forEach((off) => off());
   });
 

@@ -46,6 +46,8 @@ export interface StreamPayload {
 export interface CancelRequest {
   userId: string;
   socketId: string;
+  /** Sent from a launch session's socket: it cancels turns of that twin only. */
+  launchTwinId?: string | null;
 }
 
 /** What a socket carries (socket.data). */
@@ -54,6 +56,8 @@ interface SocketData {
   sessionId: string;
   /** The user this socket registered for (REGISTER), null before or after UNSUBSCRIBE. */
   userId: string | null;
+  /** A launch session's twin: the socket is a tab of the person in that twin only (behaviour 16). */
+  launchTwinId: string | null;
 }
 
 type StreamSocket = Socket<Record<string, (payload: unknown) => void>, Record<string, (payload: unknown) => void>, Record<string, never>, SocketData>;
@@ -72,10 +76,16 @@ export interface StreamRouter {
   emitEvent(socketId: string, event: string, payload: unknown): void;
   /** Ends the answer on this socket (forgets its cancel_streaming state). */
   endAnswer(socketId: string): void;
-  /** Sends an event to every registered socket (tab) of a user, on any process. */
-  emitToUser(userId: string, event: string, payload: unknown): void;
-  /** Calls handler when cancel_request arrives from this user's socket (any socket if none given). */
-  onCancel(target: { userId: string; socketId?: string }, handler: (cancel: CancelRequest) => void): () => void;
+  /**
+   * Sends an event to every registered socket (tab) of a user, on any process: the full sessions' tabs,
+   * and the launch sessions' tabs of `twinId` (the twin the event is of), never another twin's.
+   */
+  emitToUser(userId: string, event: string, payload: unknown, twinId: string): void;
+  /**
+   * Calls handler when cancel_request arrives from this user's socket (any socket if none given; a launch
+   * session's socket only for a turn of its twin, `twinId`).
+   */
+  onCancel(target: { userId: string; socketId?: string; twinId?: string | null }, handler: (cancel: CancelRequest) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -88,14 +98,17 @@ export interface StreamSocketsDeps {
 }
 
 const userPayload = z.object({ userId: z.string().min(1) }).passthrough();
-const cancelMessage = z.object({ userId: z.string(), socketId: z.string() });
+const cancelMessage = z.object({ userId: z.string(), socketId: z.string(), launchTwinId: z.string().nullish() });
 
 const userRoom = (userId: string) => `user:${userId}`;
+/** A launch session's tabs of the person: they hear only what is of their twin. */
+const launchRoom = (userId: string, twinId: string) => `user:${userId}:twin:${twinId}`;
+const roomOf = (userId: string, launchTwinId: string | null) => (launchTwinId ? launchRoom(userId, launchTwinId) : userRoom(userId));
 
 export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs = REGISTER_TIMEOUT_MS }: StreamSocketsDeps): Promise<StreamRouter> {
   /** Answers streaming from this process, by socket id: muted once cancel_streaming arrived. */
   const answers = new Map<string, { muted: boolean }>();
-  const cancelHandlers = new Set<{ userId: string; socketId?: string; handler: (cancel: CancelRequest) => void }>();
+  const cancelHandlers = new Set<{ userId: string; socketId?: string; twinId?: string | null; handler: (cancel: CancelRequest) => void }>();
   /** Tokens of this process's sockets, kept here (never in socket data, which crosses processes). */
   const tokens = new WeakMap<StreamSocket, string>();
 
@@ -105,7 +118,7 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
     if (!token) return next(refusal(SOCKET_MESSAGES.authRequired));
     const actor = await verify(token).catch(() => null);
     if (!actor) return next(refusal(SOCKET_MESSAGES.invalidToken));
-    socket.data = { sessionUserId: actor.userId, sessionId: actor.sessionId, userId: null };
+    socket.data = { sessionUserId: actor.userId, sessionId: actor.sessionId, userId: null, launchTwinId: actor.launchScope?.twinId ?? null };
     tokens.set(socket, token);
     next();
   });
@@ -131,12 +144,12 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
       }
       clearTimeout(registerDeadline);
       socket.data.userId = parsed.data.userId;
-      void socket.join(userRoom(parsed.data.userId));
+      void socket.join(roomOf(parsed.data.userId, socket.data.launchTwinId));
       socket.emit(SOCKET_EVENTS.connectSuccess, { success: true, message: SOCKET_MESSAGES.registered, socketId: socket.id });
     });
 
     socket.on(SOCKET_EVENTS.unsubscribe, () => {
-      if (socket.data.userId) void socket.leave(userRoom(socket.data.userId));
+      if (socket.data.userId) void socket.leave(roomOf(socket.data.userId, socket.data.launchTwinId));
       socket.data.userId = null;
     });
 
@@ -146,7 +159,8 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
         fail(SOCKET_MESSAGES.notRegistered, 'SOCKET_NOT_REGISTERED');
         return;
       }
-      const message: CancelRequest = { userId, socketId: socket.id };
+      const { launchTwinId } = socket.data;
+      const message: CancelRequest = launchTwinId ? { userId, socketId: socket.id, launchTwinId } : { userId, socketId: socket.id };
       void bus.publish(channel, message).catch(() => fail('The cancel could not be delivered; try again', 'CANCEL_FAILED'));
     };
     socket.on(SOCKET_EVENTS.cancelRequest, relay(TURN_CANCEL_CHANNEL));
@@ -159,6 +173,7 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
     for (const entry of [...cancelHandlers]) {
       if (entry.userId !== parsed.data.userId) continue;
       if (entry.socketId !== undefined && entry.socketId !== parsed.data.socketId) continue;
+      if (parsed.data.launchTwinId && parsed.data.launchTwinId !== entry.twinId) continue;
       entry.handler(parsed.data);
     }
   });
@@ -206,8 +221,8 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
     endAnswer(socketId) {
       answers.delete(socketId);
     },
-    emitToUser(userId, event, payload) {
-      io.to(userRoom(userId)).emit(event, payload);
+    emitToUser(userId, event, payload, twinId) {
+      io.to([userRoom(userId), launchRoom(userId, twinId)]).emit(event, payload);
     },
     onCancel(target, handler) {
       const entry = { ...target, handler };

@@ -9,6 +9,8 @@ export const PERSON_TABS_CHANNEL = 'person.tabs';
 
 /** One event, as each transport carries it: a Socket.IO event name and payload, an SSE frame. */
 export interface TabEvent {
+  /** The twin the event is of: a launch session's tabs hear only their own twin's events. */
+  twinId: string;
   socketEvent: string;
   payload: object;
   frame: object;
@@ -17,47 +19,57 @@ export interface TabEvent {
 export interface PersonTabs {
   /** Sends the event to every tab of the person, wherever it is open. Never throws. */
   send(userId: string, event: TabEvent): Promise<void>;
-  /** An SSE stream of this process is a tab of the person until the returned function is called (or it closes). */
-  attachSse(userId: string, stream: Pick<SseStream, 'send' | 'closed'>): () => void;
+  /**
+   * An SSE stream of this process is a tab of the person until the returned function is called (or it
+   * closes); a launch session's stream (`launchTwinId`) a tab of that twin only.
+   */
+  attachSse(userId: string, stream: Pick<SseStream, 'send' | 'closed'>, launchTwinId?: string | null): () => void;
   close(): Promise<void>;
 }
 
 export interface PersonTabsDeps {
   bus: EventBus;
-  /** Emits to every registered socket of the person on any process (the socket server's room). */
-  emitToSockets(userId: string, event: string, payload: unknown): void;
+  /** Emits to every registered socket of the person on any process (full sessions', and launch sessions' of the twin). */
+  emitToSockets(userId: string, event: string, payload: unknown, twinId: string): void;
   onError?: (error: unknown) => void;
 }
 
 interface Envelope {
   userId: string;
+  twinId: string;
   frame: object;
 }
 
+interface Tab {
+  stream: Pick<SseStream, 'send' | 'closed'>;
+  launchTwinId: string | null;
+}
+
 export async function createPersonTabs({ bus, emitToSockets, onError = () => {} }: PersonTabsDeps): Promise<PersonTabs> {
-  const streams = new Map<string, Set<Pick<SseStream, 'send' | 'closed'>>>();
+  const streams = new Map<string, Set<Tab>>();
   const off = await bus.subscribe(PERSON_TABS_CHANNEL, (message) => {
-    const { userId, frame } = message as Envelope;
-    for (const stream of streams.get(userId) ?? []) {
-      if (!stream.closed) stream.send(frame);
+    const { userId, twinId, frame } = message as Envelope;
+    for (const { stream, launchTwinId } of streams.get(userId) ?? []) {
+      if (!stream.closed && (!launchTwinId || launchTwinId === twinId)) stream.send(frame);
     }
   });
   return {
     async send(userId, event) {
       try {
-        emitToSockets(userId, event.socketEvent, event.payload);
-        const envelope: Envelope = { userId, frame: event.frame };
+        emitToSockets(userId, event.socketEvent, event.payload, event.twinId);
+        const envelope: Envelope = { userId, twinId: event.twinId, frame: event.frame };
         await bus.publish(PERSON_TABS_CHANNEL, envelope);
       } catch (error) {
         onError(error);
       }
     },
-    attachSse(userId, stream) {
+    attachSse(userId, stream, launchTwinId = null) {
       let set = streams.get(userId);
       if (!set) streams.set(userId, (set = new Set()));
-      set.add(stream);
+      const tab: Tab = { stream, launchTwinId };
+      set.add(tab);
       return () => {
-        set.delete(stream);
+        set.delete(tab);
         if (set.size === 0 && streams.get(userId) === set) streams.delete(userId);
       };
     },
