@@ -10,10 +10,17 @@ import { isObjectId } from '../../platform/ids/ids.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
 import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import { conversationGrant, decideCard, endCard, findCard, insertCard, listPending } from './approvals.repo.js';
-import { APPROVAL_EVENTS, presentCard, type ApprovalCardWire, type DecidedEventWire } from './approvals.schemas.js';
+import { APPROVAL_EVENTS, decidedEvent, presentCard, type ApprovalCardWire, type DecidedEventWire } from './approvals.schemas.js';
 import type { CardDecision, PersonDecision, ToolApprovalRow } from './approvals.tables.js';
 
 export const APPROVALS_DECIDED_CHANNEL = 'approvals.decided';
+
+declare module '../../platform/realtime/bus.js' {
+  interface BusEvents {
+    /** How a card ended, for the turn waiting on it wherever it runs. */
+    'approvals.decided': DecidedEventWire;
+  }
+}
 /** How often a waiting turn re-reads its card, in case the bus lost the message that it was decided. */
 export const APPROVAL_RECHECK_MS = 2_000;
 
@@ -66,10 +73,11 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
   /** Cards a turn of this process waits for, by id. */
   const waiting = new Map<string, (ended: { decision: CardDecision; decidedAt: Date }) => void>();
 
-  const off = await bus.subscribe(APPROVALS_DECIDED_CHANNEL, (message) => {
-    const event = message as DecidedEventWire;
-    waiting.get(event.approvalId)?.({ decision: event.decision, decidedAt: new Date(event.decidedAt) });
-  });
+  const off = await bus.subscribe(
+    APPROVALS_DECIDED_CHANNEL,
+    (event) => waiting.get(event.approvalId)?.({ decision: event.decision, decidedAt: new Date(event.decidedAt) }),
+    { schema: decidedEvent },
+  );
 
   /** Tells the waiting turn (here or elsewhere) and every tab how the card ended. */
   async function announce(row: ToolApprovalRow): Promise<void> {

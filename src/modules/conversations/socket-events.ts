@@ -6,7 +6,7 @@ import type { Server, Socket } from 'socket.io';
 import { z } from 'zod';
 import type { VerifyToken } from '../../platform/http/auth-guard.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
-import { AUTH_INVALIDATE_CHANNEL, type AuthInvalidation } from '../auth/session-cache.js';
+import { AUTH_INVALIDATE_CHANNEL, authInvalidation, type AuthInvalidation } from '../auth/session-cache.js';
 
 export const SOCKET_EVENTS = {
   register: 'REGISTER',
@@ -43,9 +43,15 @@ export interface StreamPayload {
   type: 'STREAM';
 }
 
-export interface CancelRequest {
-  userId: string;
-  socketId: string;
+/** cancel_request / cancel_streaming as they cross the bus: the registered person and the socket it came from. */
+const cancelMessage = z.object({ userId: z.string(), socketId: z.string() });
+export type CancelRequest = z.infer<typeof cancelMessage>;
+
+declare module '../../platform/realtime/bus.js' {
+  interface BusEvents {
+    'turn.cancel': CancelRequest;
+    'turn.cancel_streaming': CancelRequest;
+  }
 }
 
 /** What a socket carries (socket.data). */
@@ -88,7 +94,6 @@ export interface StreamSocketsDeps {
 }
 
 const userPayload = z.object({ userId: z.string().min(1) }).passthrough();
-const cancelMessage = z.object({ userId: z.string(), socketId: z.string() });
 
 const userRoom = (userId: string) => `user:${userId}`;
 
@@ -140,7 +145,7 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
       socket.data.userId = null;
     });
 
-    const relay = (channel: string) => () => {
+    const relay = (channel: typeof TURN_CANCEL_CHANNEL | typeof STREAM_CANCEL_CHANNEL) => () => {
       const userId = socket.data.userId;
       if (!userId) {
         fail(SOCKET_MESSAGES.notRegistered, 'SOCKET_NOT_REGISTERED');
@@ -153,26 +158,34 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
     socket.on(SOCKET_EVENTS.cancelStreaming, relay(STREAM_CANCEL_CHANNEL));
   });
 
-  const offCancel = await bus.subscribe(TURN_CANCEL_CHANNEL, (message) => {
-    const parsed = cancelMessage.safeParse(message);
-    if (!parsed.success) return;
-    for (const entry of [...cancelHandlers]) {
-      if (entry.userId !== parsed.data.userId) continue;
-      if (entry.socketId !== undefined && entry.socketId !== parsed.data.socketId) continue;
-      entry.handler(parsed.data);
-    }
-  });
-  const offMute = await bus.subscribe(STREAM_CANCEL_CHANNEL, (message) => {
-    const parsed = cancelMessage.safeParse(message);
-    const answer = parsed.success ? answers.get(parsed.data.socketId) : undefined;
-    if (answer) answer.muted = true;
-  });
+  const offCancel = await bus.subscribe(
+    TURN_CANCEL_CHANNEL,
+    (cancel) => {
+      for (const entry of [...cancelHandlers]) {
+        if (entry.userId !== cancel.userId) continue;
+        if (entry.socketId !== undefined && entry.socketId !== cancel.socketId) continue;
+        entry.handler(cancel);
+      }
+    },
+    { schema: cancelMessage },
+  );
+  const offMute = await bus.subscribe(
+    STREAM_CANCEL_CHANNEL,
+    (cancel) => {
+      const answer = answers.get(cancel.socketId);
+      if (answer) answer.muted = true;
+    },
+    { schema: cancelMessage },
+  );
   // A revoked session or a changed account: sockets opened with it must not keep receiving.
-  const offAuth = await bus.subscribe(AUTH_INVALIDATE_CHANNEL, (message) => {
-    const change = message as AuthInvalidation;
-    // Let the session cache drop its entry first (it listens on the same channel).
-    setTimeout(() => void recheckSockets(change), 0);
-  });
+  const offAuth = await bus.subscribe(
+    AUTH_INVALIDATE_CHANNEL,
+    (change) => {
+      // Let the session cache drop its entry first (it listens on the same channel).
+      setTimeout(() => void recheckSockets(change), 0);
+    },
+    { schema: authInvalidation },
+  );
 
   async function recheckSockets(change: AuthInvalidation): Promise<void> {
     for (const raw of io.of('/').sockets.values()) {

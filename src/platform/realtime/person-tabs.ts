@@ -29,15 +29,21 @@ export interface PersonTabsDeps {
   onError?: (error: unknown) => void;
 }
 
-interface Envelope {
+/** What crosses the bus: the frame for the person's SSE streams on every process. */
+interface TabsEnvelope {
   userId: string;
   frame: object;
 }
 
+declare module './bus.js' {
+  interface BusEvents {
+    'person.tabs': TabsEnvelope;
+  }
+}
+
 export async function createPersonTabs({ bus, emitToSockets, onError = () => {} }: PersonTabsDeps): Promise<PersonTabs> {
   const streams = new Map<string, Set<Pick<SseStream, 'send' | 'closed'>>>();
-  const off = await bus.subscribe(PERSON_TABS_CHANNEL, (message) => {
-    const { userId, frame } = message as Envelope;
+  const off = await bus.subscribe(PERSON_TABS_CHANNEL, ({ userId, frame }) => {
     for (const stream of streams.get(userId) ?? []) {
       if (!stream.closed) stream.send(frame);
     }
@@ -46,8 +52,7 @@ export async function createPersonTabs({ bus, emitToSockets, onError = () => {} 
     async send(userId, event) {
       try {
         emitToSockets(userId, event.socketEvent, event.payload);
-        const envelope: Envelope = { userId, frame: event.frame };
-        await bus.publish(PERSON_TABS_CHANNEL, envelope);
+        await bus.publish(PERSON_TABS_CHANNEL, { userId, frame: event.frame });
       } catch (error) {
         onError(error);
       }
