@@ -85,7 +85,7 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
     waiting.get(row.id)?.({ decision: row.decision!, decidedAt: row.decidedAt! });
     await Promise.all([
       bus.publish(APPROVALS_DECIDED_CHANNEL, event).catch((err: unknown) => deps.log?.warn({ err }, 'approval decision not published')),
-      tabs.send(row.userId, { socketEvent: APPROVAL_EVENTS.decided, payload: event, frame: { type: 'approval_decided', ...event } }),
+      tabs.send(row.userId, { socket: [APPROVAL_EVENTS.decided, event], frame: { type: 'approval_decided', ...event } }),
     ]);
   }
 
@@ -120,8 +120,8 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
         .catch(() => {});
     }, recheckMs);
     try {
-      const frame = { type: 'approval', ...presentCard(card) };
-      await tabs.send(request.userId, { socketEvent: APPROVAL_EVENTS.card, payload: presentCard(card), frame });
+      const wire = presentCard(card);
+      await tabs.send(request.userId, { socket: [APPROVAL_EVENTS.card, wire], frame: { type: 'approval', ...wire } });
       const result = await ended;
       return { approvalId: card.id, ...result };
     } finally {

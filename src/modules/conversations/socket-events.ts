@@ -6,6 +6,7 @@ import type { Server, Socket } from 'socket.io';
 import { z } from 'zod';
 import type { VerifyToken } from '../../platform/http/auth-guard.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
+import type { SocketEmit } from '../../platform/realtime/client-frames.js';
 import { AUTH_INVALIDATE_CHANNEL, authInvalidation, type AuthInvalidation } from '../auth/session-cache.js';
 
 export const SOCKET_EVENTS = {
@@ -75,11 +76,11 @@ export interface StreamRouter {
    */
   emitChunk(socketId: string, payload: StreamPayload): boolean;
   /** Sends an event to one socket of this process, if it still holds it (a turn's TOOL_STATUS). */
-  emitEvent(socketId: string, event: string, payload: unknown): void;
+  emitEvent(socketId: string, ...emit: SocketEmit): void;
   /** Ends the answer on this socket (forgets its cancel_streaming state). */
   endAnswer(socketId: string): void;
   /** Sends an event to every registered socket (tab) of a user, on any process. */
-  emitToUser(userId: string, event: string, payload: unknown): void;
+  emitToUser(userId: string, ...emit: SocketEmit): void;
   /** Calls handler when cancel_request arrives from this user's socket (any socket if none given). */
   onCancel(target: { userId: string; socketId?: string }, handler: (cancel: CancelRequest) => void): () => void;
   close(): Promise<void>;
@@ -213,13 +214,13 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
       localSocket(socketId)?.emit(SOCKET_EVENTS.receiveStream, payload);
       return true;
     },
-    emitEvent(socketId, event, payload) {
+    emitEvent(socketId, ...[event, payload]) {
       localSocket(socketId)?.emit(event, payload);
     },
     endAnswer(socketId) {
       answers.delete(socketId);
     },
-    emitToUser(userId, event, payload) {
+    emitToUser(userId, ...[event, payload]) {
       io.to(userRoom(userId)).emit(event, payload);
     },
     onCancel(target, handler) {

@@ -3,16 +3,10 @@
 // processes) and, through the event bus, to the SSE streams each process holds for that person.
 // No business rules: what the events mean lives with their family (approval cards: modules/approvals).
 import type { EventBus } from './bus.js';
+import type { SocketEmit, SseFrame, TabEvent } from './client-frames.js';
 import type { SseStream } from './sse.js';
 
 export const PERSON_TABS_CHANNEL = 'person.tabs';
-
-/** One event, as each transport carries it: a Socket.IO event name and payload, an SSE frame. */
-export interface TabEvent {
-  socketEvent: string;
-  payload: object;
-  frame: object;
-}
 
 export interface PersonTabs {
   /** Sends the event to every tab of the person, wherever it is open. Never throws. */
@@ -25,14 +19,14 @@ export interface PersonTabs {
 export interface PersonTabsDeps {
   bus: EventBus;
   /** Emits to every registered socket of the person on any process (the socket server's room). */
-  emitToSockets(userId: string, event: string, payload: unknown): void;
+  emitToSockets(userId: string, ...emit: SocketEmit): void;
   onError?: (error: unknown) => void;
 }
 
 /** What crosses the bus: the frame for the person's SSE streams on every process. */
 interface TabsEnvelope {
   userId: string;
-  frame: object;
+  frame: SseFrame;
 }
 
 declare module './bus.js' {
@@ -51,7 +45,7 @@ export async function createPersonTabs({ bus, emitToSockets, onError = () => {} 
   return {
     async send(userId, event) {
       try {
-        emitToSockets(userId, event.socketEvent, event.payload);
+        emitToSockets(userId, ...event.socket);
         await bus.publish(PERSON_TABS_CHANNEL, { userId, frame: event.frame });
       } catch (error) {
         onError(error);
