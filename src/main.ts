@@ -5,10 +5,11 @@
 import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config, type ProcessRole } from './config.js';
+import { ConfigError, loadConfig, type ProcessRole, type StartedConfig } from './config.js';
 import { LISTEN_BACKLOG, serveHandedConnections, startProcessGroup } from './platform/http/process-group.js';
 import { SOCKET_PATH } from './platform/realtime/socket.js';
 import { closePlatform, openPlatform } from './platform/platform.js';
+import { withSecrets } from './platform/secrets-at-start.js';
 import { bootstrapFirstAdmin } from './bootstrap.js';
 import { createBatchedDestination } from './platform/logging/batched-destination.js';
 import { defineJobs, scheduleJobs } from './jobs.js';
@@ -26,7 +27,8 @@ async function main(): Promise<void> {
   }
   let config;
   try {
-    config = loadConfig();
+    // Parsing reads only the environment; the embedded shape's secrets are made (once) here, at start.
+    config = withSecrets(loadConfig());
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
@@ -78,7 +80,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-async function bootstrap(platform: Awaited<ReturnType<typeof openPlatform>>, config: Config, logger: Logger): Promise<void> {
+async function bootstrap(platform: Awaited<ReturnType<typeof openPlatform>>, config: StartedConfig, logger: Logger): Promise<void> {
   const result = await bootstrapFirstAdmin(platform.database.db, config.admin, config.billing.startingCredits);
   if (result.created) logger.info({ email: config.admin?.email }, 'created the first super admin and "Default Twin"');
 }
@@ -88,7 +90,7 @@ async function bootstrap(platform: Awaited<ReturnType<typeof openPlatform>>, con
  * starts the processes, listens for them, and on SIGTERM/SIGINT stops accepting and waits for each to
  * finish its in-flight requests.
  */
-async function runGroupPrimary(config: Config, role: ProcessRole, logger: Logger): Promise<void> {
+async function runGroupPrimary(config: StartedConfig, role: ProcessRole, logger: Logger): Promise<void> {
   const platform = await openPlatform(config, logger);
   try {
     await bootstrap(platform, config, logger);

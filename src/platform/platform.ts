@@ -2,7 +2,7 @@
 // jobs, secrets), choosing the embedded or scaled adapter of each, and closes them in reverse order.
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from '../config.js';
+import type { Config, StartedConfig } from '../config.js';
 import { createSecretBox, type SecretBox } from './crypto/secrets.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
@@ -14,7 +14,7 @@ import { createS3Storage } from './storage/s3-storage.js';
 import { createLocalStorage, type FileStorage } from './storage/storage.js';
 
 export interface Platform {
-  config: Config;
+  config: StartedConfig;
   database: DatabaseHandle;
   bus: EventBus;
   mailer: Mailer;
@@ -28,7 +28,7 @@ export interface Platform {
 }
 
 export async function openPlatform(
-  config: Config,
+  config: StartedConfig,
   logger: Pick<FastifyBaseLogger, 'info' | 'error'>,
   role = 'all',
   onDatabaseLost?: (error: Error) => void,

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildApp, type AppDeps } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type StartedConfig } from '../../src/config.js';
+import { withSecrets } from '../../src/platform/secrets-at-start.js';
 import { createSecretBox } from '../../src/platform/crypto/secrets.js';
 import { createJobQueue } from '../../src/platform/jobs/queue.js';
 import { createMailer } from '../../src/platform/mail/mailer.js';
@@ -23,7 +24,7 @@ export const PRICED = { DEFAULT_PRICE_IN: '1', DEFAULT_PRICE_OUT: '1' } as const
 export interface TestApp {
   app: App;
   platform: Platform & { database: TestDatabase };
-  config: Config;
+  config: StartedConfig;
   dataDir: string;
   close(): Promise<void>;
 }
@@ -47,14 +48,14 @@ export interface TestAppOptions {
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-app-'));
-  const config = loadConfig({
+  const config = withSecrets(loadConfig({
     DATA_DIR: dataDir,
     JWT_SECRET: randomBytes(32).toString('hex'),
     ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     LOG_LEVEL: 'silent',
     REDIS_URL: process.env.TEST_REDIS_URL ?? '',
     ...options.env,
-  });
+  }));
   const database = await openTestDatabase();
   const bus = await createEventBus({ redisUrl: config.redisUrl });
   // Not exclusive: test files share one PGlite database template, each its own copy, but a file may start several apps on it.

@@ -11,10 +11,17 @@ import { requireAccess } from '../access/access.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
 import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import { conversationGrant, decideCard, endCard, findCard, insertCard, listPending } from './approvals.repo.js';
-import { APPROVAL_EVENTS, presentCard, type ApprovalCardWire, type DecidedEventWire } from './approvals.schemas.js';
+import { APPROVAL_EVENTS, decidedEvent, presentCard, type ApprovalCardWire, type DecidedEventWire } from './approvals.schemas.js';
 import type { CardDecision, PersonDecision, ToolApprovalRow } from './approvals.tables.js';
 
 export const APPROVALS_DECIDED_CHANNEL = 'approvals.decided';
+
+declare module '../../platform/realtime/bus.js' {
+  interface BusEvents {
+    /** How a card ended, for the turn waiting on it wherever it runs. */
+    'approvals.decided': DecidedEventWire;
+  }
+}
 /** How often a waiting turn re-reads its card, in case the bus lost the message that it was decided. */
 export const APPROVAL_RECHECK_MS = 2_000;
 
@@ -67,10 +74,11 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
   /** Cards a turn of this process waits for, by id. */
   const waiting = new Map<string, (ended: { decision: CardDecision; decidedAt: Date }) => void>();
 
-  const off = await bus.subscribe(APPROVALS_DECIDED_CHANNEL, (message) => {
-    const event = message as DecidedEventWire;
-    waiting.get(event.approvalId)?.({ decision: event.decision, decidedAt: new Date(event.decidedAt) });
-  });
+  const off = await bus.subscribe(
+    APPROVALS_DECIDED_CHANNEL,
+    (event) => waiting.get(event.approvalId)?.({ decision: event.decision, decidedAt: new Date(event.decidedAt) }),
+    { schema: decidedEvent },
+  );
 
   /** Tells the waiting turn (here or elsewhere) and every tab how the card ended. */
   async function announce(row: ToolApprovalRow): Promise<void> {
@@ -78,7 +86,7 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
     waiting.get(row.id)?.({ decision: row.decision!, decidedAt: row.decidedAt! });
     await Promise.all([
       bus.publish(APPROVALS_DECIDED_CHANNEL, event).catch((err: unknown) => deps.log?.warn({ err }, 'approval decision not published')),
-      tabs.send(row.userId, { twinId: row.twinId, socketEvent: APPROVAL_EVENTS.decided, payload: event, frame: { type: 'approval_decided', ...event } }),
+      tabs.send(row.userId, { twinId: row.twinId, socket: [APPROVAL_EVENTS.decided, event], frame: { type: 'approval_decided', ...event } }),
     ]);
   }
 
@@ -113,8 +121,8 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
         .catch(() => {});
     }, recheckMs);
     try {
-      const frame = { type: 'approval', ...presentCard(card) };
-      await tabs.send(request.userId, { twinId: request.twinId, socketEvent: APPROVAL_EVENTS.card, payload: presentCard(card), frame });
+      const wire = presentCard(card);
+      await tabs.send(request.userId, { twinId: request.twinId, socket: [APPROVAL_EVENTS.card, wire], frame: { type: 'approval', ...wire } });
       const result = await ended;
       return { approvalId: card.id, ...result };
     } finally {

@@ -32,6 +32,15 @@ export const APPROVAL_EVENTS = {
   decided: 'TOOL_APPROVAL_DECIDED',
 } as const;
 
+declare module '../../platform/realtime/client-frames.js' {
+  interface ClientFrames {
+    /** A card for every tab: TOOL_APPROVAL on Socket.IO, the `approval` frame on SSE. */
+    approval: { sse: ApprovalCardWire; socket: { event: 'TOOL_APPROVAL'; payload: ApprovalCardWire } };
+    /** How it ended: TOOL_APPROVAL_DECIDED, the `approval_decided` frame. */
+    approval_decided: { sse: DecidedEventWire; socket: { event: 'TOOL_APPROVAL_DECIDED'; payload: DecidedEventWire } };
+  }
+}
+
 export function presentCard(row: ToolApprovalRow): ApprovalCardWire {
   return {
     approvalId: row.id,

@@ -4,12 +4,21 @@
 // When an entry expires while many requests of that token are in flight (a busy person, a client with
 // many connections), they share one resolution instead of each checking the token and reading the
 // session; a resolution that overlaps a drop is handed to its callers but not kept.
+import { z } from 'zod';
 import type { Actor } from '../../platform/http/actor.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
 
 export const AUTH_INVALIDATE_CHANNEL = 'auth.invalidate';
 
-export type AuthInvalidation = { sessionIds: string[] } | { userId: string };
+/** Which cached callers a change makes stale: some sessions, or every session of a person. */
+export const authInvalidation = z.union([z.object({ sessionIds: z.array(z.string()) }), z.object({ userId: z.string() })]);
+export type AuthInvalidation = z.infer<typeof authInvalidation>;
+
+declare module '../../platform/realtime/bus.js' {
+  interface BusEvents {
+    'auth.invalidate': AuthInvalidation;
+  }
+}
 
 export interface SessionCache {
   /** The cached caller of `token`, if it is cached and fresh (no resolution). */
@@ -35,7 +44,7 @@ export async function createSessionCache(bus: EventBus, ttlMs = 5_000, maxEntrie
       if (hit) entries.delete(token);
     }
   };
-  const unsubscribe = await bus.subscribe(AUTH_INVALIDATE_CHANNEL, (message) => drop(message as AuthInvalidation));
+  const unsubscribe = await bus.subscribe(AUTH_INVALIDATE_CHANNEL, drop, { schema: authInvalidation });
 
   const cached = (token: string) => {
     const entry = entries.get(token);

@@ -7,6 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildTwin, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { collect, connectSocket, nextEvent, register, type ConnectOptions } from '../../../test/support/socket-client.js';
+import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
+import type { SseStream } from '../../platform/realtime/sse.js';
 import type { CancelRequest, StreamPayload } from './socket-events.js';
 import { until } from '../../../test/support/until.js';
 
@@ -155,10 +157,31 @@ describe('RECEIVE_STREAM', () => {
     const [tab1, tab2, other] = await Promise.all([registered(ada, adaToken), registered(ada, adaToken), registered(bob, bobToken)]);
     const gotOther = collect(other, 'TOOL_APPROVAL');
     const both = Promise.all([nextEvent(tab1, 'TOOL_APPROVAL'), nextEvent(tab2, 'TOOL_APPROVAL')]);
-    testApp.app.streams.emitToUser(ada.user.id, 'TOOL_APPROVAL', { approvalId: 'a1' }, ada.twin!.id);
-    expect(await both).toEqual([{ approvalId: 'a1' }, { approvalId: 'a1' }]);
+    const card = { approvalId: 'a1', server: 'crm', tool: 'lookup', arguments: { q: 'x' }, expiresAt: new Date(0).toISOString(), historyId: 'h1', conversationId: 'c1' };
+    testApp.app.streams.emitToUser(ada.user.id, ada.twin!.id, 'TOOL_APPROVAL', card);
+    expect(await both).toEqual([card, card]);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(gotOther).toEqual([]);
+  });
+});
+
+describe('the client frame map', () => {
+  it('checks each frame on both transports at compile time', () => {
+    const { streams } = testApp.app;
+    // Checked by the compiler only (never called): each line fails to compile without its comment.
+    const refused = (tabs: PersonTabs, sse: SseStream) => [
+      // @ts-expect-error: a Socket.IO event no frame declares
+      streams.emitEvent('s1', 'TOOL_STATE', { name: 'lookup', status: 'running' }),
+      // @ts-expect-error: a payload of another shape than the event's
+      streams.emitEvent('s1', 'TOOL_STATUS', { name: 'lookup' }),
+      // @ts-expect-error: an SSE frame type no family declares
+      sse.send({ type: 'resumed', seq: 1 }),
+      // @ts-expect-error: an SSE frame with the fields of another type
+      sse.send({ type: 'tool', prompt: 'x', delta: 'x' }),
+      // @ts-expect-error: a tab event whose Socket.IO half and SSE half are different frames
+      tabs.send('u1', { socket: ['TOOL_APPROVAL_DECIDED', { approvalId: 'a', decision: 'deny', decidedAt: '' }], frame: { type: 'approval', approvalId: 'a', server: '', tool: '', arguments: null, expiresAt: '', historyId: '', conversationId: '' } }),
+    ];
+    expect(typeof refused).toBe('function');
   });
 });
 

@@ -6,7 +6,8 @@ import type { Server, Socket } from 'socket.io';
 import { z } from 'zod';
 import type { VerifyToken } from '../../platform/http/auth-guard.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
-import { AUTH_INVALIDATE_CHANNEL, type AuthInvalidation } from '../auth/session-cache.js';
+import type { SocketEmit } from '../../platform/realtime/client-frames.js';
+import { AUTH_INVALIDATE_CHANNEL, authInvalidation, type AuthInvalidation } from '../auth/session-cache.js';
 
 export const SOCKET_EVENTS = {
   register: 'REGISTER',
@@ -43,11 +44,15 @@ export interface StreamPayload {
   type: 'STREAM';
 }
 
-export interface CancelRequest {
-  userId: string;
-  socketId: string;
-  /** Sent from a launch session's socket: it cancels turns of that twin only. */
-  launchTwinId?: string | null;
+/** cancel_request / cancel_streaming as they cross the bus: the registered person and the socket it came from (a launch session's socket cancels turns of its twin only). */
+const cancelMessage = z.object({ userId: z.string(), socketId: z.string(), launchTwinId: z.string().nullish() });
+export type CancelRequest = z.infer<typeof cancelMessage>;
+
+declare module '../../platform/realtime/bus.js' {
+  interface BusEvents {
+    'turn.cancel': CancelRequest;
+    'turn.cancel_streaming': CancelRequest;
+  }
 }
 
 /** What a socket carries (socket.data). */
@@ -73,14 +78,14 @@ export interface StreamRouter {
    */
   emitChunk(socketId: string, payload: StreamPayload): boolean;
   /** Sends an event to one socket of this process, if it still holds it (a turn's TOOL_STATUS). */
-  emitEvent(socketId: string, event: string, payload: unknown): void;
+  emitEvent(socketId: string, ...emit: SocketEmit): void;
   /** Ends the answer on this socket (forgets its cancel_streaming state). */
   endAnswer(socketId: string): void;
   /**
    * Sends an event to every registered socket (tab) of a user, on any process: the full sessions' tabs,
    * and the launch sessions' tabs of `twinId` (the twin the event is of), never another twin's.
    */
-  emitToUser(userId: string, event: string, payload: unknown, twinId: string): void;
+  emitToUser(userId: string, twinId: string, ...emit: SocketEmit): void;
   /**
    * Calls handler when cancel_request arrives from this user's socket (any socket if none given; a launch
    * session's socket only for a turn of its twin, `twinId`).
@@ -98,7 +103,6 @@ export interface StreamSocketsDeps {
 }
 
 const userPayload = z.object({ userId: z.string().min(1) }).passthrough();
-const cancelMessage = z.object({ userId: z.string(), socketId: z.string(), launchTwinId: z.string().nullish() });
 
 const userRoom = (userId: string) => `user:${userId}`;
 /** A launch session's tabs of the person: they hear only what is of their twin. */
@@ -153,7 +157,7 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
       socket.data.userId = null;
     });
 
-    const relay = (channel: string) => () => {
+    const relay = (channel: typeof TURN_CANCEL_CHANNEL | typeof STREAM_CANCEL_CHANNEL) => () => {
       const userId = socket.data.userId;
       if (!userId) {
         fail(SOCKET_MESSAGES.notRegistered, 'SOCKET_NOT_REGISTERED');
@@ -167,27 +171,35 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
     socket.on(SOCKET_EVENTS.cancelStreaming, relay(STREAM_CANCEL_CHANNEL));
   });
 
-  const offCancel = await bus.subscribe(TURN_CANCEL_CHANNEL, (message) => {
-    const parsed = cancelMessage.safeParse(message);
-    if (!parsed.success) return;
-    for (const entry of [...cancelHandlers]) {
-      if (entry.userId !== parsed.data.userId) continue;
-      if (entry.socketId !== undefined && entry.socketId !== parsed.data.socketId) continue;
-      if (parsed.data.launchTwinId && parsed.data.launchTwinId !== entry.twinId) continue;
-      entry.handler(parsed.data);
-    }
-  });
-  const offMute = await bus.subscribe(STREAM_CANCEL_CHANNEL, (message) => {
-    const parsed = cancelMessage.safeParse(message);
-    const answer = parsed.success ? answers.get(parsed.data.socketId) : undefined;
-    if (answer) answer.muted = true;
-  });
+  const offCancel = await bus.subscribe(
+    TURN_CANCEL_CHANNEL,
+    (cancel) => {
+      for (const entry of [...cancelHandlers]) {
+        if (entry.userId !== cancel.userId) continue;
+        if (entry.socketId !== undefined && entry.socketId !== cancel.socketId) continue;
+        if (cancel.launchTwinId && cancel.launchTwinId !== entry.twinId) continue;
+        entry.handler(cancel);
+      }
+    },
+    { schema: cancelMessage },
+  );
+  const offMute = await bus.subscribe(
+    STREAM_CANCEL_CHANNEL,
+    (cancel) => {
+      const answer = answers.get(cancel.socketId);
+      if (answer) answer.muted = true;
+    },
+    { schema: cancelMessage },
+  );
   // A revoked session or a changed account: sockets opened with it must not keep receiving.
-  const offAuth = await bus.subscribe(AUTH_INVALIDATE_CHANNEL, (message) => {
-    const change = message as AuthInvalidation;
-    // Let the session cache drop its entry first (it listens on the same channel).
-    setTimeout(() => void recheckSockets(change), 0);
-  });
+  const offAuth = await bus.subscribe(
+    AUTH_INVALIDATE_CHANNEL,
+    (change) => {
+      // Let the session cache drop its entry first (it listens on the same channel).
+      setTimeout(() => void recheckSockets(change), 0);
+    },
+    { schema: authInvalidation },
+  );
 
   async function recheckSockets(change: AuthInvalidation): Promise<void> {
     for (const raw of io.of('/').sockets.values()) {
@@ -215,13 +227,13 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
       localSocket(socketId)?.emit(SOCKET_EVENTS.receiveStream, payload);
       return true;
     },
-    emitEvent(socketId, event, payload) {
+    emitEvent(socketId, ...[event, payload]) {
       localSocket(socketId)?.emit(event, payload);
     },
     endAnswer(socketId) {
       answers.delete(socketId);
     },
-    emitToUser(userId, event, payload, twinId) {
+    emitToUser(userId, twinId, ...[event, payload]) {
       io.to([userRoom(userId), launchRoom(userId, twinId)]).emit(event, payload);
     },
     onCancel(target, handler) {

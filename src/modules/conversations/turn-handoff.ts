@@ -15,7 +15,8 @@ import type { EventBus } from '../../platform/realtime/bus.js';
 import type { QandaAnswer, QandaBody } from './conversations.schemas.js';
 
 export const HANDOFF_CHANNEL = 'turn.handoff';
-const replyChannel = (processId: string) => `turn.handoff.${processId}`;
+/** The asker's own channel, one per process: the replies to its requests. */
+const replyChannel = (processId: string) => `turn.handoff.${processId}` as const;
 
 export const HANDOFF_MESSAGES = {
   lost: 'The answer was lost: the process running it stopped. Ask again.',
@@ -89,6 +90,13 @@ type Reply =
   | { id: string; type: 'answered'; outcome: TurnOutcome }
   | { id: string; type: 'failed'; error: WireError };
 
+declare module '../../platform/realtime/bus.js' {
+  interface BusEvents {
+    'turn.handoff': Request;
+    [asker: `turn.handoff.${string}`]: Reply;
+  }
+}
+
 /** A delegation this process awaits, fed the replies addressed to it. */
 interface Awaited {
   onReply(reply: Reply): void;
@@ -129,8 +137,7 @@ export async function createTurnHandoff(deps: TurnHandoffDeps): Promise<TurnHand
     }
   }
 
-  const offRequests = await bus.subscribe(HANDOFF_CHANNEL, (message) => {
-    const request = message as Request;
+  const offRequests = await bus.subscribe(HANDOFF_CHANNEL, (request) => {
     if (request.from === processId) return;
     if (request.type === 'withdraw') {
       running.get(request.id)?.controller.abort();
@@ -139,10 +146,7 @@ export async function createTurnHandoff(deps: TurnHandoffDeps): Promise<TurnHand
     if (serving && runner && deps.holds(request.turn.socketId, request.turn.actor.userId)) void runForOther(request);
     else reply(request.from, { id: request.id, type: 'declined' });
   });
-  const offReplies = await bus.subscribe(replyChannel(processId), (message) => {
-    const answer = message as Reply;
-    awaited.get(answer.id)?.onReply(answer);
-  });
+  const offReplies = await bus.subscribe(replyChannel(processId), (answer) => awaited.get(answer.id)?.onReply(answer));
 
   return {
     delegate(turn) {
@@ -153,7 +157,7 @@ export async function createTurnHandoff(deps: TurnHandoffDeps): Promise<TurnHand
         let accepted = false;
         let timer = setTimeout(() => {
           // No answer in time: held by none we can reach. A late holder cancels what it started.
-          bus.publish(HANDOFF_CHANNEL, { type: 'withdraw', id, from: processId } satisfies Request).catch(() => {});
+          bus.publish(HANDOFF_CHANNEL, { type: 'withdraw', id, from: processId }).catch(() => {});
           settle(() => resolve({ kind: 'not-held' }));
         }, timings.acceptMs);
         const settle = (finish: () => void): void => {
@@ -188,7 +192,7 @@ export async function createTurnHandoff(deps: TurnHandoffDeps): Promise<TurnHand
           },
           fail: (error) => settle(() => reject(error)),
         });
-        bus.publish(HANDOFF_CHANNEL, { type: 'run', id, from: processId, turn } satisfies Request).then(
+        bus.publish(HANDOFF_CHANNEL, { type: 'run', id, from: processId, turn }).then(
           (reached) => {
             // The publish reached this process too (it serves the channel).
             others = reached - 1;

@@ -14,6 +14,13 @@ import { history } from '../history/history.tables.js';
 import { endAbandoned } from './turn-end.js';
 
 export const RELEASE_STALE_JOB = 'turns.release-stale';
+const releaseStalePayload = z.object({}).passthrough();
+
+declare module '../../platform/jobs/queue.js' {
+  interface Jobs {
+    'turns.release-stale': z.infer<typeof releaseStalePayload>;
+  }
+}
 const EVERY_MINUTE = '* * * * *';
 /**
  * How old a streaming record must be before it counts as abandoned: longer than any turn runs (the
@@ -65,7 +72,7 @@ export function sweepInterruptedTurns(db: Database, liveness: ProcessLiveness, l
 export function defineTurnJobs(jobs: JobQueue, db: Database): void {
   jobs.define({
     name: RELEASE_STALE_JOB,
-    schema: z.object({}).passthrough(),
+    schema: releaseStalePayload,
     // Idempotent: a second run only finds what is still streaming.
     perform: async () => {
       await releaseStaleTurns(db);

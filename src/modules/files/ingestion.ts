@@ -32,6 +32,12 @@ export const ABANDONED_REASON = 'Processing failed: the process running it stopp
 export const ingestPayload = z.object({ fileId: z.string().length(24), generation: z.number().int().min(1) });
 export type IngestPayload = z.infer<typeof ingestPayload>;
 
+declare module '../../platform/jobs/queue.js' {
+  interface Jobs {
+    'files.ingest': IngestPayload;
+  }
+}
+
 export interface IngestionDeps {
   database: DatabaseHandle;
   storage: FileStorage;

@@ -10,6 +10,12 @@ const DEFAULT_BATCH = 500;
 
 const retentionPayload = z.object({ batchSize: z.number().int().min(1).max(10_000).optional() });
 
+declare module '../../platform/jobs/queue.js' {
+  interface Jobs {
+    'history.retention': z.infer<typeof retentionPayload>;
+  }
+}
+
 export function defineHistoryJobs(jobs: JobQueue, db: Database): void {
   jobs.define({
     name: RETENTION_JOB,

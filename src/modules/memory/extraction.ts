@@ -27,6 +27,12 @@ export const extractionPayload = z.object({
 });
 export type ExtractionPayload = z.infer<typeof extractionPayload>;
 
+declare module '../../platform/jobs/queue.js' {
+  interface Jobs {
+    'memory.extract': ExtractionPayload;
+  }
+}
+
 /** The only shape accepted from the model; anything else proposes nothing. */
 const factsReply = z.object({ facts: z.array(z.unknown()) }).loose();
 const factItem = z.object({ key: z.string(), value: z.string() }).loose();

@@ -32,6 +32,12 @@ export interface ExportJobDeps {
 
 export const exportPayload = z.object({ exportId: z.string().regex(/^[0-9a-f]{24}$/) });
 
+declare module '../../platform/jobs/queue.js' {
+  interface Jobs {
+    'personal-data.export': z.infer<typeof exportPayload>;
+  }
+}
+
 export const archiveKey = (exportId: string) => `exports/${exportId}`;
 
 export function downloadLink(publicUrl: string, exportId: string, token: string): string {

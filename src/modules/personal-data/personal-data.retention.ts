@@ -96,6 +96,12 @@ async function purgeRows(db: Database, table: PurgeTable, id: PurgeTable['id'], 
 
 const retentionPayload = z.object({});
 
+declare module '../../platform/jobs/queue.js' {
+  interface Jobs {
+    'personal-data.retention': z.infer<typeof retentionPayload>;
+  }
+}
+
 export function defineRetentionJob(jobs: JobQueue, deps: RetentionDeps): void {
   jobs.define({
     name: PERSONAL_RETENTION_JOB,

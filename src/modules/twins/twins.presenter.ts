@@ -20,7 +20,7 @@ export function presentAdminTwin(row: TwinRow): AdminTwinWire {
     userDailyLimit: row.userDailyLimit,
     twinDailyLimit: row.twinDailyLimit,
     embedGuidanceEnabled: row.embedGuidanceEnabled,
-    embedTranscriptEnabled: row.embedTranscriptEnabled,
+    liveTranscriptEnabled: row.embedTranscriptEnabled,
     cloudServices: Object.keys(row.cloudServices),
     created: row.createdAt.toISOString(),
     updated: row.updatedAt.toISOString(),

@@ -72,7 +72,7 @@ export function twinRoutes(app: App, twins: TwinsService): void {
           '(longTermMemoryEnabled, memoryAdminsOnly, defaultMemoryMode: enabling long-term memory also sets memoryAdminsOnly ' +
           "false and defaultMemoryMode 'long_term' in the same save, behaviour 6), reasoningEffort, usage caps (userDailyLimit, " +
           'twinDailyLimit: turns per 24 hours, null = unlimited), voice (rtEnabled, rtAdminOnly, rtVoice, voice_agent_id), ' +
-          'embedding (publicAuthorizedUrls, embedGuidanceEnabled, embedTranscriptEnabled) and branding (about, picture, ' +
+          'embedding (publicAuthorizedUrls, embedGuidanceEnabled, liveTranscriptEnabled) and branding (about, picture, ' +
           'picture_bg, picture_animated, picture_dark_bg, ainame). Credits change only through the award route; publicId, ' +
           'creditsUsed and stored provider tokens are read-only. accountId is for super admins (listed in ignoredFields ' +
           'otherwise). Unknown keys are dropped.',

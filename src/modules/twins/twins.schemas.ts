@@ -26,7 +26,7 @@ export const adminTwinSchema = twinObjectSchema
     userDailyLimit: dailyLimit.describe('conversation turns per person per 24 hours; null = unlimited'),
     twinDailyLimit: dailyLimit.describe('conversation turns for the whole twin per 24 hours; null = unlimited'),
     embedGuidanceEnabled: z.boolean().describe('the embedding page may guide live conversations (behaviour 14)'),
-    embedTranscriptEnabled: z.boolean().describe('live transcript events for embedding pages'),
+    liveTranscriptEnabled: z.boolean().describe("the embedding page receives the live conversation's transcript events (twin:transcript)"),
     cloudServices: z.array(z.string()).describe('providers with a stored token (the token itself is never shown)'),
     created: z.string(),
     updated: z.string(),
@@ -73,7 +73,7 @@ export const editTwinBody = z.object({
   userDailyLimit: dailyLimit.optional(),
   twinDailyLimit: dailyLimit.optional(),
   embedGuidanceEnabled: z.boolean().optional(),
-  embedTranscriptEnabled: z.boolean().optional(),
+  liveTranscriptEnabled: z.boolean().optional(),
   /** Super admins only: group twins of one account (assistant sharing across them). */
   accountId: z.string().regex(/^[0-9a-f]{24}$/).nullable().optional(),
 });

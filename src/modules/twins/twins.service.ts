@@ -36,6 +36,8 @@ const WIRE_TO_COLUMN = {
   picture_animated: 'pictureAnimated',
   picture_dark_bg: 'pictureDarkBg',
   voice_agent_id: 'voiceAgentId',
+  // The contract's name; the column keeps the one it was created with.
+  liveTranscriptEnabled: 'embedTranscriptEnabled',
 } as const;
 const SUPER_ONLY_FIELDS = new Set(['accountId']);
 

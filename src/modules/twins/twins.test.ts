@@ -37,7 +37,7 @@ describe('POST /api/admin/institution', () => {
     expect(response.body.data).toMatchObject({
       name: 'Gamma', ainame: 'Gamma AI', status: 'active', reasoningEffort: 'high',
       guardrailsEnabled: false, guardrailsText: '', longTermMemoryEnabled: false, memoryAdminsOnly: true,
-      defaultMemoryMode: 'session', userDailyLimit: null, twinDailyLimit: null, embedGuidanceEnabled: false, credits: 0,
+      defaultMemoryMode: 'session', userDailyLimit: null, twinDailyLimit: null, embedGuidanceEnabled: false, liveTranscriptEnabled: false, credits: 0,
     });
     expect(response.body.data._id).toMatch(/^[0-9a-f]{24}$/);
   });
@@ -67,7 +67,7 @@ describe('PUT /api/admin/institution/{id}', () => {
     const response = await req(tokenA, 'PUT', `/api/admin/institution/${twinA.id}`, {
       guardrailsEnabled: true, guardrailsText: 'Never give medical advice.', userDailyLimit: 50, twinDailyLimit: 1000,
       rtEnabled: true, voice_agent_id: 'agent-7', about: 'About us', picture_dark_bg: 'https://cdn.example/dark.png',
-      publicAuthorizedUrls: ['https://school.example'], embedGuidanceEnabled: true, reasoningEffort: 'off',
+      publicAuthorizedUrls: ['https://school.example'], embedGuidanceEnabled: true, liveTranscriptEnabled: true, reasoningEffort: 'off',
       publicId: '00000000-0000-4000-8000-000000000000', credits: 1e6,
     });
     expect(response.status).toBe(200);
@@ -75,10 +75,22 @@ describe('PUT /api/admin/institution/{id}', () => {
     expect(response.body.data).toMatchObject({
       guardrailsEnabled: true, guardrailsText: 'Never give medical advice.', userDailyLimit: 50, twinDailyLimit: 1000,
       rtEnabled: true, voice_agent_id: 'agent-7', about: 'About us', picture_dark_bg: 'https://cdn.example/dark.png',
-      publicAuthorizedUrls: ['https://school.example'], embedGuidanceEnabled: true, reasoningEffort: 'off', credits: 0,
+      publicAuthorizedUrls: ['https://school.example'], embedGuidanceEnabled: true, liveTranscriptEnabled: true, reasoningEffort: 'off', credits: 0,
     });
     expect(response.body.data.publicId).toBe(twinA.publicId);
     expect((await req(tokenA, 'PUT', `/api/admin/institution/${twinA.id}`, { userDailyLimit: null })).body.data.userDailyLimit).toBeNull();
+  });
+
+  it('names the live transcript setting liveTranscriptEnabled on the wire; the former name is not applied', async () => {
+    const twin = await buildTwin(db());
+    const admin = await buildUser(db(), { twin, role: 'admin' });
+    const token = await signIn(t.app, admin.user.email);
+    const old = await req(token, 'PUT', `/api/admin/institution/${twin.id}`, { embedTranscriptEnabled: true });
+    expect(old.body.data.liveTranscriptEnabled).toBe(false);
+    expect(old.body.data).not.toHaveProperty('embedTranscriptEnabled');
+    const saved = await req(token, 'PUT', `/api/admin/institution/${twin.id}`, { liveTranscriptEnabled: true });
+    expect(saved.body.data.liveTranscriptEnabled).toBe(true);
+    expect((await req(token, 'GET', `/api/admin/institution/${twin.id}`)).body.data.liveTranscriptEnabled).toBe(true);
   });
 
   it('behaviour 6: enabling long-term memory also sets admins-only off and the default mode in the same save', async () => {

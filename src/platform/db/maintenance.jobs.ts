@@ -7,11 +7,18 @@ import { analyzeStaleTables } from './maintenance.js';
 
 export const ANALYZE_JOB = 'db.analyze';
 export const ANALYZE_CRON = '* * * * *';
+const analyzePayload = z.object({});
+
+declare module '../jobs/queue.js' {
+  interface Jobs {
+    'db.analyze': z.infer<typeof analyzePayload>;
+  }
+}
 
 export function defineMaintenanceJobs(jobs: JobQueue, database: DatabaseHandle, log?: JobLogger): void {
   jobs.define({
     name: ANALYZE_JOB,
-    schema: z.object({}),
+    schema: analyzePayload,
     perform: async () => {
       const analyzed = await analyzeStaleTables(database);
       if (analyzed.length > 0) log?.info({ tables: analyzed }, 'planner statistics refreshed');

@@ -14,7 +14,9 @@ import { createJobQueue, type JobLogger, type JobQueue, type JobQueueOptions } f
 const adminUrl = process.env.TEST_DATABASE_URL;
 let database: DatabaseHandle;
 let databaseUrl: string | undefined;
-const queues: JobQueue[] = [];
+/** Any job name, any payload: these tests are about the queue, not the service's jobs. */
+type AnyJobs = Record<string, any>;
+const queues: JobQueue<AnyJobs>[] = [];
 
 beforeAll(async () => {
   if (adminUrl) {
@@ -86,6 +88,31 @@ describe(`job queue on ${adminUrl ? 'PostgreSQL' : 'PGlite'}`, () => {
     await expect(queue.send('test.nowhere', {})).rejects.toThrow(/No job named 'test.nowhere'/);
     await expect(queue.send('test.strict', { count: 1 }, { singletonKey: 'k' })).rejects.toThrow(/policy/);
     await queue.drain('test.strict', 1_000); // nothing was stored
+  });
+
+  it('checks job names and payloads against the job map at compile time', () => {
+    /** A map as families declare it (the service's is Jobs, declared beside each job). */
+    interface DemoJobs {
+      'demo.ingest': { fileId: string; generation: number };
+      'demo.sweep': Record<string, never>;
+    }
+    const queue = createJobQueue<DemoJobs>(database);
+    queue.define({
+      name: 'demo.ingest',
+      schema: z.object({ fileId: z.string(), generation: z.number() }),
+      // The payload arrives with its declared type: no cast.
+      perform: async ({ fileId, generation }) => void `${fileId.toUpperCase()}:${generation.toFixed(0)}`,
+    });
+    // Checked by the compiler only (never called): each line fails to compile without its comment.
+    const refused = () => [
+      // @ts-expect-error: a job nobody declared
+      queue.send('demo.nowhere', {}),
+      // @ts-expect-error: a payload of another shape than the job's
+      queue.send('demo.ingest', { fileId: 'f1', generation: '2' }),
+      // @ts-expect-error: a schema that does not describe the job's payload
+      queue.define({ name: 'demo.sweep', schema: z.object({ n: z.number() }), perform: async () => {} }),
+    ];
+    expect(typeof refused).toBe('function');
   });
 
   it('validates again before perform, so a malformed stored job fails instead of running', async () => {
@@ -216,7 +243,7 @@ describe(`job queue on ${adminUrl ? 'PostgreSQL' : 'PGlite'}`, () => {
     const handles = adminUrl ? await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl, migrate: false, poolSize: 3 }))) : [database, database, database];
     try {
       const crowd = handles.map((handle) => {
-        const queue = createJobQueue(handle, { pollingIntervalSeconds: 0.5 });
+        const queue = createJobQueue<AnyJobs>(handle, { pollingIntervalSeconds: 0.5 });
         for (const name of ['test.crowd.a', 'test.crowd.b', 'test.crowd.c', 'test.crowd.d']) {
           queue.define({ name, schema: z.object({}), perform: async () => {} });
         }
@@ -242,8 +269,8 @@ describe(`job queue on ${adminUrl ? 'PostgreSQL' : 'PGlite'}`, () => {
   }, 60_000);
 });
 
-function newQueue(options: JobQueueOptions = {}): JobQueue {
-  const queue = createJobQueue(database, { pollingIntervalSeconds: 0.5, ...options });
+function newQueue(options: JobQueueOptions = {}): JobQueue<AnyJobs> {
+  const queue = createJobQueue<AnyJobs>(database, { pollingIntervalSeconds: 0.5, ...options });
   queues.push(queue);
   return queue;
 }

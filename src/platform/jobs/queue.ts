@@ -2,12 +2,30 @@
 // job shape (payload schema, perform, retries with backoff). It owns the pg-boss schema `pgboss`, the
 // workers of this process, and a clean shutdown that leaves no timer or query behind. A working process
 // records which jobs it runs and takes back those of a process that is gone (recovery.ts).
+// Jobs are typed: Jobs maps each job's name to its payload, so define, send and schedule are checked at
+// compile time, and each payload is checked against its schema at send and before perform.
 import { setTimeout as sleep } from 'node:timers/promises';
 import PgBoss from 'pg-boss';
 import type { z } from 'zod';
 import type { DatabaseHandle } from '../db/client.js';
 import type { ProcessLiveness } from '../processes/liveness.js';
 import { forgetAttempt, heldAttempts, recordAttempt, recoverAbandonedJobs, type RecoveredJob } from './recovery.js';
+
+/**
+ * Every job of the service: its name → its payload. The platform cannot import the families, so each
+ * family declares its jobs beside their payload schema:
+ *
+ *   declare module '../../platform/jobs/queue.js' { interface Jobs { 'files.ingest': IngestPayload } }
+ *
+ * `grep -rn "interface Jobs" src` lists them all.
+ */
+export interface Jobs {}
+
+/** A map of job names to payloads: Jobs for the service, another for tests of the queue itself. */
+export type JobMap = object;
+
+/** The name of a job of the map M. */
+export type JobName<M extends JobMap = Jobs> = keyof M & string;
 
 export interface JobContext {
   jobId: string;
@@ -23,8 +41,8 @@ export interface JobContext {
  */
 export type JobPolicy = 'standard' | 'short' | 'singleton' | 'stately';
 
-export interface JobDefinition<P> {
-  name: string;
+export interface JobDefinition<P, N extends string = string> {
+  name: N;
   /** Validated at send and again before perform; it must describe a JSON object (that is what is stored). */
   schema: z.ZodType<P>;
   /** Must be idempotent: a job may run again after a crash, an expiry or a shutdown. */
@@ -50,15 +68,16 @@ export interface SendOptions {
   startAfter?: Date | number;
 }
 
-export interface JobQueue {
-  define<P>(definition: JobDefinition<P>): void;
-  send<P>(name: string, payload: P, options?: SendOptions): Promise<string | null>;
-  schedule(name: string, cron: string, payload?: unknown): Promise<void>;
+export interface JobQueue<M extends JobMap = Jobs> {
+  define<N extends JobName<M>>(definition: JobDefinition<M[N], N>): void;
+  send<N extends JobName<M>>(name: N, payload: M[N], options?: SendOptions): Promise<string | null>;
+  /** Without a payload, the job runs with {} (its schema must accept it). */
+  schedule<N extends JobName<M>>(name: N, cron: string, payload?: M[N]): Promise<void>;
   /** Creates the pg-boss schema and queues; with work: true also starts the workers of every defined job (roles 'all' and 'worker'). */
   start(options: { work: boolean }): Promise<void>;
   stop(options?: { graceful?: boolean; timeoutMs?: number }): Promise<void>;
   /** For tests and health: wait until no job of this name is pending or active (poll), with a timeout. */
-  drain(name: string, timeoutMs?: number): Promise<void>;
+  drain(name: JobName<M>, timeoutMs?: number): Promise<void>;
 }
 
 export interface JobLogger {
@@ -99,7 +118,7 @@ const silentLogger: JobLogger = { info() {}, error() {} };
 /** Starts of queues on one database handle, one after the other (see start()). */
 const startsByDatabase = new WeakMap<DatabaseHandle, Promise<unknown>>();
 
-export function createJobQueue(database: DatabaseHandle, options: JobQueueOptions = {}): JobQueue {
+export function createJobQueue<M extends JobMap = Jobs>(database: DatabaseHandle, options: JobQueueOptions = {}): JobQueue<M> {
   const logger = options.logger ?? silentLogger;
   const pollingIntervalSeconds = options.pollingIntervalSeconds ?? 2;
   const registry = new Map<string, Registered>();
@@ -267,7 +286,7 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
   }
 
   return {
-    define<P>(definition: JobDefinition<P>): void {
+    define(definition) {
       if (registry.has(definition.name)) throw new Error(`Job '${definition.name}' is already defined`);
       checkDefinition(definition);
       const entry: Registered = { definition: definition as unknown as JobDefinition<unknown>, workerIds: [] };
@@ -277,7 +296,7 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
       }
     },
 
-    async send<P>(name: string, payload: P, sendOptions: SendOptions = {}): Promise<string | null> {
+    async send(name, payload, sendOptions = {}) {
       const entry = registered(name);
       const data = parse(entry.definition, payload);
       if (sendOptions.singletonKey !== undefined && (entry.definition.policy ?? 'standard') === 'standard') {
@@ -292,9 +311,9 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
       return id;
     },
 
-    async schedule(name: string, cron: string, payload: unknown = {}): Promise<void> {
+    async schedule(name, cron, payload) {
       const entry = registered(name);
-      const data = parse(entry.definition, payload);
+      const data = parse(entry.definition, payload ?? {});
       if (starting) await starting;
       const instance = started();
       await entry.ready;
@@ -389,7 +408,7 @@ export function createJobQueue(database: DatabaseHandle, options: JobQueueOption
       return stopping;
     },
 
-    async drain(name: string, timeoutMs = 30_000): Promise<void> {
+    async drain(name, timeoutMs = 30_000) {
       const entry = registered(name);
       if (starting) await starting;
       const instance = started();

@@ -15,7 +15,9 @@ import { ABANDONED_MESSAGE } from './recovery.js';
 const adminUrl = process.env.TEST_DATABASE_URL;
 let database: DatabaseHandle;
 let databaseUrl: string | undefined;
-const queues: JobQueue[] = [];
+/** Any job name, any payload: these tests are about the queue, not the service's jobs. */
+type AnyJobs = Record<string, any>;
+const queues: JobQueue<AnyJobs>[] = [];
 const livenesses: ProcessLiveness[] = [];
 
 beforeAll(async () => {
@@ -217,8 +219,8 @@ async function newLiveness(timeoutSeconds: number): Promise<ProcessLiveness> {
   return liveness;
 }
 
-function newQueue<P>(definition: JobDefinition<P>, liveness: ProcessLiveness): JobQueue {
-  const queue = createJobQueue(database, { pollingIntervalSeconds: 0.5, liveness });
+function newQueue<P>(definition: JobDefinition<P>, liveness: ProcessLiveness): JobQueue<AnyJobs> {
+  const queue = createJobQueue<AnyJobs>(database, { pollingIntervalSeconds: 0.5, liveness });
   queue.define(definition);
   queues.push(queue);
   return queue;
@@ -226,7 +228,7 @@ function newQueue<P>(definition: JobDefinition<P>, liveness: ProcessLiveness): J
 
 /** Sends from an API-role queue (it defines the queue's row, sends, and works nothing). */
 async function sendFromApi<P>(definition: JobDefinition<P>, payload: P): Promise<string> {
-  const api = createJobQueue(database, { pollingIntervalSeconds: 0.5 });
+  const api = createJobQueue<AnyJobs>(database, { pollingIntervalSeconds: 0.5 });
   api.define(definition);
   await api.start({ work: false });
   try {

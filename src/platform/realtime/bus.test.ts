@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import { createEventBus, createMemoryBus, createRedisBus, type EventBus } from './bus.js';
+
+/** Any channel, any message: these tests are about delivery, not the service's channels. */
+type AnyEvents = Record<string, unknown>;
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
@@ -34,7 +38,7 @@ function collector(): { handler: (message: unknown) => void; received: unknown[]
 }
 
 /** Lets setImmediate-based delivery (memory) or a Redis round trip (redis) happen. */
-async function settle(bus: EventBus): Promise<void> {
+async function settle(bus: EventBus<AnyEvents>): Promise<void> {
   const probe = channelName('settle');
   const seen = collector();
   const off = await bus.subscribe(probe, seen.handler);
@@ -45,14 +49,14 @@ async function settle(bus: EventBus): Promise<void> {
 }
 
 describe('createMemoryBus', () => {
-  let bus: EventBus;
+  let bus: EventBus<AnyEvents>;
 
   afterEach(async () => {
     await bus.close();
   });
 
   it('delivers published messages to a subscriber, asynchronously and as a copy', async () => {
-    bus = createMemoryBus();
+    bus = createMemoryBus<AnyEvents>();
     expect(bus.kind).toBe('memory');
     const channel = channelName('memory');
     const seen = collector();
@@ -70,7 +74,7 @@ describe('createMemoryBus', () => {
   });
 
   it('fans out to several handlers and only on the right channel', async () => {
-    bus = createMemoryBus();
+    bus = createMemoryBus<AnyEvents>();
     const channel = channelName('fanout');
     const a = collector();
     const b = collector();
@@ -91,7 +95,7 @@ describe('createMemoryBus', () => {
   });
 
   it('stops delivering to a handler once it unsubscribes, and keeps the others', async () => {
-    bus = createMemoryBus();
+    bus = createMemoryBus<AnyEvents>();
     const channel = channelName('unsub');
     const a = collector();
     const b = collector();
@@ -110,7 +114,7 @@ describe('createMemoryBus', () => {
   });
 
   it('does not deliver to a handler that subscribes after the publish', async () => {
-    bus = createMemoryBus();
+    bus = createMemoryBus<AnyEvents>();
     const channel = channelName('late');
     const late = collector();
     await bus.publish(channel, 'early');
@@ -121,7 +125,7 @@ describe('createMemoryBus', () => {
 
   it('isolates a throwing handler and reports it through onError', async () => {
     const onError = vi.fn();
-    bus = createMemoryBus({ onError });
+    bus = createMemoryBus<AnyEvents>({ onError });
     const channel = channelName('throw');
     const good = collector();
     await bus.subscribe(channel, () => {
@@ -142,25 +146,75 @@ describe('createMemoryBus', () => {
   });
 
   it('refuses messages that are not JSON-serialisable, and use after close', async () => {
-    bus = createMemoryBus();
+    bus = createMemoryBus<AnyEvents>();
     await expect(bus.publish(channelName('bad'), undefined)).rejects.toThrow(/JSON-serialisable/);
     await expect(bus.publish(channelName('bad'), { big: 1n })).rejects.toThrow(TypeError);
     await bus.close();
     await expect(bus.publish(channelName('closed'), 1)).rejects.toThrow(/closed/);
   });
 
+  it('hands a listener only what matches its subscription schema, and reports the rest', async () => {
+    const onError = vi.fn();
+    bus = createMemoryBus<AnyEvents>({ onError });
+    const channel = channelName('schema');
+    const checked = collector();
+    const unchecked = collector();
+    await bus.subscribe(channel, checked.handler, { schema: z.object({ userId: z.string() }) });
+    await bus.subscribe(channel, unchecked.handler);
+
+    await bus.publish(channel, { userId: 7 });
+    await bus.publish(channel, { userId: 'u1', extra: true });
+    await settle(bus);
+
+    expect(checked.received).toEqual([{ userId: 'u1' }]);
+    expect(unchecked.received).toEqual([{ userId: 7 }, { userId: 'u1', extra: true }]);
+    expect(onError).toHaveBeenCalledTimes(1);
+    expect(onError).toHaveBeenCalledWith(expect.objectContaining({ message: expect.stringContaining(`A message on ${channel} does not match its schema`) }), { channel });
+  });
+
   it('createEventBus picks memory without a Redis URL', async () => {
-    bus = await createEventBus({});
+    bus = await createEventBus<AnyEvents>({});
     expect(bus.kind).toBe('memory');
+  });
+});
+
+describe('channel types', () => {
+  /** A map as a family declares it: fixed channels and a family of channels carrying an id. */
+  interface Events {
+    'demo.cancel': { turnId: string };
+    [reply: `demo.reply.${string}`]: { n: number };
+  }
+
+  it('checks channels and messages at compile time; a listener gets the declared type without casting', async () => {
+    const bus = createMemoryBus<Events>();
+    const got: number[] = [];
+    const replyTo = (asker: string) => `demo.reply.${asker}` as const;
+    await bus.subscribe(replyTo('p1'), (reply) => got.push(reply.n));
+    await bus.subscribe('demo.cancel', (cancel) => cancel.turnId.toUpperCase());
+    expect(await bus.publish(replyTo('p1'), { n: 1 })).toBe(1);
+    // Checked by the compiler only (never called): each line fails to compile without its comment.
+    const refused = () => [
+      // @ts-expect-error: a channel nobody declared
+      bus.publish('demo.unknown', { n: 1 }),
+      // @ts-expect-error: a message of another shape than the channel's
+      bus.publish('demo.cancel', { turnId: 1 }),
+      // @ts-expect-error: a family's channel carries its family's message
+      bus.publish(replyTo('p1'), { turnId: 'x' }),
+      // @ts-expect-error: a listener of a channel nobody declared
+      bus.subscribe('demo.unknown', () => {}),
+    ];
+    expect(typeof refused).toBe('function');
+    await vi.waitFor(() => expect(got).toEqual([1]));
+    await bus.close();
   });
 });
 
 describe.runIf(redisUrl)('createRedisBus', () => {
   const url = redisUrl ?? '';
-  const buses: EventBus[] = [];
+  const buses: EventBus<AnyEvents>[] = [];
 
-  async function open(): Promise<EventBus> {
-    const bus = await createRedisBus(url);
+  async function open(): Promise<EventBus<AnyEvents>> {
+    const bus = await createRedisBus<AnyEvents>(url);
     buses.push(bus);
     return bus;
   }
@@ -182,10 +236,26 @@ describe.runIf(redisUrl)('createRedisBus', () => {
     expect(seen.received[0]).toEqual({ type: 'turn.cancel', turnId: 'abc', at: '1970-01-01T00:00:00.000Z' });
   });
 
+  it('checks a message from another process against the subscription schema on arrival', async () => {
+    const api = await open();
+    const onError = vi.fn();
+    const worker = await createRedisBus<AnyEvents>(url, { onError });
+    buses.push(worker);
+    const channel = channelName('checked');
+    const seen = collector();
+    await worker.subscribe(channel, seen.handler, { schema: z.object({ approvalId: z.string() }) });
+
+    await api.publish(channel, { approvalId: 42 });
+    await api.publish(channel, { approvalId: 'a1' });
+    await seen.until(1);
+    expect(seen.received).toEqual([{ approvalId: 'a1' }]);
+    expect(onError).toHaveBeenCalledTimes(1);
+  });
+
   it('fans out to several handlers and several instances, isolating a throwing handler', async () => {
     const publisher = await open();
     const onError = vi.fn();
-    const first = await createRedisBus(url, { onError });
+    const first = await createRedisBus<AnyEvents>(url, { onError });
     buses.push(first);
     const second = await open();
     const channel = channelName('fanout');
@@ -248,7 +318,7 @@ describe.runIf(redisUrl)('createRedisBus', () => {
   });
 
   it('createEventBus picks Redis with a URL, and close() ends both connections', async () => {
-    const bus = await createEventBus({ redisUrl: url });
+    const bus = await createEventBus<AnyEvents>({ redisUrl: url });
     expect(bus.kind).toBe('redis');
     await bus.close();
     await bus.close(); // idempotent

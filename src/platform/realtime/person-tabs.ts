@@ -3,22 +3,17 @@
 // processes) and, through the event bus, to the SSE streams each process holds for that person.
 // No business rules: what the events mean lives with their family (approval cards: modules/approvals).
 import type { EventBus } from './bus.js';
+import type { SocketEmit, SseFrame, TabEvent } from './client-frames.js';
 import type { SseStream } from './sse.js';
 
 export const PERSON_TABS_CHANNEL = 'person.tabs';
 
-/** One event, as each transport carries it: a Socket.IO event name and payload, an SSE frame. */
-export interface TabEvent {
-  /** The twin the event is of: a launch session's tabs hear only their own twin's events. */
-  twinId: string;
-  socketEvent: string;
-  payload: object;
-  frame: object;
-}
+/** An event of one twin for every tab of the person: a launch session's tabs hear only their own twin's events. */
+export type TwinTabEvent = TabEvent & { twinId: string };
 
 export interface PersonTabs {
   /** Sends the event to every tab of the person, wherever it is open. Never throws. */
-  send(userId: string, event: TabEvent): Promise<void>;
+  send(userId: string, event: TwinTabEvent): Promise<void>;
   /**
    * An SSE stream of this process is a tab of the person until the returned function is called (or it
    * closes); a launch session's stream (`launchTwinId`) a tab of that twin only.
@@ -30,14 +25,26 @@ export interface PersonTabs {
 export interface PersonTabsDeps {
   bus: EventBus;
   /** Emits to every registered socket of the person on any process (full sessions', and launch sessions' of the twin). */
-  emitToSockets(userId: string, event: string, payload: unknown, twinId: string): void;
+  emitToSockets(userId: string, twinId: string, ...emit: SocketEmit): void;
   onError?: (error: unknown) => void;
 }
 
-interface Envelope {
+/** What crosses the bus: the frame for the person's SSE streams on every process. */
+interface TabsEnvelope {
   userId: string;
   twinId: string;
-  frame: object;
+  frame: SseFrame;
+}
+
+declare module './bus.js' {
+  interface BusEvents {
+    'person.tabs': TabsEnvelope;
+  }
+}
+
+interface Tab {
+  stream: Pick<SseStream, 'send' | 'closed'>;
+  launchTwinId: string | null;
 }
 
 interface Tab {
@@ -47,8 +54,7 @@ interface Tab {
 
 export async function createPersonTabs({ bus, emitToSockets, onError = () => {} }: PersonTabsDeps): Promise<PersonTabs> {
   const streams = new Map<string, Set<Tab>>();
-  const off = await bus.subscribe(PERSON_TABS_CHANNEL, (message) => {
-    const { userId, twinId, frame } = message as Envelope;
+  const off = await bus.subscribe(PERSON_TABS_CHANNEL, ({ userId, twinId, frame }) => {
     for (const { stream, launchTwinId } of streams.get(userId) ?? []) {
       if (!stream.closed && (!launchTwinId || launchTwinId === twinId)) stream.send(frame);
     }
@@ -56,9 +62,8 @@ export async function createPersonTabs({ bus, emitToSockets, onError = () => {} 
   return {
     async send(userId, event) {
       try {
-        emitToSockets(userId, event.socketEvent, event.payload, event.twinId);
-        const envelope: Envelope = { userId, twinId: event.twinId, frame: event.frame };
-        await bus.publish(PERSON_TABS_CHANNEL, envelope);
+        emitToSockets(userId, event.twinId, ...event.socket);
+        await bus.publish(PERSON_TABS_CHANNEL, { userId, twinId: event.twinId, frame: event.frame });
       } catch (error) {
         onError(error);
       }

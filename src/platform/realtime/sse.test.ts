@@ -21,7 +21,7 @@ beforeAll(async () => {
         { config: { auth: 'none' }, schema: { body: z.object({ frames: z.array(z.record(z.string(), z.unknown())), heartbeatMs: z.number().optional(), holdMs: z.number().default(0) }) } },
         async (request, reply) => {
           const { frames, heartbeatMs, holdMs } = request.body;
-          const sse = openSse(request, reply, { heartbeatMs });
+          const sse = openSse<Record<string, unknown>>(request, reply, { heartbeatMs });
           for (const frame of frames) sse.send(frame);
           if (holdMs > 0) await new Promise((resolve) => setTimeout(resolve, holdMs));
           sse.close();
@@ -30,7 +30,7 @@ beforeAll(async () => {
         },
       );
       app.get('/api/test-only/sse-hold', { config: { auth: 'none' } }, async (request, reply) => {
-        const sse = openSse(request, reply, { heartbeatMs: 0 });
+        const sse = openSse<Record<string, unknown>>(request, reply, { heartbeatMs: 0 });
         let sent = 0;
         sse.send({ type: 'connected', message: 'Stream established' });
         sent += 1;
@@ -44,12 +44,12 @@ beforeAll(async () => {
         });
       });
       app.get('/api/test-only/sse-first', { config: { auth: 'none' } }, async (request, reply) => {
-        const sse = openSse(request, reply, { heartbeatMs: 0, first: { type: 'connected', message: 'with the headers' } });
+        const sse = openSse<Record<string, unknown>>(request, reply, { heartbeatMs: 0, first: { type: 'connected', message: 'with the headers' } });
         // Nothing more is written until the client leaves: the first frame must not wait for another write.
         await new Promise((resolve) => sse.signal.addEventListener('abort', resolve));
       });
       app.get('/api/test-only/sse-bearer', { config: { auth: 'bearer' } }, async (request, reply) => {
-        const sse = openSse(request, reply);
+        const sse = openSse<Record<string, unknown>>(request, reply);
         sse.send({ type: 'done' });
         sse.close();
       });

@@ -2,19 +2,21 @@
 // keeping the headers plugins already set (CORS, helmet, request id), writes `data: <JSON>` frames,
 // sends comment heartbeats so idle proxies keep the stream, and tells the route when the client left.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SseFrame } from './client-frames.js';
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 
-export interface SseOptions {
+export interface SseOptions<F extends object = SseFrame> {
   /** Interval of `: ping` comment lines; 0 turns them off. */
   heartbeatMs?: number;
   /** A frame the stream opens with: it leaves with the headers, in the same write. */
-  first?: object;
+  first?: F;
 }
 
-export interface SseStream {
+/** A stream of the frames of the client frame map (F: another set, for tests of the writer itself). */
+export interface SseStream<F extends object = SseFrame> {
   /** Writes one frame `data: <JSON>\n\n`; returns false (and writes nothing) once the stream is closed. */
-  send(frame: object): boolean;
+  send(frame: F): boolean;
   /** Ends the response; idempotent. */
   close(): void;
   /** Aborted when the client goes away before close() (the route cancels its work then). */
@@ -31,7 +33,7 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
-export function openSse(request: FastifyRequest, reply: FastifyReply, options: SseOptions = {}): SseStream {
+export function openSse<F extends object = SseFrame>(request: FastifyRequest, reply: FastifyReply, options: SseOptions<F> = {}): SseStream<F> {
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const res = reply.raw;
   const controller = new AbortController();
