@@ -29,7 +29,7 @@ beforeAll(async () => {
     { client_id: 'twin-b', redirect_uris: [`${PUBLIC}/api/auth/oauth/${providerB}/callback`] },
   ]);
   const providers = [{ id: 'school', name: 'School Login', issuer: idp.issuer, clientId: 'deployment', clientSecret: 'deployment-secret' }];
-  t = await startTestApp({ env: { PUBLIC_URL: PUBLIC, OIDC_PROVIDERS: JSON.stringify(providers) } });
+  t = await startTestApp({ env: { PUBLIC_URL: PUBLIC, OIDC_PROVIDERS: JSON.stringify(providers), OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' } });
   twinA = await buildTwin(db());
   twinB = await buildTwin(db());
   await db()
