@@ -169,11 +169,12 @@ export function createOAuthService({ db, config, secrets, auth, signin, outbound
         // it is verified are taken together, from the one source that gives both.
         if (claims && (typeof claims.email !== 'string' || typeof claims.email_verified !== 'boolean')) {
           const info = await client.fetchUserInfo(configuration, tokens.access_token, claims.sub);
+          const pair = typeof info.email === 'string' ? info : claims;
           claims = {
             ...info,
             ...claims,
-            email: info.email,
-            email_verified: info.email_verified,
+            email: pair.email,
+            email_verified: pair.email_verified,
             given_name: claims.given_name ?? info.given_name,
             family_name: claims.family_name ?? info.family_name,
           };
