@@ -4,6 +4,7 @@
 // is dropped retentionSeconds after its end and then remembered as expired for as long again.
 import {
   decodeFrame,
+  decodeFrames,
   type EncodedFrame,
   type FrameListener,
   type FrameStore,
@@ -184,7 +185,9 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
       if (!answer) return missing(answerId);
       const frames = after(answer, afterSeq);
       if (!Array.isArray(frames)) return frames;
-      return { kind: 'frames', frames: frames.map((f) => ({ seq: f.seq, frame: decodeFrame(f.json) })), ended: answer.ended };
+      // One parse of all the texts at once: a thousand small parses cost about twice as much.
+      const decoded = decodeFrames(frames.map((f) => f.json));
+      return { kind: 'frames', frames: frames.map((f, i) => ({ seq: f.seq, frame: decoded[i] })), ended: answer.ended };
     },
     async follow(answerId, afterSeq, onFrame): Promise<Following | LogMissing> {
       sweep();

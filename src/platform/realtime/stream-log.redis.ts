@@ -28,14 +28,20 @@ interface Entry {
   end: boolean;
 }
 
-function parseEntry([id, fields]: RawEntry): Entry {
-  let frames: unknown[] = [];
-  let end = false;
-  for (let i = 0; i < fields.length; i += 2) {
-    if (fields[i] === 'f') frames = JSON.parse(fields[i + 1]) as unknown[];
-    else if (fields[i] === 'e') end = true;
-  }
-  return { idSeq: Number(id.slice(id.indexOf('-') + 1)), frames, end };
+/** Decodes entries with one parse of all their frame arrays: a parse per entry costs about twice as much. */
+function parseEntries(raw: RawEntry[]): Entry[] {
+  const texts: string[] = [];
+  const entries = raw.map(([id, fields]) => {
+    let end = false;
+    let frames = -1;
+    for (let i = 0; i < fields.length; i += 2) {
+      if (fields[i] === 'f') frames = texts.push(fields[i + 1]) - 1;
+      else if (fields[i] === 'e') end = true;
+    }
+    return { idSeq: Number(id.slice(id.indexOf('-') + 1)), frames, end };
+  });
+  const decoded = texts.length > 0 ? (JSON.parse(`[${texts.join(',')}]`) as unknown[][]) : [];
+  return entries.map(({ idSeq, frames, end }) => ({ idSeq, end, frames: frames >= 0 ? decoded[frames] : [] }));
 }
 
 /** The frames of an entry with their seqs; an end of its own has none. */
@@ -90,7 +96,7 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
   async function lastEntry(answerId: string): Promise<{ last?: Entry; gone: boolean }> {
     const [last, gone] = await exec(command.pipeline().xrevrange(keyOf(answerId), '+', '-', 'COUNT', 1).exists(goneOf(answerId)));
     const entries = last as RawEntry[];
-    return { last: entries.length > 0 ? parseEntry(entries[0]) : undefined, gone: gone === 1 };
+    return { last: entries.length > 0 ? parseEntries(entries)[0] : undefined, gone: gone === 1 };
   }
 
   /** Entries holding the frames after afterSeq, or why there are none to give. */
@@ -102,7 +108,7 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
       if (!last) return gone ? { kind: 'expired' } : { kind: 'unknown' };
       return { entries: [], ended: last.end };
     }
-    const entries = raw.map(parseEntry);
+    const entries = parseEntries(raw);
     const first = entries.find((entry) => entry.idSeq > afterSeq || entry.end);
     if (first && firstSeqOf(first) > afterSeq + 1) return { kind: 'truncated', firstSeq: firstSeqOf(first) };
     return { entries, ended: entries.some((entry) => entry.end) };
@@ -150,7 +156,7 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
         reading = false;
       }
       for (const [key, raw] of (reply as Array<[string, RawEntry[]]> | null) ?? []) {
-        const entries = raw.map(parseEntry);
+        const entries = parseEntries(raw);
         for (const follower of [...(followers.get(key) ?? [])]) {
           // A follower that joined during this read may need entries before the ones it returned:
           // it is served by the next read, which starts from its cursor.

@@ -92,6 +92,7 @@ export class StreamLog<F = unknown> {
   /** Answers with frames waiting for the next flush, in the order they got their first one. */
   private readonly dirty = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  private timerImmediate = false;
   private flushing: Promise<void> = Promise.resolve();
   private closed = false;
 
@@ -176,8 +177,10 @@ export class StreamLog<F = unknown> {
   }
 
   private scheduleFlush(delayMs: number): void {
-    if (this.timer && delayMs > 0) return;
+    // One timer at a time; a full batch only brings it forward, once (not on every later append).
+    if (this.timer && (delayMs > 0 || this.timerImmediate)) return;
     if (this.timer) clearTimeout(this.timer);
+    this.timerImmediate = delayMs === 0;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.flush().catch(() => undefined);
@@ -226,6 +229,11 @@ function encode(frame: unknown): string {
   const json = JSON.stringify(frame);
   if (json === undefined) throw new TypeError('Stream frames must be JSON-serialisable');
   return json;
+}
+
+/** Decodes stored frames with one parse; the texts were written by append() from frames of the same log. */
+export function decodeFrames(jsons: string[]): unknown[] {
+  return JSON.parse(`[${jsons.join(',')}]`) as unknown[];
 }
 
 /** Decodes a stored frame; the text was written by append() from a frame of the same log. */
