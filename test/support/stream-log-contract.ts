@@ -184,6 +184,11 @@ export function streamLogContract(subject: () => LogUnderTest): void {
     expect(await following.done).toBe('ended');
     expect(frames.map((frame) => [frame.seq, frame.frame.type])).toEqual([[4, 'delta'], [5, 'delta'], [6, 'error'], [7, 'done']]);
     expect(await reader.read(id, 5)).toEqual({ kind: 'frames', ended: true, frames: [{ seq: 6, frame: interrupted[0] }, { seq: 7, frame: interrupted[1] }] });
+    // A producer that was only slow finds the answer ended: its late frames are refused, never interleaved.
+    producer.append(id, delta(6));
+    await producer.flush();
+    const after = await reader.read(id, 0);
+    expect(after.kind === 'frames' && after.frames.map((frame) => frame.frame.type)).toEqual(['delta', 'delta', 'delta', 'delta', 'delta', 'error', 'done']);
   });
 
   it('stops a follower on request, and it gets nothing after', async () => {

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answerId, streamLogContract, type LogUnderTest, type TestFrame } from '../../../test/support/stream-log-contract.js';
+import { until } from '../../../test/support/until.js';
 import { StreamLog, type FrameStore, type StreamLogOptions } from './stream-log.js';
 import { createMemoryFrameStore, type MemoryStoreOptions } from './stream-log.memory.js';
 import { createRedisFrameStore, type RedisStoreOptions } from './stream-log.redis.js';
@@ -131,12 +132,14 @@ describe.skipIf(!redisUrl)('stream log on Redis streams', () => {
       for (let i = 101; i <= 150; i++) log.append(id, delta(i));
       log.append(id, { type: 'done' });
       await log.end(id);
-      // MONITOR reports a command after it ran; a round trip on the watched server flushes the report.
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // MONITOR reports each command after it ran, in order: once a later marker command shows, all have.
+      const marker = `${prefix}marker`;
+      await connections[0].exists(marker);
+      await until(() => watch.commands.some((args) => args.includes(marker)));
     } finally {
       await watch.stop();
     }
-    const names = watch.commands.map((args) => args[0].toLowerCase());
+    const names = watch.commands.filter((args) => !args.includes(`${prefix}marker`)).map((args) => args[0].toLowerCase());
     expect(names.filter((name) => name === 'xadd')).toHaveLength(2);
     // Besides the two entries: the running TTL once, the retention and the expired marker at the end.
     expect(names.sort()).toEqual(['pexpire', 'pexpire', 'set', 'xadd', 'xadd']);
