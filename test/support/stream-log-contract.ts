@@ -66,6 +66,21 @@ export function streamLogContract(subject: () => LogUnderTest): void {
     expect(read.kind === 'frames' && read.ended).toBe(true);
   });
 
+  it('makes a running answer known to other processes from its first frame, without waiting for the interval', async () => {
+    const unit = subject();
+    const producer = await unit.open({ flushMs: 10_000 });
+    const reader = await unit.open();
+    const id = answerId();
+    producer.append(id, delta(1));
+    producer.append(id, delta(2));
+    let read = await reader.read(id, 0);
+    for (let tries = 0; read.kind !== 'frames' && tries < 50; tries++) {
+      await sleep(10);
+      read = await reader.read(id, 0);
+    }
+    expect(read).toEqual({ kind: 'frames', ended: false, frames: [1, 2].map((seq) => ({ seq, frame: delta(seq) })) });
+  });
+
   it('lets another process follow from seq N to the end, in order, with the text produced', async () => {
     const unit = subject();
     const producer = await unit.open({ flushMs: 5 });

@@ -118,7 +118,9 @@ export class StreamLog<F = unknown> {
     const seq = answer.nextSeq++;
     answer.raw.push({ seq, frame });
     this.dirty.add(answerId);
-    if (answer.raw.length >= this.maxBatchFrames) this.scheduleFlush(0);
+    // The first frame goes out on the next tick: from then on every process knows the answer (a resume
+    // or a second tab never finds a running answer unknown). Later frames wait for the interval.
+    if (seq === 1 || answer.raw.length >= this.maxBatchFrames) this.scheduleFlush(0);
     else this.scheduleFlush(this.flushMs);
     return seq;
   }
