@@ -1,0 +1,234 @@
+// The embedded shape's frame store: a bounded ring of frames per answer in this process. An answer
+// keeps at most maxFramesPerAnswer frames and maxBytesPerAnswer bytes (the oldest go first), all
+// answers together at most maxTotalBytes (ended answers go first, oldest end first); an ended answer
+// is dropped retentionSeconds after its end and then remembered as expired for as long again.
+import {
+  decodeFrame,
+  decodeFrames,
+  type EncodedFrame,
+  type FrameListener,
+  type FrameStore,
+  type Following,
+  type LogMissing,
+  type LogRead,
+  type StoredBatch,
+} from './stream-log.js';
+
+export interface MemoryStoreOptions {
+  maxFramesPerAnswer?: number;
+  maxBytesPerAnswer?: number;
+  maxTotalBytes?: number;
+  /** Expired answers remembered (to answer `expired` rather than `unknown`); the oldest are forgotten. */
+  maxTombstones?: number;
+  now?: () => number;
+  onError?: (error: unknown) => void;
+}
+
+interface Follower {
+  cursor: number;
+  onFrame: FrameListener;
+  finish: (how: 'ended' | 'stopped') => void;
+}
+
+interface Answer {
+  frames: EncodedFrame[];
+  /** Index of the oldest frame still held; frames before it were dropped by the bound. */
+  head: number;
+  bytes: number;
+  /** The seq of the last frame ever stored (0 before the first). */
+  lastSeq: number;
+  ended: boolean;
+  followers: Set<Follower>;
+}
+
+/** Bytes a frame costs here: its text (two bytes a character in V8's worst case) and its record. */
+const frameBytes = (frame: EncodedFrame): number => frame.json.length * 2 + 48;
+
+export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameStore {
+  const maxFrames = options.maxFramesPerAnswer ?? 10_000;
+  const maxBytesPerAnswer = options.maxBytesPerAnswer ?? 4 * 1024 * 1024;
+  const maxTotalBytes = options.maxTotalBytes ?? 64 * 1024 * 1024;
+  const maxTombstones = options.maxTombstones ?? 10_000;
+  const now = options.now ?? Date.now;
+  const onError = options.onError ?? ((error: unknown) => console.error('[stream-log] memory:', error));
+  const answers = new Map<string, Answer>();
+  /** Ended answers by end time (retention is one setting, so also by expiry): answerId → expiresAt. */
+  const endedOrder = new Map<string, number>();
+  /** Expired answers: answerId → when they are forgotten. */
+  const tombstones = new Map<string, number>();
+  /** Ended answers' retention, so an expired one is remembered for as long again. */
+  const endedRetention = new Map<string, number>();
+  let totalBytes = 0;
+
+  const sweeper = setInterval(() => sweep(), 1_000);
+  sweeper.unref();
+
+  function drop(answerId: string, expired: boolean): void {
+    const answer = answers.get(answerId);
+    if (!answer) return;
+    totalBytes -= answer.bytes;
+    answers.delete(answerId);
+    endedOrder.delete(answerId);
+    for (const follower of answer.followers) follower.finish('stopped');
+    if (!expired) return;
+    const forgetAt = now() + (endedRetention.get(answerId) ?? 0);
+    endedRetention.delete(answerId);
+    tombstones.set(answerId, forgetAt);
+    if (tombstones.size > maxTombstones) tombstones.delete(tombstones.keys().next().value!);
+  }
+
+  function sweep(): void {
+    const at = now();
+    for (const [answerId, expiresAt] of endedOrder) {
+      if (expiresAt > at) break;
+      drop(answerId, true);
+    }
+    for (const [answerId, forgetAt] of tombstones) {
+      if (forgetAt > at) break;
+      tombstones.delete(answerId);
+    }
+  }
+
+  function trimHead(answer: Answer): void {
+    while (answer.frames.length - answer.head > maxFrames || (answer.bytes > maxBytesPerAnswer && answer.frames.length - answer.head > 1)) {
+      dropOldestFrame(answer);
+    }
+  }
+
+  function dropOldestFrame(answer: Answer): void {
+    const bytes = frameBytes(answer.frames[answer.head]);
+    answer.bytes -= bytes;
+    totalBytes -= bytes;
+    answer.head++;
+    // Compact now and then, so dropping the head stays cheap without holding dropped frames.
+    if (answer.head > 1024 && answer.head * 2 > answer.frames.length) {
+      answer.frames = answer.frames.slice(answer.head);
+      answer.head = 0;
+    }
+  }
+
+  function enforceTotal(writing: Answer): void {
+    for (const answerId of endedOrder.keys()) {
+      if (totalBytes <= maxTotalBytes) return;
+      drop(answerId, true);
+    }
+    while (totalBytes > maxTotalBytes && writing.frames.length - writing.head > 1) dropOldestFrame(writing);
+  }
+
+  function append(answerId: string, frames: EncodedFrame[], end: boolean, retentionSeconds: number): void {
+    let answer = answers.get(answerId);
+    if (!answer) {
+      answers.set(answerId, (answer = { frames: [], head: 0, bytes: 0, lastSeq: 0, ended: false, followers: new Set() }));
+      tombstones.delete(answerId);
+    }
+    if (answer.ended) throw new Error(`Answer ${answerId} has ended; no frame may follow its end`);
+    for (const frame of frames) {
+      if (frame.seq !== answer.lastSeq + 1) throw new Error(`Answer ${answerId}: frame ${frame.seq} does not follow ${answer.lastSeq}`);
+      answer.frames.push(frame);
+      answer.lastSeq = frame.seq;
+      const bytes = frameBytes(frame);
+      answer.bytes += bytes;
+      totalBytes += bytes;
+    }
+    trimHead(answer);
+    if (end) {
+      answer.ended = true;
+      endedOrder.set(answerId, now() + retentionSeconds * 1000);
+      endedRetention.set(answerId, retentionSeconds * 1000);
+    }
+    enforceTotal(answer);
+    for (const follower of answer.followers) deliver(follower, frames);
+    if (end) for (const follower of answer.followers) follower.finish('ended');
+  }
+
+  function deliver(follower: Follower, frames: EncodedFrame[]): void {
+    for (const frame of frames) {
+      if (frame.seq <= follower.cursor) continue;
+      follower.cursor = frame.seq;
+      try {
+        follower.onFrame({ seq: frame.seq, frame: decodeFrame(frame.json) });
+      } catch (error) {
+        // A reader's failure is its own: the producer and the other readers go on.
+        onError(error);
+      }
+    }
+  }
+
+  function missing(answerId: string): LogMissing {
+    return tombstones.has(answerId) ? { kind: 'expired' } : { kind: 'unknown' };
+  }
+
+  /** The held frames after afterSeq, or why they cannot be given without a gap. */
+  function after(answer: Answer, afterSeq: number): EncodedFrame[] | LogMissing {
+    const held = answer.frames.length - answer.head;
+    const firstSeq = answer.lastSeq - held + 1;
+    if (afterSeq + 1 < firstSeq) return { kind: 'truncated', firstSeq };
+    return answer.frames.slice(answer.head + Math.max(0, afterSeq + 1 - firstSeq));
+  }
+
+  return {
+    kind: 'memory',
+    async write(batches: StoredBatch[], retentionSeconds: number) {
+      sweep();
+      for (const batch of batches) {
+        // A batch that conflicts (the answer was ended by the crash sweep) cannot succeed later: reported, dropped.
+        try {
+          append(batch.answerId, batch.frames, batch.end, retentionSeconds);
+        } catch (error) {
+          onError(error);
+        }
+      }
+    },
+    async read(answerId, afterSeq): Promise<LogRead<unknown>> {
+      sweep();
+      const answer = answers.get(answerId);
+      if (!answer) return missing(answerId);
+      const frames = after(answer, afterSeq);
+      if (!Array.isArray(frames)) return frames;
+      // One parse of all the texts at once: a thousand small parses cost about twice as much.
+      const decoded = decodeFrames(frames.map((f) => f.json));
+      return { kind: 'frames', frames: frames.map((f, i) => ({ seq: f.seq, frame: decoded[i] })), ended: answer.ended };
+    },
+    async follow(answerId, afterSeq, onFrame): Promise<Following | LogMissing> {
+      sweep();
+      const answer = answers.get(answerId);
+      if (!answer) return missing(answerId);
+      const frames = after(answer, afterSeq);
+      if (!Array.isArray(frames)) return frames;
+      let finish!: Follower['finish'];
+      const done = new Promise<'ended' | 'stopped'>((resolve) => (finish = resolve));
+      const follower: Follower = {
+        cursor: afterSeq,
+        onFrame,
+        finish: (how) => {
+          answer.followers.delete(follower);
+          finish(how);
+        },
+      };
+      // Replay and registration happen in one turn of the event loop: no write can fall between them.
+      deliver(follower, frames);
+      if (answer.ended) follower.finish('ended');
+      else answer.followers.add(follower);
+      return { kind: 'following', done, stop: () => follower.finish('stopped') };
+    },
+    async endOrphan(answerId, frames, retentionSeconds) {
+      sweep();
+      const answer = answers.get(answerId);
+      if (answer?.ended) return null;
+      if (!answer && tombstones.has(answerId)) return null;
+      const lastSeq = answer?.lastSeq ?? 0;
+      const encoded = frames.map((frame, i) => ({ seq: lastSeq + 1 + i, json: JSON.stringify(frame) }));
+      append(answerId, encoded, true, retentionSeconds);
+      return encoded.length > 0 ? lastSeq + encoded.length : null;
+    },
+    async stats() {
+      sweep();
+      let frames = 0;
+      for (const answer of answers.values()) frames += answer.frames.length - answer.head;
+      return { answers: answers.size, entries: frames, bytes: totalBytes };
+    },
+    async close() {
+      clearInterval(sweeper);
+    },
+  };
+}

@@ -1,0 +1,317 @@
+// The scaled shape's frame store: one Redis Stream per answer. Each flush of an answer is ONE entry
+// whose id is `0-<seq of its last frame>` and whose field `f` holds the batch's frames (a JSON array),
+// so a seq maps to an entry id and `XRANGE key 0-<afterSeq> +` is a resume. The end is the field
+// `e` on the last entry (or an entry of its own, id `0-*`). The stream is bounded (XADD MAXLEN ~),
+// expires retentionSeconds after the end, and leaves a small `:gone` key for as long again so that an
+// expired answer is told from an unknown one. Followers of every answer share one blocking XREAD
+// connection per process; a new follower interrupts its block with CLIENT UNBLOCK.
+import type { Redis } from 'ioredis';
+import type { FrameListener, FrameStore, Following, LogMissing, LogRead, StoredBatch } from './stream-log.js';
+
+export interface RedisStoreOptions {
+  /** Key prefix of the answers' streams. */
+  prefix?: string;
+  /** XADD MAXLEN ~ bound, in entries (batches); Redis trims whole nodes, so a stream may hold a node more. */
+  maxEntries?: number;
+  /** TTL of a running answer's stream, in case its producer dies and nothing ends it. */
+  runningTtlSeconds?: number;
+  /** How long one blocking read waits before it looks again. */
+  blockMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+type RawEntry = [id: string, fields: string[]];
+interface Entry {
+  /** The seq in the entry's id: its last frame's, or one past the last for an end of its own. */
+  idSeq: number;
+  frames: unknown[];
+  end: boolean;
+}
+
+/** Decodes entries with one parse of all their frame arrays: a parse per entry costs about twice as much. */
+function parseEntries(raw: RawEntry[]): Entry[] {
+  const texts: string[] = [];
+  const entries = raw.map(([id, fields]) => {
+    let end = false;
+    let frames = -1;
+    for (let i = 0; i < fields.length; i += 2) {
+      if (fields[i] === 'f') frames = texts.push(fields[i + 1]) - 1;
+      else if (fields[i] === 'e') end = true;
+    }
+    return { idSeq: Number(id.slice(id.indexOf('-') + 1)), frames, end };
+  });
+  const decoded = texts.length > 0 ? (JSON.parse(`[${texts.join(',')}]`) as unknown[][]) : [];
+  return entries.map(({ idSeq, frames, end }) => ({ idSeq, end, frames: frames >= 0 ? decoded[frames] : [] }));
+}
+
+/** The frames of an entry with their seqs; an end of its own has none. */
+function numbered(entry: Entry): Array<{ seq: number; frame: unknown }> {
+  const first = entry.idSeq - entry.frames.length + 1;
+  return entry.frames.map((frame, i) => ({ seq: first + i, frame }));
+}
+
+/** First seq an entry accounts for: its first frame, or its own position for an end without frames. */
+const firstSeqOf = (entry: Entry): number => entry.idSeq - entry.frames.length + (entry.frames.length > 0 ? 1 : 0);
+
+const isConflict = (error: unknown): boolean => String(error).includes('equal or smaller');
+
+interface Follower {
+  key: string;
+  /** Last entry id seen (as its seq) and last frame delivered. */
+  entryCursor: number;
+  lastSeq: number;
+  onFrame: FrameListener;
+  finish: (how: 'ended' | 'stopped') => void;
+}
+
+export function createRedisFrameStore(command: Redis, options: RedisStoreOptions = {}): FrameStore {
+  const prefix = options.prefix ?? 'stream-log:';
+  const maxEntries = options.maxEntries ?? 5_000;
+  const runningTtlMs = (options.runningTtlSeconds ?? 6 * 3600) * 1000;
+  const blockMs = options.blockMs ?? 5_000;
+  const onError = options.onError ?? ((error: unknown) => console.error('[stream-log] redis:', error));
+  const keyOf = (answerId: string) => `${prefix}${answerId}`;
+  const goneOf = (answerId: string) => `${prefix}${answerId}:gone`;
+  /** Answers this process has written to and not ended: their running TTL is already set. */
+  const started = new Set<string>();
+  const followers = new Map<string, Set<Follower>>();
+  let blocking: Redis | undefined;
+  let blockingId: number | undefined;
+  let reading = false;
+  let loop: Promise<void> | undefined;
+  let closed = false;
+
+  function endCommands(pipeline: ReturnType<Redis['pipeline']>, answerId: string, retentionSeconds: number): void {
+    const ms = Math.max(1, Math.round(retentionSeconds * 1000));
+    pipeline.pexpire(keyOf(answerId), ms);
+    pipeline.set(goneOf(answerId), '1', 'PX', ms * 2);
+  }
+
+  async function exec(pipeline: ReturnType<Redis['pipeline']>): Promise<unknown[]> {
+    const results = (await pipeline.exec()) ?? [];
+    for (const [error] of results) if (error) throw error;
+    return results.map(([, value]) => value);
+  }
+
+  async function lastEntry(answerId: string): Promise<{ last?: Entry; gone: boolean }> {
+    const [last, gone] = await exec(command.pipeline().xrevrange(keyOf(answerId), '+', '-', 'COUNT', 1).exists(goneOf(answerId)));
+    const entries = last as RawEntry[];
+    return { last: entries.length > 0 ? parseEntries(entries)[0] : undefined, gone: gone === 1 };
+  }
+
+  /** Entries holding the frames after afterSeq, or why there are none to give. */
+  async function entriesAfter(answerId: string, afterSeq: number): Promise<{ entries: Entry[]; ended: boolean } | LogMissing> {
+    // From the entry that may hold afterSeq itself: if it ended the answer, the reader must learn it.
+    const raw = (await command.xrange(keyOf(answerId), `0-${afterSeq}`, '+')) as RawEntry[];
+    if (raw.length === 0) {
+      const { last, gone } = await lastEntry(answerId);
+      if (!last) return gone ? { kind: 'expired' } : { kind: 'unknown' };
+      return { entries: [], ended: last.end };
+    }
+    const entries = parseEntries(raw);
+    const first = entries.find((entry) => entry.idSeq > afterSeq || entry.end);
+    if (first && firstSeqOf(first) > afterSeq + 1) return { kind: 'truncated', firstSeq: firstSeqOf(first) };
+    return { entries, ended: entries.some((entry) => entry.end) };
+  }
+
+  async function blockingConnection(): Promise<Redis> {
+    if (blocking) return blocking;
+    const connection = command.duplicate();
+    connection.on('error', onError);
+    // The id changes with each (re)connection; CLIENT UNBLOCK needs the current one.
+    connection.on('ready', () => {
+      connection.client('ID').then((id) => (blockingId = Number(id)), onError);
+    });
+    blocking = connection;
+    blockingId = Number(await connection.client('ID'));
+    return connection;
+  }
+
+  /** Interrupts the blocking read so it starts again with the current followers. */
+  async function wake(): Promise<void> {
+    // The UNBLOCK may overtake the XREAD it is meant for (two connections): try until one lands.
+    while (reading && !closed && blockingId !== undefined) {
+      const unblocked = await command.client('UNBLOCK', blockingId);
+      if (unblocked === 1) return;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  }
+
+  async function readLoop(): Promise<void> {
+    const connection = await blockingConnection();
+    while (!closed && followers.size > 0) {
+      const keys = [...followers.keys()];
+      const from = new Map(keys.map((key) => [key, Math.min(...[...followers.get(key)!].map((f) => f.entryCursor))]));
+      const ids = keys.map((key) => `0-${from.get(key)}`);
+      let reply: unknown;
+      reading = true;
+      try {
+        reply = await connection.call('XREAD', 'COUNT', 1000, 'BLOCK', blockMs, 'STREAMS', ...keys, ...ids);
+      } catch (error) {
+        if (closed) return;
+        onError(error);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        continue;
+      } finally {
+        reading = false;
+      }
+      for (const [key, raw] of (reply as Array<[string, RawEntry[]]> | null) ?? []) {
+        const entries = parseEntries(raw);
+        for (const follower of [...(followers.get(key) ?? [])]) {
+          // A follower that joined during this read may need entries before the ones it returned:
+          // it is served by the next read, which starts from its cursor.
+          if (follower.entryCursor < from.get(key)!) continue;
+          deliver(follower, entries);
+        }
+      }
+    }
+  }
+
+  function deliver(follower: Follower, entries: Entry[]): void {
+    for (const entry of entries) {
+      if (entry.idSeq <= follower.entryCursor && !entry.end) continue;
+      for (const frame of numbered(entry)) {
+        if (frame.seq <= follower.lastSeq) continue;
+        follower.lastSeq = frame.seq;
+        try {
+          follower.onFrame(frame);
+        } catch (error) {
+          // A reader's failure is its own: the producer and the other readers go on.
+          onError(error);
+        }
+      }
+      follower.entryCursor = Math.max(follower.entryCursor, entry.idSeq);
+      if (entry.end) {
+        follower.finish('ended');
+        return;
+      }
+    }
+  }
+
+  function addFollower(follower: Follower): void {
+    let set = followers.get(follower.key);
+    if (!set) followers.set(follower.key, (set = new Set()));
+    set.add(follower);
+    if (loop) wake().catch(onError);
+    else startLoop();
+  }
+
+  function startLoop(): void {
+    loop = readLoop()
+      .catch(onError)
+      .finally(() => {
+        loop = undefined;
+        // A follower added as the loop was leaving (it had none left) needs a loop again.
+        if (followers.size > 0 && !closed) startLoop();
+      });
+  }
+
+  return {
+    kind: 'redis',
+    async write(batches: StoredBatch[], retentionSeconds: number) {
+      const pipeline = command.pipeline();
+      for (const { answerId, frames, end } of batches) {
+        const key = keyOf(answerId);
+        const fields: string[] = [];
+        if (frames.length > 0) fields.push('f', `[${frames.map((frame) => frame.json).join(',')}]`);
+        if (end) fields.push('e', '1');
+        const id = frames.length > 0 ? `0-${frames.at(-1)!.seq}` : '0-*';
+        pipeline.xadd(key, 'MAXLEN', '~', maxEntries, id, ...fields);
+        if (end) {
+          started.delete(answerId);
+          endCommands(pipeline, answerId, retentionSeconds);
+        } else if (!started.has(answerId)) {
+          started.add(answerId);
+          pipeline.pexpire(key, runningTtlMs);
+        }
+      }
+      const results = (await pipeline.exec()) ?? [];
+      for (const [error] of results) {
+        if (!error) continue;
+        // An entry already there (written by a try that failed after it landed, or the answer was
+        // ended by the crash sweep): retrying cannot help, so it is reported and dropped.
+        if (isConflict(error)) onError(error);
+        else throw error;
+      }
+    },
+    async read(answerId, afterSeq): Promise<LogRead<unknown>> {
+      const found = await entriesAfter(answerId, afterSeq);
+      if (!('entries' in found)) return found;
+      const frames = found.entries.flatMap(numbered).filter((frame) => frame.seq > afterSeq);
+      return { kind: 'frames', frames, ended: found.ended };
+    },
+    async follow(answerId, afterSeq, onFrame): Promise<Following | LogMissing> {
+      const found = await entriesAfter(answerId, afterSeq);
+      if (!('entries' in found)) return found;
+      let resolve!: (how: 'ended' | 'stopped') => void;
+      const done = new Promise<'ended' | 'stopped'>((r) => (resolve = r));
+      let finished = false;
+      const follower: Follower = {
+        key: keyOf(answerId),
+        entryCursor: afterSeq,
+        lastSeq: afterSeq,
+        onFrame,
+        finish(how) {
+          if (finished) return;
+          finished = true;
+          const set = followers.get(follower.key);
+          set?.delete(follower);
+          if (set?.size === 0) followers.delete(follower.key);
+          resolve(how);
+        },
+      };
+      // Replay what the range read; the blocking read then starts after the last entry it saw, so an
+      // entry written between the two is read once, by the second.
+      deliver(follower, found.entries);
+      if (!finished) addFollower(follower);
+      return { kind: 'following', done, stop: () => follower.finish('stopped') };
+    },
+    async endOrphan(answerId, frames, retentionSeconds) {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const { last, gone } = await lastEntry(answerId);
+        if (last?.end || (!last && gone)) return null;
+        const lastSeq = last?.idSeq ?? 0;
+        const fields = frames.length > 0 ? ['f', JSON.stringify(frames), 'e', '1'] : ['e', '1'];
+        const id = frames.length > 0 ? `0-${lastSeq + frames.length}` : '0-*';
+        const pipeline = command.pipeline().xadd(keyOf(answerId), 'MAXLEN', '~', maxEntries, id, ...fields);
+        endCommands(pipeline, answerId, retentionSeconds);
+        try {
+          await exec(pipeline);
+          return frames.length > 0 ? lastSeq + frames.length : null;
+        } catch (error) {
+          // The producer (or another sweeper) wrote after our look: look again.
+          if (!isConflict(error)) throw error;
+        }
+      }
+      throw new Error(`Could not end answer ${answerId}: its stream keeps moving`);
+    },
+    async stats() {
+      let answers = 0;
+      let entries = 0;
+      let bytes = 0;
+      let cursor = '0';
+      do {
+        const [next, keys] = await command.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        cursor = next;
+        for (const key of keys.filter((k) => !k.endsWith(':gone'))) {
+          const [length, usage] = await exec(command.pipeline().xlen(key).memory('USAGE', key));
+          answers++;
+          entries += Number(length);
+          bytes += Number(usage ?? 0);
+        }
+      } while (cursor !== '0');
+      return { answers, entries, bytes };
+    },
+    async close() {
+      closed = true;
+      for (const set of [...followers.values()]) for (const follower of [...set]) follower.finish('stopped');
+      if (blocking) {
+        const connection = blocking;
+        blocking = undefined;
+        // A blocked XREAD would hold quit() until its timeout.
+        connection.disconnect();
+      }
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,194 @@
+// The answer frame log on both stores: the contract every store keeps (test/support/stream-log-contract.ts)
+// and, beside it, each store's own promises: the memory ring's bounds, the Redis stream's bound and the
+// commands a batch costs (counted by MONITOR on a connection of its own).
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { answerId, streamLogContract, type LogUnderTest, type TestFrame } from '../../../test/support/stream-log-contract.js';
+import { until } from '../../../test/support/until.js';
+import { StreamLog, type FrameStore, type StreamLogOptions } from './stream-log.js';
+import { createMemoryFrameStore, type MemoryStoreOptions } from './stream-log.memory.js';
+import { createRedisFrameStore, type RedisStoreOptions } from './stream-log.redis.js';
+
+const redisUrl = process.env.TEST_REDIS_URL;
+const delta = (i: number): TestFrame => ({ type: 'delta', text: `w${i} ` });
+
+describe('stream log on the memory store', () => {
+  const logs: Array<StreamLog<TestFrame>> = [];
+  let store: FrameStore;
+
+  afterEach(async () => {
+    for (const log of logs.splice(0)) await log.close();
+  });
+
+  /** One store for the process (the embedded shape), a log per "process" over it. */
+  function unit(storeOptions: MemoryStoreOptions = {}): LogUnderTest {
+    store = createMemoryFrameStore(storeOptions);
+    return {
+      async open(options?: StreamLogOptions) {
+        const log = new StreamLog<TestFrame>(store, options);
+        logs.push(log);
+        return log;
+      },
+    };
+  }
+
+  describe('contract', () => {
+    streamLogContract(() => unit());
+  });
+
+  it('keeps at most maxFramesPerAnswer frames of an answer, and says a resume from before them has a gap', async () => {
+    const log = await unit({ maxFramesPerAnswer: 50 }).open();
+    const id = answerId();
+    for (let i = 1; i <= 120; i++) log.append(id, delta(i));
+    await log.flush();
+    expect(await store.stats()).toMatchObject({ answers: 1, entries: 50 });
+    expect(await log.read(id, 10)).toEqual({ kind: 'truncated', firstSeq: 71 });
+    expect(await log.follow(id, 69, () => undefined)).toEqual({ kind: 'truncated', firstSeq: 71 });
+    const recent = await log.read(id, 70);
+    expect(recent.kind === 'frames' && recent.frames.map((frame) => frame.seq)).toEqual(Array.from({ length: 50 }, (_, i) => 71 + i));
+  });
+
+  it('keeps all answers under maxTotalBytes, dropping ended answers first', async () => {
+    const frame = { type: 'delta', text: 'x'.repeat(1000) } as const;
+    // Each frame costs about 2 KB here: room for about 60.
+    const log = await unit({ maxTotalBytes: 125_000 }).open();
+    const [ended, running] = [answerId(), answerId()];
+    for (let i = 0; i < 30; i++) log.append(ended, frame);
+    await log.end(ended);
+    for (let i = 0; i < 40; i++) log.append(running, frame);
+    await log.flush();
+    expect((await store.stats()).bytes).toBeLessThanOrEqual(125_000);
+    expect(await log.read(ended, 0)).toEqual({ kind: 'expired' });
+    const kept = await log.read(running, 0);
+    expect(kept.kind === 'frames' && kept.frames.length).toBe(40);
+    // Past the bound with nothing ended left: the running answer loses its oldest frames.
+    for (let i = 0; i < 40; i++) log.append(running, frame);
+    await log.flush();
+    const stats = await store.stats();
+    expect(stats.bytes).toBeLessThanOrEqual(125_000);
+    expect(await log.read(running, 0)).toMatchObject({ kind: 'truncated' });
+    expect(stats.entries).toBeGreaterThan(50);
+  });
+});
+
+describe.skipIf(!redisUrl)('stream log on Redis streams', () => {
+  const logs: Array<StreamLog<TestFrame>> = [];
+  const connections: Redis[] = [];
+  let prefix = '';
+
+  afterEach(async () => {
+    for (const log of logs.splice(0)) await log.close();
+    for (const connection of connections.splice(0)) await connection.quit();
+  });
+
+  async function connect(): Promise<Redis> {
+    const connection = new Redis(redisUrl!, { lazyConnect: true });
+    connections.push(connection);
+    await connection.connect();
+    return connection;
+  }
+
+  /** Each open() is a process of its own: its own command connection, store and blocking reader. */
+  function unit(storeOptions: RedisStoreOptions = {}): LogUnderTest {
+    prefix = `test:stream-log:${randomBytes(6).toString('hex')}:`;
+    return {
+      async open(options?: StreamLogOptions) {
+        const log = new StreamLog<TestFrame>(createRedisFrameStore(await connect(), { prefix, ...storeOptions }), options);
+        logs.push(log);
+        return log;
+      },
+    };
+  }
+
+  /** Counts, from outside, the commands Redis receives on this test's keys. */
+  async function monitor(): Promise<{ commands: string[][]; stop(): Promise<void> }> {
+    const connection = new Redis(redisUrl!);
+    const watcher = await connection.monitor();
+    const commands: string[][] = [];
+    watcher.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((arg) => typeof arg === 'string' && arg.startsWith(prefix))) commands.push(args);
+    });
+    return {
+      commands,
+      async stop() {
+        watcher.disconnect();
+        connection.disconnect();
+      },
+    };
+  }
+
+  describe('contract', () => {
+    streamLogContract(() => unit());
+  });
+
+  it('writes 100 frames appended in one tick with one XADD, not 100', async () => {
+    const log = await unit().open({ flushMs: 10_000 });
+    const watch = await monitor();
+    const id = answerId();
+    try {
+      for (let i = 1; i <= 100; i++) log.append(id, delta(i));
+      await log.flush();
+      for (let i = 101; i <= 150; i++) log.append(id, delta(i));
+      log.append(id, { type: 'done' });
+      await log.end(id);
+      // MONITOR reports each command after it ran, in order: once a later marker command shows, all have.
+      const marker = `${prefix}marker`;
+      await connections[0].exists(marker);
+      await until(() => watch.commands.some((args) => args.includes(marker)));
+    } finally {
+      await watch.stop();
+    }
+    const names = watch.commands.filter((args) => !args.includes(`${prefix}marker`)).map((args) => args[0].toLowerCase());
+    expect(names.filter((name) => name === 'xadd')).toHaveLength(2);
+    // Besides the two entries: the running TTL once, the retention and the expired marker at the end.
+    expect(names.sort()).toEqual(['pexpire', 'pexpire', 'set', 'xadd', 'xadd']);
+    const read = await log.read(id, 0);
+    expect(read.kind === 'frames' && read.frames.length).toBe(151);
+  });
+
+  it('bounds a stream with MAXLEN ~ and says a resume from before what is kept has a gap', async () => {
+    const subject = unit({ maxEntries: 10 });
+    const log = await subject.open({ flushMs: 10_000 });
+    const id = answerId();
+    for (let i = 1; i <= 400; i++) {
+      log.append(id, delta(i));
+      await log.flush();
+    }
+    const stats = await log.store.stats();
+    // Redis trims whole nodes (100 entries each by default): the bound is approximate but holds.
+    expect(stats.answers).toBe(1);
+    expect(stats.entries).toBeLessThanOrEqual(10 + 100);
+    expect(stats.bytes).toBeGreaterThan(0);
+    const first = await log.read(id, 0);
+    expect(first).toMatchObject({ kind: 'truncated' });
+    const recent = await log.read(id, 395);
+    expect(recent.kind === 'frames' && recent.frames.map((frame) => frame.seq)).toEqual([396, 397, 398, 399, 400]);
+  });
+
+  it('serves many followers of many answers on one blocking connection, each to its end', async () => {
+    const subject = unit();
+    const producer = await subject.open({ flushMs: 2 });
+    const reader = await subject.open();
+    const ids = Array.from({ length: 12 }, () => answerId());
+    const received = new Map(ids.map((id) => [id, [] as number[]]));
+    const follows = [];
+    for (const [index, id] of ids.entries()) {
+      for (let i = 1; i <= 3; i++) producer.append(id, delta(i));
+      await producer.flush();
+      const following = await reader.follow(id, index % 3, (frame) => received.get(id)!.push(frame.seq));
+      if (following.kind !== 'following') throw new Error(following.kind);
+      follows.push(following.done);
+      await new Promise((resolve) => setTimeout(resolve, 3));
+    }
+    for (let round = 4; round <= 30; round++) {
+      for (const id of ids) producer.append(id, delta(round));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await Promise.all(ids.map((id) => producer.end(id)));
+    expect(await Promise.all(follows)).toEqual(ids.map(() => 'ended'));
+    for (const [index, id] of ids.entries()) {
+      expect(received.get(id)).toEqual(Array.from({ length: 30 - (index % 3) }, (_, i) => (index % 3) + 1 + i));
+    }
+  });
+});

@@ -1,0 +1,244 @@
+// An answer's frame log: every frame an answer sends, numbered (seq 1, 2, 3... per answer) and kept
+// while the answer runs and STREAM_RETENTION_SECONDS after it ends, so that a reader on any process
+// can replay what it missed and follow the rest. The log is written beside the live path, never in it:
+// append() numbers a frame and returns at once, the producer sends the frame to its own readers itself,
+// and the frames reach the store in batches (one store call per answer per flush, not per frame).
+// Stores: stream-log.memory.ts (embedded shape), stream-log.redis.ts (REDIS_URL).
+
+/** Default of STREAM_RETENTION_SECONDS: how long an ended answer stays readable. */
+export const DEFAULT_RETENTION_SECONDS = 600;
+/** How long frames wait to be written together; the end frame is written at once. */
+export const DEFAULT_FLUSH_MS = 20;
+/** A batch this long is written at once without waiting for the interval. */
+export const DEFAULT_MAX_BATCH_FRAMES = 256;
+
+export interface LoggedFrame<F> {
+  seq: number;
+  frame: F;
+}
+
+/** A frame as the store keeps it: its number and its JSON text, encoded once at flush. */
+export interface EncodedFrame {
+  seq: number;
+  json: string;
+}
+
+/** What one flush writes for one answer: its next frames in order, and whether the answer ended. */
+export interface StoredBatch {
+  answerId: string;
+  frames: EncodedFrame[];
+  end: boolean;
+}
+
+/**
+ * Why frames cannot be served: `unknown` (never logged, or gone so long ago that the store forgot it),
+ * `expired` (ended and past retention), `truncated` (the frames just after afterSeq were dropped by
+ * the store's bound; a resume from there would have a gap).
+ */
+export type LogMissing = { kind: 'unknown' } | { kind: 'expired' } | { kind: 'truncated'; firstSeq: number };
+
+export type LogRead<F> = { kind: 'frames'; frames: LoggedFrame<F>[]; ended: boolean } | LogMissing;
+
+export interface Following {
+  kind: 'following';
+  /** Resolves with 'ended' once the end has been delivered, or 'stopped' after stop(). */
+  readonly done: Promise<'ended' | 'stopped'>;
+  stop(): void;
+}
+
+export type FrameListener = (frame: LoggedFrame<unknown>) => void;
+
+/** The part each store implements; the log above it owns numbering and batching. */
+export interface FrameStore {
+  readonly kind: 'memory' | 'redis';
+  /** Writes the batches of several answers, each in seq order; resolves once stored. */
+  write(batches: StoredBatch[], retentionSeconds: number): Promise<void>;
+  read(answerId: string, afterSeq: number): Promise<LogRead<unknown>>;
+  /** Replays after afterSeq, then delivers later frames in order until the end; never one twice. */
+  follow(answerId: string, afterSeq: number, onFrame: FrameListener): Promise<Following | LogMissing>;
+  /**
+   * Ends an answer whose producer is gone: appends frames after the last stored one and the end,
+   * unless the answer already ended. Resolves with the seq of the last frame appended, or null.
+   */
+  endOrphan(answerId: string, frames: unknown[], retentionSeconds: number): Promise<number | null>;
+  /** What the store holds now, to report its bound: entries are frames (memory) or batches (Redis). */
+  stats(): Promise<{ answers: number; entries: number; bytes: number }>;
+  close(): Promise<void>;
+}
+
+export interface StreamLogOptions {
+  retentionSeconds?: number;
+  flushMs?: number;
+  maxBatchFrames?: number;
+  /** Told about failed writes (they are retried on the next flush, in order). */
+  onError?: (error: unknown, context: { answerId?: string }) => void;
+}
+
+interface Running {
+  nextSeq: number;
+  pending: EncodedFrame[];
+  /** Frames appended but not yet encoded (encoding waits for the flush, off the producer's path). */
+  raw: Array<{ seq: number; frame: unknown }>;
+  ending: boolean;
+  ended?: Promise<void>;
+}
+
+export class StreamLog<F = unknown> {
+  readonly retentionSeconds: number;
+  private readonly flushMs: number;
+  private readonly maxBatchFrames: number;
+  private readonly onError: NonNullable<StreamLogOptions['onError']>;
+  private readonly running = new Map<string, Running>();
+  /** Answers with frames waiting for the next flush, in the order they got their first one. */
+  private readonly dirty = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private timerImmediate = false;
+  private flushing: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    readonly store: FrameStore,
+    options: StreamLogOptions = {},
+  ) {
+    this.retentionSeconds = options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS;
+    this.flushMs = options.flushMs ?? DEFAULT_FLUSH_MS;
+    this.maxBatchFrames = options.maxBatchFrames ?? DEFAULT_MAX_BATCH_FRAMES;
+    this.onError = options.onError ?? ((error, context) => console.error(`[stream-log] ${context.answerId ?? ''}`, error));
+  }
+
+  /**
+   * Numbers the answer's next frame and queues it for the store; returns its seq at once, so the
+   * producer can send the frame (with that seq) to its own readers without waiting on the log.
+   */
+  append(answerId: string, frame: F): number {
+    if (this.closed) throw new Error('Stream log is closed');
+    let answer = this.running.get(answerId);
+    if (!answer) this.running.set(answerId, (answer = { nextSeq: 1, pending: [], raw: [], ending: false }));
+    if (answer.ending) throw new Error(`Answer ${answerId} has ended; no frame may follow its end`);
+    const seq = answer.nextSeq++;
+    answer.raw.push({ seq, frame });
+    this.dirty.add(answerId);
+    // The first frame goes out on the next tick: from then on every process knows the answer (a resume
+    // or a second tab never finds a running answer unknown). Later frames wait for the interval.
+    if (seq === 1 || answer.raw.length >= this.maxBatchFrames) this.scheduleFlush(0);
+    else this.scheduleFlush(this.flushMs);
+    return seq;
+  }
+
+  /** The seq the next append of this answer would get (1 for an answer not started here). */
+  nextSeq(answerId: string): number {
+    return this.running.get(answerId)?.nextSeq ?? 1;
+  }
+
+  /**
+   * Marks the answer ended: its frames still pending are written at once with the end, and its
+   * retention starts. Resolves once the store holds them. Calling it twice is harmless.
+   */
+  end(answerId: string): Promise<void> {
+    const answer = this.running.get(answerId);
+    // Not running here (no frame, or already ended and written): the store ends it unless it has ended.
+    if (!answer) return this.store.endOrphan(answerId, [], this.retentionSeconds).then(() => undefined);
+    if (answer.ended) return answer.ended;
+    answer.ending = true;
+    this.dirty.add(answerId);
+    answer.ended = this.flush();
+    return answer.ended;
+  }
+
+  read(answerId: string, afterSeq = 0): Promise<LogRead<F>> {
+    return this.store.read(answerId, afterSeq) as Promise<LogRead<F>>;
+  }
+
+  /** Replays the frames after afterSeq, then the live ones in order until the end, from any process. */
+  follow(answerId: string, afterSeq: number, onFrame: (frame: LoggedFrame<F>) => void): Promise<Following | LogMissing> {
+    return this.store.follow(answerId, afterSeq, onFrame as FrameListener);
+  }
+
+  /** Ends, from another process, an answer whose producer died (the crash sweep's INTERRUPTED frames). */
+  endOrphan(answerId: string, frames: F[]): Promise<number | null> {
+    return this.store.endOrphan(answerId, frames, this.retentionSeconds);
+  }
+
+  /** Writes everything pending now; resolves once the store holds it (and any flush before it). */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const batches = this.takeBatches();
+    // Flushes run one after another, so the store sees each answer's batches in seq order.
+    const previous = this.flushing;
+    const next = previous.then(() => (batches.length > 0 ? this.write(batches) : undefined));
+    this.flushing = next.catch(() => undefined);
+    return next;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.flush().catch(() => undefined);
+    this.closed = true;
+    await this.store.close();
+  }
+
+  private scheduleFlush(delayMs: number): void {
+    // One timer at a time; a full batch only brings it forward, once (not on every later append).
+    if (this.timer && (delayMs > 0 || this.timerImmediate)) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerImmediate = delayMs === 0;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.flush().catch(() => undefined);
+    }, delayMs);
+  }
+
+  private takeBatches(): StoredBatch[] {
+    const batches: StoredBatch[] = [];
+    for (const answerId of this.dirty) {
+      const answer = this.running.get(answerId)!;
+      for (const { seq, frame } of answer.raw) answer.pending.push({ seq, json: encode(frame) });
+      answer.raw = [];
+      batches.push({ answerId, frames: answer.pending, end: answer.ending });
+      answer.pending = [];
+      if (answer.ending) this.running.delete(answerId);
+    }
+    this.dirty.clear();
+    return batches;
+  }
+
+  private async write(batches: StoredBatch[]): Promise<void> {
+    try {
+      await this.store.write(batches, this.retentionSeconds);
+    } catch (error) {
+      this.onError(error, {});
+      // Put the frames back in front of anything appended since, so the next flush keeps the order.
+      for (const batch of batches) this.requeue(batch);
+      this.scheduleFlush(Math.max(this.flushMs, 100));
+      throw error;
+    }
+  }
+
+  private requeue(batch: StoredBatch): void {
+    let answer = this.running.get(batch.answerId);
+    if (!answer) {
+      const nextSeq = (batch.frames.at(-1)?.seq ?? 0) + 1;
+      this.running.set(batch.answerId, (answer = { nextSeq, pending: [], raw: [], ending: batch.end }));
+    }
+    answer.pending = [...batch.frames, ...answer.pending];
+    answer.ending ||= batch.end;
+    this.dirty.add(batch.answerId);
+  }
+}
+
+function encode(frame: unknown): string {
+  const json = JSON.stringify(frame);
+  if (json === undefined) throw new TypeError('Stream frames must be JSON-serialisable');
+  return json;
+}
+
+/** Decodes stored frames with one parse; the texts were written by append() from frames of the same log. */
+export function decodeFrames(jsons: string[]): unknown[] {
+  return JSON.parse(`[${jsons.join(',')}]`) as unknown[];
+}
+
+/** Decodes a stored frame; the text was written by append() from a frame of the same log. */
+export function decodeFrame(json: string): unknown {
+  return JSON.parse(json) as unknown;
+}
