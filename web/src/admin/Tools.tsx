@@ -9,14 +9,18 @@ export default function Tools() {
   const queryClient = useQueryClient();
   const tools = useQuery({ queryKey: ['admin-tools'], queryFn: () => unwrap(api.GET('/api/admin/tools')) });
   const [error, setError] = useState<unknown>(null);
+  // The switch moves at once; a refusal puts it back and says why.
+  const [pending, setPending] = useState<Record<string, boolean>>({});
   const switchTool = async (name: string, enabled: boolean) => {
     setError(null);
+    setPending((current) => ({ ...current, [name]: enabled }));
     try {
       await unwrap(api.PUT('/api/admin/tool/{name}', { params: { path: { name } }, body: { enabled } }));
       await queryClient.invalidateQueries({ queryKey: ['admin-tools'] });
     } catch (failure) {
       setError(failure);
     }
+    setPending(({ [name]: _done, ...rest }) => rest);
   };
   return (
     <>
@@ -27,7 +31,7 @@ export default function Tools() {
           {(tools.data?.data ?? []).map((tool) => (
             <li key={tool.name}>
               <label className="switch">
-                <input type="checkbox" role="switch" checked={tool.enabled} onChange={(event) => switchTool(tool.name, event.target.checked)} />
+                <input type="checkbox" role="switch" checked={pending[tool.name] ?? tool.enabled} onChange={(event) => switchTool(tool.name, event.target.checked)} />
                 {tool.server ? `${tool.server.name}: ${tool.tool}` : tool.tool}
               </label>
               {tool.description && <small className="muted"> {tool.description}</small>}
