@@ -7,7 +7,7 @@ export interface Bar {
 
 const WIDTH = 640;
 const HEIGHT = 180;
-const PAD = { top: 12, right: 8, bottom: 28, left: 44 };
+const PAD = { top: 16, right: 8, bottom: 34, left: 64 };
 
 const short = (value: number) => (value >= 1_000_000 ? `${(value / 1_000_000).toFixed(1)}M` : value >= 1000 ? `${(value / 1000).toFixed(1)}k` : String(Math.round(value * 100) / 100));
 
@@ -21,7 +21,7 @@ export function BarChart({ title, bars, series, colors }: { title: string; bars:
   const y = (value: number) => PAD.top + innerHeight - (value / max) * innerHeight;
   const sums = series.map((_, index) => bars.reduce((sum, bar) => sum + (bar.values[index] ?? 0), 0));
   const summary = `${title}: ${series.map((name, index) => `${name} ${short(sums[index])} in all`).join(', ')}; highest day ${short(max)}.`;
-  const labelEvery = Math.ceil(bars.length / 8);
+  const labelEvery = Math.ceil(bars.length / 5);
   return (
     <figure className="chart">
       <figcaption>
@@ -39,10 +39,10 @@ export function BarChart({ title, bars, series, colors }: { title: string; bars:
       <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={summary} className="chart-svg">
         <line x1={PAD.left} x2={WIDTH - PAD.right} y1={y(0)} y2={y(0)} className="chart-axis" />
         <line x1={PAD.left} x2={WIDTH - PAD.right} y1={y(max)} y2={y(max)} className="chart-grid" />
-        <text x={PAD.left - 6} y={y(max) + 4} textAnchor="end" className="chart-text">
+        <text x={PAD.left - 8} y={y(max) + 6} textAnchor="end" className="chart-text">
           {short(max)}
         </text>
-        <text x={PAD.left - 6} y={y(0) + 4} textAnchor="end" className="chart-text">
+        <text x={PAD.left - 8} y={y(0) + 6} textAnchor="end" className="chart-text">
           0
         </text>
         {bars.map((bar, index) => {
