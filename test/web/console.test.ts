@@ -253,6 +253,44 @@ describe("a twin admin's journey", () => {
   }, JOURNEY_MS);
 });
 
+describe("a super admin's forms", () => {
+  it('adds an account and a twin, and edits a person with the refusal shown at its field', async () => {
+    await person('zoe@example.test');
+    const page = await signedIn(ROOT.email, ROOT.password);
+    await page.goto('/admin/accounts');
+    await page.getByText('Add an account').click();
+    await page.getByLabel('Contact email').fill('not an email');
+    await page.getByLabel('Account name').fill('Northwind');
+    await page.getByRole('button', { name: 'Add account' }).click();
+    await expect.poll(() => page.locator('.field-error').first().innerText(), POLL).toMatch(/email/i);
+    await page.getByLabel('Contact email').fill('ops@northwind.test');
+    await page.getByRole('button', { name: 'Add account' }).click();
+    await page.getByText(/^Added Northwind\./).waitFor(POLL);
+    await expect.poll(() => page.getByRole('row', { name: /Northwind/ }).count(), POLL).toBe(1);
+
+    await page.goto('/admin/twins');
+    await page.getByText('Create a twin').click();
+    await page.getByLabel('Twin name').fill('Console Twin');
+    await page.getByRole('button', { name: 'Create twin' }).click();
+    await page.getByText('Created Console Twin.').waitFor(POLL);
+    await expect.poll(() => page.getByRole('row', { name: /Console Twin/ }).count(), POLL).toBe(1);
+
+    await page.goto('/admin/people');
+    await page.getByRole('button', { name: 'Edit zoe@example.test' }).click();
+    await page.getByLabel('Credits').fill('-5');
+    await page.getByRole('button', { name: 'Save person' }).click();
+    await expect.poll(() => page.locator('.field-error').first().innerText(), POLL).not.toBe('');
+    await page.getByLabel('Credits').fill('42');
+    await page.getByLabel('Given name').fill('Zoey');
+    await page.getByRole('button', { name: 'Save person' }).click();
+    await page.getByText(/^Saved\./).waitFor(POLL);
+    const zoe = await call<{ data: Array<{ fname: string; credits: number }> }>('/api/admin/users?search=zoe@', rootToken);
+    expect(zoe.data[0]).toMatchObject({ fname: 'Zoey', credits: 42 });
+    await checkScreen(page, 'console-people-edit');
+    await page.context().close();
+  }, JOURNEY_MS);
+});
+
 describe('every console screen', () => {
   it('has no serious axe violation in light and dark mode (super admin)', async () => {
     const page = await signedIn(ROOT.email, ROOT.password);

@@ -7,7 +7,8 @@ import { api, unwrap } from '../api/client';
 import type { Account, AdminAssistant, AdminFeedback, AdminHistory, AdminModel, AdminSession, AdminUpload, Entitlement, LedgerEntry, SsoProvider } from '../api/types';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useProfile } from '../session';
-import { bulkDelete } from './admin-api';
+import { adminSend, bulkDelete } from './admin-api';
+import { SimpleForm } from './SimpleForm';
 import { actionsFor, FAMILIES, type FamilyKey } from './families';
 import { AdminList, formatDate, type BulkAction } from './ui';
 
@@ -107,6 +108,22 @@ export default function Lists({ family }: { family: FamilyKey }) {
         );
       case 'models':
         return (
+          <>
+          <SimpleForm
+            title="Add an AI model"
+            submitLabel="Add model"
+            invalidate="admin-models"
+            send={(body) => adminSend('POST', '/api/admin/ai-model', body)}
+            done={(body) => `Added ${body.name}.`}
+            fields={[
+              { name: 'name', label: 'Name people pick' },
+              { name: 'model', label: "Provider's model id" },
+              { name: 'provider', label: 'Provider', type: 'select', options: ['openai', 'openai-compatible'] },
+              { name: 'baseUrl', label: 'Endpoint URL (empty: the deployment’s)', type: 'url' },
+              { name: 'apiKey', label: 'API key', type: 'password', hint: 'Stored encrypted; never shown again.' },
+              { name: 'maxTokens', label: 'Max tokens', type: 'number' },
+            ]}
+          />
           <AdminList<AdminModel>
             title={title}
             path="/api/admin/ai-models"
@@ -120,9 +137,24 @@ export default function Lists({ family }: { family: FamilyKey }) {
               { header: 'Status', cell: (row) => row.status },
             ]}
           />
+          </>
         );
       case 'sso':
         return (
+          <>
+          <SimpleForm
+            title="Add an SSO provider"
+            submitLabel="Add provider"
+            invalidate="admin-sso"
+            send={(body) => adminSend('POST', '/api/admin/sso-provider', body)}
+            done={(body) => `Added ${body.name}.`}
+            fields={[
+              { name: 'name', label: 'Name on the sign-in page' },
+              { name: 'issuer', label: 'Issuer URL', type: 'url' },
+              { name: 'clientId', label: 'Client id' },
+              { name: 'clientSecret', label: 'Client secret', type: 'password', hint: 'Stored encrypted; never shown again.' },
+            ]}
+          />
           <AdminList<SsoProvider>
             title={title}
             path="/api/admin/sso-providers"
@@ -136,6 +168,7 @@ export default function Lists({ family }: { family: FamilyKey }) {
               { header: 'Client secret', cell: (row) => (row.hasClientSecret ? 'Set (hidden)' : 'None') },
             ]}
           />
+          </>
         );
       case 'entitlements':
         return (
@@ -155,6 +188,18 @@ export default function Lists({ family }: { family: FamilyKey }) {
         );
       case 'accounts':
         return (
+          <>
+          <SimpleForm
+            title="Add an account"
+            submitLabel="Add account"
+            invalidate="admin-accounts"
+            send={(body) => adminSend('POST', '/api/admin/account', body)}
+            done={(body) => `Added ${body.name}. A twin joins it from its settings (Account id).`}
+            fields={[
+              { name: 'name', label: 'Account name' },
+              { name: 'contactEmail', label: 'Contact email', type: 'email' },
+            ]}
+          />
           <AdminList<Account>
             title={title}
             path="/api/admin/accounts"
@@ -164,9 +209,11 @@ export default function Lists({ family }: { family: FamilyKey }) {
             columns={[
               { header: 'Name', cell: (row) => row.name },
               { header: 'Contact', cell: (row) => row.contactEmail },
+              { header: 'Id', cell: (row) => row._id },
               { header: 'Twins', cell: (row) => row.institutions.map((twin) => twin.name).join(', ') || 'none' },
             ]}
           />
+          </>
         );
       case 'credits':
         return profile.institution ? (

@@ -20,11 +20,13 @@ export default function People() {
   const actions: BulkAction[] = [];
   if (can.edit) actions.push({ label: 'Activate', run: bulk('activate') }, { label: 'Deactivate', run: bulk('deactivate') });
   if (can.remove) actions.push({ label: 'Delete', run: bulk('delete'), danger: true });
+  const [editing, setEditing] = useState<AdminUser | null>(null);
   return (
     <>
       <h1>People</h1>
       {can.create && <AddPerson />}
       {can.create && <ImportPeople />}
+      {editing && <EditPerson key={editing._id} user={editing} makeSuper={can.makeSuper} onClose={() => setEditing(null)} />}
       <AdminList<AdminUser>
         title="People"
         path="/api/admin/users"
@@ -39,9 +41,96 @@ export default function People() {
           { header: 'Credits', cell: (row) => row.credits },
           { header: 'Created', cell: (row) => formatDate(row.created) },
         ]}
-        rowActions={can.edit ? (row) => <ResetFactor user={row} /> : undefined}
+        rowActions={
+          can.edit
+            ? (row) => (
+                <>
+                  <button type="button" className="button-link" onClick={() => setEditing(row)}>
+                    Edit<span className="visually-hidden"> {row.email}</span>
+                  </button>{' '}
+                  <ResetFactor user={row} />
+                </>
+              )
+            : undefined
+        }
       />
     </>
+  );
+}
+
+/** The spec's edit table for one person: names, email, status, credits, account type; each error at its field. */
+function EditPerson({ user, makeSuper, onClose }: { user: AdminUser; makeSuper: boolean; onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const [form, setForm] = useState({ email: user.email, fname: user.fname, lname: user.lname, status: user.status === 'trialing' ? 'trialing' : user.status === 'inactive' ? 'inactive' : 'active', credits: String(user.credits), accountType: user.accountType });
+  const [error, setError] = useState<unknown>(null);
+  const [saved, setSaved] = useState<string | null>(null);
+  const errors = fieldErrors(error);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    setSaved(null);
+    try {
+      const body = {
+        email: form.email,
+        fname: form.fname,
+        lname: form.lname,
+        status: form.status as 'active' | 'inactive' | 'trialing',
+        credits: Number(form.credits),
+        accountType: form.accountType as 'user' | 'admin' | 'super',
+      };
+      const answer = await unwrap(api.PUT('/api/admin/user/{userId}', { params: { path: { userId: user._id } }, body }));
+      const ignored = answer.ignoredFields ?? [];
+      setSaved(`Saved.${ignored.length ? ` Not applied: ${ignored.join(', ')}.` : ''}`);
+      await queryClient.invalidateQueries({ queryKey: ['admin-users'] });
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+  const set = (key: keyof typeof form) => (event: { target: { value: string } }) => setForm({ ...form, [key]: event.target.value });
+  return (
+    <section className="card" aria-labelledby="edit-person">
+      <h2 id="edit-person">Edit {user.email}</h2>
+      <form onSubmit={submit} className="stack-form" noValidate>
+        <Field label="Email address" error={errors.email}>
+          {(props) => <input type="email" {...props} value={form.email} onChange={set('email')} />}
+        </Field>
+        <Field label="Given name" error={errors.fname}>
+          {(props) => <input {...props} value={form.fname} onChange={set('fname')} />}
+        </Field>
+        <Field label="Family name" error={errors.lname}>
+          {(props) => <input {...props} value={form.lname} onChange={set('lname')} />}
+        </Field>
+        <Field label="Status" error={errors.status}>
+          {(props) => (
+            <select {...props} value={form.status} onChange={set('status')}>
+              <option value="active">active</option>
+              <option value="inactive">inactive</option>
+              <option value="trialing">trialing</option>
+            </select>
+          )}
+        </Field>
+        <Field label="Credits" error={errors.credits}>
+          {(props) => <input type="number" step="any" min={0} {...props} value={form.credits} onChange={set('credits')} />}
+        </Field>
+        <Field label="Account type" error={errors.accountType}>
+          {(props) => (
+            <select {...props} value={form.accountType} onChange={set('accountType')} disabled={user.accountType === 'super' && !makeSuper}>
+              <option value="user">user</option>
+              <option value="admin">admin</option>
+              {(makeSuper || user.accountType === 'super') && <option value="super">super</option>}
+            </select>
+          )}
+        </Field>
+        <div className="button-row">
+          <button type="submit">Save person</button>
+          <button type="button" className="button-secondary" onClick={onClose}>
+            Close
+          </button>
+        </div>
+        {saved && <p role="status">{saved}</p>}
+        {Object.keys(errors).length === 0 && <ErrorNotice error={error} />}
+      </form>
+    </section>
   );
 }
 

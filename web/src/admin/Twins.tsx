@@ -7,7 +7,8 @@ import { api, unwrap } from '../api/client';
 import type { AdminTwin } from '../api/types';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useProfile } from '../session';
-import { fieldErrors } from './admin-api';
+import { adminSend, fieldErrors } from './admin-api';
+import { SimpleForm } from './SimpleForm';
 import { actionsFor } from './families';
 import { AdminList, Field, type BulkAction } from './ui';
 
@@ -57,6 +58,20 @@ export default function Twins() {
   return (
     <>
       <h1>Twins</h1>
+      {can.create && (
+        <SimpleForm
+          title="Create a twin"
+          submitLabel="Create twin"
+          invalidate="admin-twins"
+          send={(body) => adminSend('POST', '/api/admin/institution', body)}
+          done={(body) => `Created ${body.name}.`}
+          fields={[
+            { name: 'name', label: 'Twin name' },
+            { name: 'ainame', label: 'AI name' },
+            { name: 'contactEmail', label: 'Contact email', type: 'email' },
+          ]}
+        />
+      )}
       {editing && <TwinSettings id={editing} editable={can.edit} setsAccount={can.setAccount} />}
       <AdminList<AdminTwin>
         title="Twins"
