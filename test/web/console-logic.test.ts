@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../web/src/api/api-error.js';
 import { previewCsv } from '../../web/src/admin/csv-preview.js';
-import { actionsFor, FAMILIES, familiesFor } from '../../web/src/admin/families.js';
+import { actionsFor, FAMILIES, familiesFor, PERMISSION_COUNT } from '../../web/src/admin/families.js';
 import { fieldErrors } from '../../web/src/admin/field-errors.js';
 import { PERMISSIONS, permissionsFor } from '../../src/platform/http/permissions.js';
 
@@ -18,7 +18,10 @@ describe('the families a profile is offered', () => {
 
   it('follows single grants, and names only permissions the service knows', () => {
     expect(labels({ accountType: 'user', permissions: ['questions.list', 'charts.view'] })).toEqual(['Charts', 'Questions']);
-    for (const family of FAMILIES) if (family.needs !== 'super') expect(PERMISSIONS).toContain(family.needs);
+    for (const family of FAMILIES) if (!['super', 'twin-admin'].includes(family.needs)) expect(PERMISSIONS).toContain(family.needs);
+    // The subscription is for the twin's administrators, who hold every permission there.
+    expect(PERMISSION_COUNT).toBe(PERMISSIONS.length);
+    expect(labels({ accountType: 'user', permissions: PERMISSIONS.slice(1) })).not.toContain('Subscription');
   });
 
   it('offers only the actions the service would allow', () => {

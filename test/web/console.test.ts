@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
 import { FAMILIES } from '../../web/src/admin/families.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
+import { DEVICE_CLIENT_ID, startDeviceProvider, type TestDeviceProvider } from '../support/device-provider.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { freePort, startProcess, stopProcess, type ServiceProcess } from '../support/processes.js';
@@ -26,6 +27,7 @@ const POLL = { timeout: 15_000 };
 
 let model: FakeModelServer;
 let mcp: TestMcpServer;
+let deviceProvider: TestDeviceProvider;
 let service: ServiceProcess;
 let database: TestDatabase | undefined;
 let dataDir: string;
@@ -67,6 +69,7 @@ beforeAll(async () => {
   model = await startFakeModelServer();
   model.setDefault({ chunks: ['An answer.'] });
   mcp = await startMcpServer({ transport: 'streamable-http', credential: 'calendar-secret' });
+  deviceProvider = await startDeviceProvider();
   const port = await freePort();
   const env: Record<string, string> = {
     PORT: String(port),
@@ -77,6 +80,9 @@ beforeAll(async () => {
     OPENAI_API_KEY: 'sk-test',
     STARTING_CREDITS: '1000',
     CONNECTOR_ALLOWED_HOSTS: '127.0.0.1',
+    SUBSCRIPTION_ISSUER: deviceProvider.issuer,
+    SUBSCRIPTION_CLIENT_ID: DEVICE_CLIENT_ID,
+    SUBSCRIPTION_API_BASE: model.url,
   };
   if (process.env.TEST_DATABASE_URL) {
     database = await openTestDatabase();
@@ -94,6 +100,7 @@ afterAll(async () => {
   await database?.close();
   await model?.close();
   await mcp?.close();
+  await deviceProvider?.close();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -287,6 +294,26 @@ describe("a super admin's forms", () => {
     const zoe = await call<{ data: Array<{ fname: string; credits: number }> }>('/api/admin/users?search=zoe@', rootToken);
     expect(zoe.data[0]).toMatchObject({ fname: 'Zoey', credits: 42 });
     await checkScreen(page, 'console-people-edit');
+    await page.context().close();
+  }, JOURNEY_MS);
+});
+
+describe('the subscription connection', () => {
+  it('shows the device code with its countdown, connects once approved at the provider, and disconnects', async () => {
+    const page = await signedIn(ROOT.email, ROOT.password);
+    await page.goto('/admin/subscription');
+    const card = page.getByRole('region', { name: 'Subscription connection' });
+    await card.getByText('No subscription is connected.').waitFor(POLL);
+    await card.getByRole('button', { name: 'Connect a subscription' }).click();
+    const code = card.getByLabel('Code to enter');
+    await expect.poll(() => code.innerText(), POLL).toMatch(/\S{4,}/);
+    await expect.poll(() => card.innerText(), POLL).toMatch(/The code works for \d+:\d\d more\./);
+    await checkScreen(page, 'console-subscription-code');
+    const link = await card.getByRole('link').getAttribute('href');
+    await deviceProvider.approve(link!, 'subscriber-1');
+    await card.getByText(/A subscription is connected/).waitFor({ timeout: 30_000 });
+    await card.getByRole('button', { name: 'Disconnect' }).click();
+    await card.getByText('No subscription is connected.').waitFor(POLL);
     await page.context().close();
   }, JOURNEY_MS);
 });

@@ -13,6 +13,7 @@ const Questions = lazy(() => import('./Questions'));
 const McpServers = lazy(() => import('./McpServers'));
 const Tools = lazy(() => import('./Tools'));
 const Lists = lazy(() => import('./Lists'));
+const Subscription = lazy(() => import('./Subscription'));
 
 const SCREENS: Partial<Record<FamilyKey, React.ReactNode>> = {
   dashboard: <Dashboard />,
@@ -21,6 +22,7 @@ const SCREENS: Partial<Record<FamilyKey, React.ReactNode>> = {
   questions: <Questions />,
   mcp: <McpServers />,
   tools: <Tools />,
+  subscription: <Subscription />,
 };
 
 export default function AdminConsole() {

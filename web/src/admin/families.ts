@@ -24,14 +24,15 @@ export type FamilyKey =
   | 'sso'
   | 'entitlements'
   | 'questions'
-  | 'credits';
+  | 'credits'
+  | 'subscription';
 
 export interface Family {
   key: FamilyKey;
   /** The navigation's name (the contract's words). */
   label: string;
   path: string;
-  /** The permission the family's list needs; 'super' for super admins only. */
+  /** The permission the family's list needs; 'super' for super admins only; 'twin-admin' for the current twin's administrators. */
   needs: string;
 }
 
@@ -51,14 +52,20 @@ export const FAMILIES: readonly Family[] = [
   { key: 'sso', label: 'SSO providers', path: 'sso-providers', needs: 'sso.edit' },
   { key: 'entitlements', label: 'Entitlements', path: 'entitlements', needs: 'institutions.list' },
   { key: 'credits', label: 'Credits', path: 'credits', needs: 'credits.edit' },
+  { key: 'subscription', label: 'Subscription', path: 'subscription', needs: 'twin-admin' },
   { key: 'accounts', label: 'Accounts', path: 'accounts', needs: 'super' },
 ];
+
+/** How many permissions the service names (src/platform/http/permissions.ts): an administrator holds them all. */
+export const PERMISSION_COUNT = 27;
 
 export const isSuper = (rights: ProfileRights) => rights.accountType === 'super';
 
 /** Holds the permission (a super admin holds every one everywhere). */
 export function holds(rights: ProfileRights, permission: string): boolean {
   if (permission === 'super') return isSuper(rights);
+  // The subscription belongs to the current twin's administrators (their role gives every permission there).
+  if (permission === 'twin-admin') return isSuper(rights) || PERMISSION_COUNT <= rights.permissions.length;
   return isSuper(rights) || rights.permissions.includes(permission);
 }
 
