@@ -26,7 +26,9 @@ import type { AuthLimits } from './modules/auth/throttle.js';
 import { createAuthService } from './modules/auth/auth.service.js';
 import { createSessionCache } from './modules/auth/session-cache.js';
 import { createTokenSigner } from './modules/auth/tokens.js';
+import { registerAccounts } from './modules/accounts/accounts.module.js';
 import { registerAssistants } from './modules/assistants/assistants.module.js';
+import { registerCharts } from './modules/charts/charts.module.js';
 import { createApprovalGate } from './modules/approvals/approval-gate.js';
 import { registerApprovals } from './modules/approvals/approvals.module.js';
 import { registerCustomModels } from './modules/custom-models/custom-models.module.js';
@@ -46,6 +48,7 @@ import { registerEntitlements } from './modules/entitlements/entitlements.module
 import { registerTwins } from './modules/twins/twins.module.js';
 import { registerMemberships } from './modules/memberships/memberships.module.js';
 import { registerMemory } from './modules/memory/memory.module.js';
+import { registerQuestions } from './modules/questions/questions.module.js';
 import { registerPersonalData } from './modules/personal-data/personal-data.module.js';
 import { registerSettings } from './modules/settings/settings.module.js';
 import { registerSubscription } from './modules/subscription/subscription.module.js';
@@ -148,6 +151,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerSettings(app, { db });
   registerMemory(app, { db });
   registerEntitlements(app, { db });
+  registerAccounts(app, { db });
+  registerQuestions(app, { db });
+  registerCharts(app, { db, now: deps.now });
   registerApprovals(app, { gate: approvals });
   const subscription = registerSubscription(app, { db, secrets: deps.secrets, config: config.subscription });
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log, changes });

@@ -62,6 +62,7 @@ describe('bulk routes for someone without the permission in any twin', () => {
     ['/api/admin/feedback/bulk-delete', { ids }],
     ['/api/admin/sessions/bulk-delete', { ids }],
     ['/api/admin/sso-providers/bulk-delete', { ids }],
+    ['/api/admin/questions/bulk-delete', { ids }],
   ];
 
   it('answers 403 to a plain user on every bulk route', async () => {

@@ -1,20 +1,17 @@
-// The client's routes. Signed-out pages, the forced password change, and the signed-in area (chat,
-// files, memory, settings; /admin is reserved for the console of a later release), and /launch, where a
-// launch token becomes a session restricted to its twin; /signin/oauth collects a provider's sign-in.
+// The client's routes. Signed-out pages, the forced password change, the signed-in areas: the people's
+// (chat, files, memory, settings: chat-area.tsx) and the administration console (/admin:
+// admin/AdminConsole.tsx), each its own bundle loaded when first opened, so neither loads the other's
+// code; and /launch, where a launch token becomes a session restricted to its twin; /signin/oauth
+// collects a provider's sign-in.
 import { lazy, Suspense, useEffect } from 'react';
 import { Navigate, Outlet, Route, Routes, useLocation } from 'react-router';
-import { LiveProvider } from './chat/live';
-import { AppShell } from './layout/AppShell';
-import { ChatPage } from './pages/ChatPage';
 import { LaunchPage } from './pages/LaunchPage';
 import { ForcedPasswordChangePage, ForgotPasswordPage, ResetPasswordPage } from './pages/PasswordPages';
 import { SignInPage } from './pages/SignIn';
 import { useSession } from './session';
 
-const FilesPage = lazy(() => import('./pages/FilesPage'));
-const MemoryPage = lazy(() => import('./pages/MemoryPage'));
-const SettingsPage = lazy(() => import('./pages/SettingsPage'));
-const AdminPage = lazy(() => import('./pages/AdminPage'));
+const ChatArea = lazy(() => import('./chat-area'));
+const AdminConsole = lazy(() => import('./admin/AdminConsole'));
 
 function useTheme(dark: boolean | undefined) {
   useEffect(() => {
@@ -32,13 +29,9 @@ function SignedIn() {
   if (!token || !profile) return <Navigate to="/signin" replace state={{ from: location.pathname }} />;
   if (profile.mustChangePassword) return <Navigate to="/change-password" replace />;
   return (
-    <LiveProvider>
-      <AppShell>
-        <Suspense fallback={<p className="loading" role="status">Loading…</p>}>
-          <Outlet />
-        </Suspense>
-      </AppShell>
-    </LiveProvider>
+    <Suspense fallback={<p className="loading" role="status">Loading…</p>}>
+      <Outlet />
+    </Suspense>
   );
 }
 
@@ -59,14 +52,9 @@ export function AppRoutes() {
       <Route path="/launch" element={<LaunchPage />} />
       <Route path="/change-password" element={token ? <ForcedPasswordChangePage /> : <Navigate to="/signin" replace />} />
       <Route element={<SignedIn />}>
-        <Route index element={<ChatPage />} />
-        <Route path="c/:conversationId" element={<ChatPage />} />
-        <Route path="files" element={<FilesPage />} />
-        <Route path="memory" element={<MemoryPage />} />
-        <Route path="settings" element={<SettingsPage />} />
-        <Route path="admin/*" element={<AdminPage />} />
+        <Route path="admin/*" element={<AdminConsole />} />
+        <Route path="*" element={<ChatArea />} />
       </Route>
-      <Route path="*" element={<Navigate to="/" replace />} />
     </Routes>
   );
 }

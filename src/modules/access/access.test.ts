@@ -164,6 +164,20 @@ describe('working in a twin', () => {
     expect(await outcome(superAdmin, 'entitlement.edit', {})).toBe('ok');
     expect(await outcome(admin, 'entitlement.edit', {})).toBe('403 SUPER_ONLY');
   });
+
+  it('account.manage: super admins only', async () => {
+    expect(await outcome(superAdmin, 'account.manage', {})).toBe('ok');
+    expect(await outcome(admin, 'account.manage', {})).toBe('403 SUPER_ONLY');
+  });
+
+  it("question.read / question.edit: questions.list to see (else 404), questions.edit to change (else 403); another twin's 404", async () => {
+    const question = { twinId: twinA.id };
+    expect(await outcome(admin, 'question.edit', { question })).toBe('ok');
+    expect(await outcome(lister, 'question.read', { question })).toBe('404 QUESTION_NOT_FOUND');
+    expect(await outcome(outsider, 'question.read', { question })).toBe('404 QUESTION_NOT_FOUND');
+    expect(await outcome(superAdmin, 'question.edit', { question })).toBe('ok');
+    expect(await outcome(admin, 'question.read', { question: undefined })).toBe('404 QUESTION_NOT_FOUND');
+  });
 });
 
 describe('people', () => {

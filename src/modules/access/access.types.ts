@@ -136,6 +136,13 @@ export interface Actions {
   'subscription.manage': [{ twin: { id: string } | undefined }, void];
   /** Creating, changing and deleting entitlements: super admins only. */
   'entitlement.edit': [Record<string, never>, void];
+  /** Accounts (groups of twins): super admins only, outside a launch session. */
+  'account.manage': [Record<string, never>, void];
+  /** A suggested question: questions.list in its twin to see it (else 404), questions.edit to change it (else 403). */
+  'question.read': [{ question: { twinId: string } | undefined }, void];
+  'question.edit': [{ question: { twinId: string } | undefined }, void];
+  /** A question added to a twin named in the body: unknown or another twin 404, a member without questions.edit 403. */
+  'question.create': [{ twinId: string }, void];
   /** Credits ledger of a twin: credits.edit there, else 404. */
   'credits.read': [{ twinId: string }, void];
   /** Managing a twin's shared memory: super admins (outside a launch session) and holders of institutions.edit. */

@@ -100,6 +100,7 @@ async function adminCreate(access: AccessQuestions, twinId: string | null, permi
 }
 
 const modelNotFound = () => new NotFoundError('AI model not found', 'MODEL_NOT_FOUND');
+const questionNotFound = () => new NotFoundError('Question not found', 'QUESTION_NOT_FOUND');
 const serverNotFound = () => new NotFoundError('MCP server not found', 'MCP_SERVER_NOT_FOUND');
 
 const RULES: Rules = {
@@ -306,6 +307,21 @@ const RULES: Rules = {
   async 'entitlement.edit'({ actor }) {
     if (!isSuper(actor)) throw new ForbiddenError('Only a super admin can change entitlements', 'SUPER_ONLY');
   },
+
+  async 'account.manage'({ actor }) {
+    if (!isSuper(actor) || actor.launchScope) throw new ForbiddenError('Only a super admin can manage accounts', 'SUPER_ONLY');
+  },
+
+  async 'question.read'(access, { question }) {
+    if (!question || !(await access.holds(question.twinId, 'questions.list'))) throw questionNotFound();
+  },
+
+  async 'question.edit'(access, { question }) {
+    if (!question || !(await access.holds(question.twinId, 'questions.list'))) throw questionNotFound();
+    if (!(await access.holds(question.twinId, 'questions.edit'))) throw notAuthorized();
+  },
+
+  'question.create': (access, { twinId }) => namedTwin(access, twinId, 'questions.edit'),
 
   async 'credits.award'(access) {
     if (!isSuper(access.actor)) throw new ForbiddenError('Only a super admin can award free credits', 'SUPER_ONLY');

@@ -21,6 +21,7 @@ export const LAUNCH_SCOPE_ALLOW_LIST: readonly string[] = [
   'POST /api/ai/personal-stream/qanda-stream',
   'POST /api/ai/approval/:approvalId',
   'GET /api/user/approvals',
+  'GET /api/user/questions',
   // Assistants the person may pick, and their own.
   'GET /api/user/assistants',
   'POST /api/user/assistant',

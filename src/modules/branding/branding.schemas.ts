@@ -12,6 +12,9 @@ export const brandingSchema = z
     ainame: z.string(),
     status: z.enum(['active', 'inactive']),
     idpEnabled: z.boolean().describe('true only when the deployment has the identity provider configured'),
+    questions: z
+      .array(z.object({ text: z.string(), assistantId: z.string().nullable() }))
+      .describe("the twin's suggested questions in order (administered at /api/admin/questions)"),
   })
   .describe('Branding of a Digital Twin');
 

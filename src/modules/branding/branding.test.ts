@@ -35,6 +35,7 @@ describe('POST /api/agent/branding', () => {
       ainame: 'Ada',
       status: 'active',
       idpEnabled: false,
+      questions: [],
     });
   });
 

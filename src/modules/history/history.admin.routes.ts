@@ -2,7 +2,6 @@
 // (list, bulk delete, read, triage, delete one). Every list and action is confined to the twins where the caller holds the
 // permission it names; rows elsewhere are neither shown nor actionable.
 import { z } from 'zod';
-import { subagentChartAnswer, subagentChartBody } from './subagent-chart.js';
 import { actorOf } from '../../platform/http/auth-guard.js';
 import { changedSchema, failures, idParams, idsBody, messageSchema, twinFilter, type App } from '../../platform/http/schemas.js';
 import type { HistoryAdminService } from './history.admin.service.js';
@@ -137,23 +136,5 @@ export function historyAdminRoutes(app: App, service: HistoryAdminService): void
       await service.removeFeedback(actorOf(request), request.params.id);
       return { success: true as const, message: 'Feedback deleted' };
     },
-  );
-
-  app.post(
-    '/api/admin/histories/charts/subagent-efficiency',
-    {
-      schema: {
-        tags: ['admin', 'history'],
-        summary: 'Subagent efficiency over the last 31 days',
-        description:
-          'Per delegated subagent (an assistant another one handed tasks to through the delegate tool), over the last 31 days of the twins where the caller holds histories.list ' +
-          '(every twin for a super admin), or of one of them (institution): runs, steps (its tool calls plus its answer), failedSteps (calls declined, expired, cancelled or failed, ' +
-          'and the answer when its model failed), successRate, medianDurationMs, tokens, credits and a daily series; `series` sums every subagent per day. ' +
-          `A twin outside the scope gives no rows. ${NO_GRANT}`,
-        body: subagentChartBody,
-        response: { 200: subagentChartAnswer, ...failures(400, 401, 403) },
-      },
-    },
-    async (request) => service.subagentEfficiency(actorOf(request), request.body),
   );
 }

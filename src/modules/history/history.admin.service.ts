@@ -13,7 +13,6 @@ import { deleteHistory, findHistory, listAdminHistory, toTwinScope } from './his
 import type { AdminFeedbackWire, AdminHistoryWire, RetrievalEntryWire } from './history.schemas.js';
 import type { Page } from './history.service.js';
 import type { FeedbackRating, FeedbackStatus } from './history.tables.js';
-import { subagentEfficiency, type SubagentChart } from './subagent-chart.js';
 
 export interface AdminHistoryQuery {
   page: number;
@@ -47,8 +46,6 @@ export interface HistoryAdminService {
   getFeedback(actor: Actor, id: string): Promise<AdminFeedbackWire>;
   reviewFeedback(actor: Actor, id: string, review: FeedbackReview): Promise<AdminFeedbackWire>;
   removeFeedback(actor: Actor, id: string): Promise<void>;
-  /** The subagent efficiency chart of the caller's scope (subagent-chart.ts). */
-  subagentEfficiency(actor: Actor, body: { institution?: string }): Promise<SubagentChart>;
 }
 
 export function createHistoryAdminService(db: Database): HistoryAdminService {
@@ -105,7 +102,6 @@ export function createHistoryAdminService(db: Database): HistoryAdminService {
       return presentAdminFeedback(row);
     },
 
-    subagentEfficiency: (actor, body) => subagentEfficiency(db, actor, body),
 
     async removeFeedback(actor, id) {
       const row = await feedbackInScope(actor, id, 'feedback.delete');

@@ -3,6 +3,7 @@ import { and, desc, eq, ilike, inArray, isNull, ne, or, sql } from 'drizzle-orm'
 import type { Executor } from '../../platform/db/client.js';
 import { setsSomething } from '../../platform/db/updates.js';
 import { preparedOn } from '../../platform/db/prepared.js';
+import { accounts } from './accounts.tables.js';
 import { twins, memberships, type TwinRow, type MembershipRow } from './twins.tables.js';
 
 export type NewTwin = typeof twins.$inferInsert;
@@ -104,4 +105,10 @@ export async function softDeleteTwins(db: Executor, ids: string[]): Promise<stri
     .where(and(inArray(twins.id, ids), isNull(twins.deletedAt)))
     .returning({ id: twins.id });
   return rows.map((row) => row.id);
+}
+
+/** Whether an account (accounts.tables.ts) exists: a twin may join only a real one. */
+export async function accountExists(db: Executor, id: string): Promise<boolean> {
+  const [row] = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, id)).limit(1);
+  return Boolean(row);
 }

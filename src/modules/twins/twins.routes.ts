@@ -54,7 +54,7 @@ export function twinRoutes(app: App, twins: TwinsService): void {
         summary: 'One Digital Twin with its settings',
         description: SCOPE + 'Needs institutions.list.',
         params: idParams,
-        response: { 200: twinResult, ...failures(400, 401, 404) },
+        response: { 200: twinResult, ...failures(400, 401, 403, 404) },
       },
     },
     async (request) => ({ success: true as const, data: await twins.get(actorOf(request), request.params.id) }),
@@ -75,7 +75,7 @@ export function twinRoutes(app: App, twins: TwinsService): void {
           'embedding (publicAuthorizedUrls, embedGuidanceEnabled, liveTranscriptEnabled) and branding (about, picture, ' +
           'picture_bg, picture_animated, picture_dark_bg, ainame). Credits change only through the award route; publicId, ' +
           'creditsUsed and stored provider tokens are read-only. accountId is for super admins (listed in ignoredFields ' +
-          'otherwise). Unknown keys are dropped.',
+          'otherwise): the twin joins that account (an unknown one: 404 ACCOUNT_NOT_FOUND), null leaves it. Unknown keys are dropped.',
         params: idParams,
         body: editTwinBody,
         response: { 200: twinResult, ...failures(400, 401, 404) },

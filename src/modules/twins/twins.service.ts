@@ -3,9 +3,10 @@
 // Also the rule every feature applies: an inactive twin cannot be used.
 import type { Database } from '../../platform/db/client.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
-import { ForbiddenError } from '../../platform/http/errors.js';
+import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import { checkAccess, requireAccess } from '../access/access.js';
 import {
+  accountExists,
   findTwinById,
   insertTwin,
   listTwins,
@@ -57,6 +58,11 @@ function toColumns(input: EditTwinInput, current: Pick<TwinRow, 'longTermMemoryE
 }
 
 export function createTwinsService(db: Database) {
+  /** A twin joins only an account that exists (null leaves its account). */
+  async function checkAccount(input: EditTwinInput): Promise<void> {
+    if (input.accountId && !(await accountExists(db, input.accountId))) throw new NotFoundError('Account not found', 'ACCOUNT_NOT_FOUND');
+  }
+
   /** The twin when the caller holds `permission` there; 404 otherwise (never leaks another twin). */
   async function load(actor: Actor, id: string, permission: 'institutions.list' | 'institutions.edit'): Promise<TwinRow> {
     const row = await findTwinById(db, id);
@@ -67,6 +73,7 @@ export function createTwinsService(db: Database) {
   return {
     async create(actor: Actor, input: EditTwinInput & { name: string }) {
       await requireAccess(db, actor, 'twin.create', {});
+      await checkAccount(input);
       const row = await insertTwin(db, { ...toColumns(input, null), name: input.name });
       return presentAdminTwin(row);
     },
@@ -97,6 +104,7 @@ export function createTwinsService(db: Database) {
           }
         }
       }
+      await checkAccount(applied);
       const values = toColumns(applied, current);
       const row = Object.keys(values).length > 0 ? await updateTwin(db, id, values) : current;
       return { data: presentAdminTwin(row ?? current), ignoredFields };

@@ -22,6 +22,7 @@ export const PERMISSIONS = [
   'tools.edit',
   'mcp.edit',
   'questions.list',
+  'questions.edit',
   'feedback.list',
   'feedback.delete',
   'entitlements.edit',

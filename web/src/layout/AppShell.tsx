@@ -5,6 +5,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { NavLink, useNavigate, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { familiesFor } from '../admin/families';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useProfile, useSession } from '../session';
 
@@ -54,7 +55,8 @@ export function AppShell({ children }: { children: ReactNode }) {
   const session = useSession();
   const navigate = useNavigate();
   const compact = useCompactMode();
-  const isAdmin = profile.accountType !== 'user' || profile.permissions.length > 0;
+  // The console's own rule (admin/families.ts): the link shows when at least one family is allowed.
+  const isAdmin = familiesFor(profile).length > 0;
   const signOut = async () => {
     await session.signOut();
     navigate('/signin');

@@ -18,6 +18,24 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { useCompactMode } from '../layout/AppShell';
 import { useProfile } from '../session';
 
+/** The twin's suggested questions (its administrators set them): those for any assistant or the one chosen. */
+function SuggestedQuestions({ assistantId, onPick }: { assistantId: string; onPick: (question: string) => void }) {
+  const questions = useQuery({ queryKey: ['suggested-questions'], queryFn: () => unwrap(api.GET('/api/user/questions')) });
+  const shown = (questions.data?.data ?? []).filter((question) => !question.assistantId || question.assistantId === assistantId);
+  if (shown.length === 0) return null;
+  return (
+    <ul className="suggested-questions" aria-label="Suggested questions">
+      {shown.map((question) => (
+        <li key={question._id}>
+          <button type="button" className="button-secondary" onClick={() => onPick(question.text)}>
+            {question.text}
+          </button>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 interface Turn {
   key: number;
   question: string;
@@ -126,6 +144,7 @@ export function ChatPage() {
             <div className="welcome">
               <h2>What would you like to know?</h2>
               <p>Ask a question below. Answers can use your files and memories.</p>
+              <SuggestedQuestions assistantId={assistantId} onPick={send} />
             </div>
           )}
           {shownSaved.map((record) => (

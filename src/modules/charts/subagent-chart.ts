@@ -1,19 +1,12 @@
-// POST /api/admin/histories/charts/subagent-efficiency: how delegated subagents did over the last 31
-// days of the caller's scope (twins where they hold histories.list; a super admin every twin), read from
-// the subagent runs kept on history records. Per subagent: runs, steps, failed steps, success rate
+// The subagent-efficiency chart: how delegated subagents did within a chart's window (the last 31 days
+// unless asked), read from the subagent runs kept on history records. Per subagent: runs, steps, failed steps, success rate
 // (1 - failed steps / steps), the median run time, tokens and credits, and its daily series.
-import { and, gt, gte, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import type { Database } from '../../platform/db/client.js';
-import type { Actor } from '../../platform/http/actor.js';
-import { objectId } from '../../platform/http/schemas.js';
-import { history, type SubagentEntry } from './history.tables.js';
-import { requireAccess } from '../access/access.js';
-import { toTwinScope } from './history.repo.js';
+import type { Executor } from '../../platform/db/client.js';
+import type { SubagentEntry } from '../history/history.tables.js';
+import type { ChartWindow } from './chart-window.js';
+import { subagentRuns, type ChartTwins } from './charts.repo.js';
 
-export const CHART_DAYS = 31;
-
-export const subagentChartBody = z.object({ institution: objectId.optional().describe('one twin of the scope; omitted: all of it') });
 const day = z.object({ date: z.string().describe('YYYY-MM-DD (UTC)'), runs: z.number().int(), steps: z.number().int(), failedSteps: z.number().int() });
 export const subagentChartAnswer = z.object({
   success: z.literal(true),
@@ -38,17 +31,11 @@ export const subagentChartAnswer = z.object({
 export type SubagentChart = z.infer<typeof subagentChartAnswer>;
 type Day = z.infer<typeof day>;
 
-export async function subagentEfficiency(db: Database, actor: Actor, body: { institution?: string }, now = new Date()): Promise<SubagentChart> {
-  const scope = toTwinScope(await requireAccess(db, actor, 'history.admin', { permission: 'histories.list' }));
-  const to = now;
-  const from = new Date(now.getTime() - CHART_DAYS * 86_400_000);
-  const twins = body.institution ? ('all' in scope || scope.ids.includes(body.institution) ? [body.institution] : []) : 'all' in scope ? null : [...scope.ids];
-  const dates = daysBetween(from, to);
+/** Runs, steps and outcome per subagent over the window, for the twins given (null: every twin). */
+export async function subagentEfficiency(db: Executor, twins: ChartTwins, window: ChartWindow): Promise<SubagentChart> {
+  const { from, to, days: dates } = window;
   if (twins && twins.length === 0) return { success: true, from: from.toISOString(), to: to.toISOString(), data: [], series: dates.map(emptyDay) };
-  const rows = await db
-    .select({ createdAt: history.createdAt, subagents: history.subagents })
-    .from(history)
-    .where(and(twins ? inArray(history.twinId, twins) : sql`true`, gte(history.createdAt, from), gt(history.subagentCount, 0)));
+  const rows = await subagentRuns(db, twins, window);
   const bySubagent = new Map<string, { name: string; runs: SubagentEntry[]; daily: Map<string, Day> }>();
   const series = new Map(dates.map((date) => [date, emptyDay(date)]));
   for (const row of rows) {
@@ -95,12 +82,4 @@ function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
-
-function daysBetween(from: Date, to: Date): string[] {
-  const days: string[] = [];
-  for (let at = Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), from.getUTCDate()); at <= to.getTime(); at += 86_400_000) {
-    days.push(new Date(at).toISOString().slice(0, 10));
-  }
-  return days;
 }

@@ -1,0 +1,62 @@
+// The console's logic outside a browser: which families and actions a profile is offered (the same
+// rule as the service's permissions), the CSV import's preview, and field errors read from a failure.
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../web/src/api/api-error.js';
+import { previewCsv } from '../../web/src/admin/csv-preview.js';
+import { actionsFor, FAMILIES, familiesFor, PERMISSION_COUNT } from '../../web/src/admin/families.js';
+import { fieldErrors } from '../../web/src/admin/field-errors.js';
+import { PERMISSIONS, permissionsFor } from '../../src/platform/http/permissions.js';
+
+const labels = (rights: { accountType: string; permissions: readonly string[] }) => familiesFor(rights).map((family) => family.label);
+
+describe('the families a profile is offered', () => {
+  it('gives a super admin every family, a twin admin all but accounts, a plain user none', () => {
+    expect(labels({ accountType: 'super', permissions: permissionsFor('super', undefined, []) })).toEqual(FAMILIES.map((family) => family.label));
+    expect(labels({ accountType: 'user', permissions: permissionsFor('user', 'admin', []) })).toEqual(FAMILIES.filter((family) => family.key !== 'accounts').map((family) => family.label));
+    expect(labels({ accountType: 'user', permissions: permissionsFor('user', 'user', []) })).toEqual([]);
+  });
+
+  it('follows single grants, and names only permissions the service knows', () => {
+    expect(labels({ accountType: 'user', permissions: ['questions.list', 'charts.view'] })).toEqual(['Charts', 'Questions']);
+    for (const family of FAMILIES) if (!['super', 'twin-admin'].includes(family.needs)) expect(PERMISSIONS).toContain(family.needs);
+    // The subscription is for the twin's administrators, who hold every permission there.
+    expect(PERMISSION_COUNT).toBe(PERMISSIONS.length);
+    expect(labels({ accountType: 'user', permissions: PERMISSIONS.slice(1) })).not.toContain('Subscription');
+  });
+
+  it('offers only the actions the service would allow', () => {
+    const lister = actionsFor({ accountType: 'user', permissions: ['users.list', 'questions.list'] });
+    expect(lister.people).toEqual({ create: false, edit: false, remove: false, makeSuper: false });
+    expect(lister.questions.edit).toBe(false);
+    const twinAdmin = actionsFor({ accountType: 'admin', permissions: permissionsFor('admin', 'admin', []) });
+    expect(twinAdmin.twins).toEqual({ edit: true, create: false, remove: false, setAccount: false });
+    expect(twinAdmin.entitlements.edit).toBe(false);
+    expect(actionsFor({ accountType: 'super', permissions: [] }).entitlements.edit).toBe(true);
+  });
+});
+
+describe('the CSV import preview', () => {
+  it('says what each row will do, and why a row will fail', () => {
+    const preview = previewCsv('email,fname,lname,role,team\nada@example.test,Ada,L,,blue\n"bob@example.test",Bob,,admin,\nnot-an-email,X,,,\ncy@example.test,Cy,,owner,\n', 'user');
+    expect(preview.unknownColumns).toEqual(['team']);
+    expect(preview.rows).toEqual([
+      { line: 1, email: 'ada@example.test', name: 'Ada L', role: 'user' },
+      { line: 2, email: 'bob@example.test', name: 'Bob', role: 'admin' },
+      { line: 3, email: 'not-an-email', name: 'X', role: 'user', problem: 'not an email address' },
+      { line: 4, email: 'cy@example.test', name: 'Cy', role: 'owner', problem: 'role must be user or admin, not owner' },
+    ]);
+  });
+
+  it('refuses a file without an email column or without people', () => {
+    expect(previewCsv('name\nAda\n', 'user').problem).toBe('The header row has no email column.');
+    expect(previewCsv('email\n', 'user').problem).toBe('The file has a header row but no people.');
+  });
+});
+
+describe('field errors', () => {
+  it("maps the service's issues to the wire's field names", () => {
+    const error = new ApiError(400, { message: 'Invalid body.email', code: 'VALIDATION_FAILED', error: { field: 'body.email', issues: [{ field: 'body.email', message: 'Invalid email address' }, { field: 'body.caps.dailyTurns', message: 'Too small' }] } });
+    expect(fieldErrors(error)).toEqual({ email: 'Invalid email address', caps: 'Too small' });
+    expect(fieldErrors(new ApiError(403, { message: 'Not authorized' }))).toEqual({});
+  });
+});

@@ -1,0 +1,88 @@
+// The administration console at /admin: its own layout and its own bundle (no chat socket, none of the
+// chat's code). The navigation names the families the profile's permissions allow (families.ts); a
+// family's screen is loaded when opened.
+import { lazy, Suspense } from 'react';
+import { Navigate, NavLink, Route, Routes, useNavigate } from 'react-router';
+import { useProfile, useSession } from '../session';
+import { familiesFor, type FamilyKey } from './families';
+
+const Dashboard = lazy(() => import('./Dashboard'));
+const People = lazy(() => import('./People'));
+const Twins = lazy(() => import('./Twins'));
+const Questions = lazy(() => import('./Questions'));
+const McpServers = lazy(() => import('./McpServers'));
+const Tools = lazy(() => import('./Tools'));
+const Lists = lazy(() => import('./Lists'));
+const Subscription = lazy(() => import('./Subscription'));
+
+const SCREENS: Partial<Record<FamilyKey, React.ReactNode>> = {
+  dashboard: <Dashboard />,
+  people: <People />,
+  twins: <Twins />,
+  questions: <Questions />,
+  mcp: <McpServers />,
+  tools: <Tools />,
+  subscription: <Subscription />,
+};
+
+export default function AdminConsole() {
+  const profile = useProfile();
+  const session = useSession();
+  const navigate = useNavigate();
+  const families = familiesFor(profile);
+  const signOut = async () => {
+    await session.signOut();
+    navigate('/signin');
+  };
+  return (
+    <div className="console">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <div className="brand">
+          <span aria-hidden="true" className="brand-mark" />
+          <span className="twin-name">Administration · {profile.institution?.name ?? 'no twin'}</span>
+        </div>
+        <div className="topbar-actions">
+          <a href="/">Back to chat</a>
+          <span className="who">{profile.fname || profile.email}</span>
+          <button type="button" className="button-secondary" onClick={signOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <div className="console-body">
+        {families.length > 0 && (
+          <nav className="console-nav" aria-label="Administration">
+            <ul>
+              {families.map((family) => (
+                <li key={family.key}>
+                  <NavLink to={`/admin/${family.path}`}>{family.label}</NavLink>
+                </li>
+              ))}
+            </ul>
+          </nav>
+        )}
+        <main id="main" className="console-main">
+          {families.length === 0 ? (
+            <>
+              <h1>Administration</h1>
+              <p>Your account has no administration rights in this twin.</p>
+            </>
+          ) : (
+            <Suspense fallback={<p className="loading" role="status">Loading…</p>}>
+              <Routes>
+                <Route index element={<Navigate to={`/admin/${families[0].path}`} replace />} />
+                {families.map((family) => (
+                  <Route key={family.key} path={family.path} element={SCREENS[family.key] ?? <Lists family={family.key} />} />
+                ))}
+                <Route path="*" element={<Navigate to="/admin" replace />} />
+              </Routes>
+            </Suspense>
+          )}
+        </main>
+      </div>
+    </div>
+  );
+}

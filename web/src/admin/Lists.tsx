@@ -1,0 +1,284 @@
+// The families shown as a list with their bulk delete: assistants, histories (with each record's
+// retrieval segments, or the notice that its detail expired), sessions, feedback, uploads, AI models, SSO
+// providers, entitlements, accounts, and the credits ledger of the current twin. Delete is offered only
+// where the profile's permissions allow it (families.ts).
+import { useState } from 'react';
+import { api, unwrap } from '../api/client';
+import type { Account, AdminAssistant, AdminFeedback, AdminHistory, AdminModel, AdminSession, AdminUpload, Entitlement, LedgerEntry, SsoProvider } from '../api/types';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { useProfile } from '../session';
+import { adminSend, bulkDelete } from './admin-api';
+import { SimpleForm } from './SimpleForm';
+import { actionsFor, FAMILIES, type FamilyKey } from './families';
+import { AdminList, formatDate, type BulkAction } from './ui';
+
+const remove = (family: string): BulkAction[] => [{ label: 'Delete', run: (ids) => bulkDelete(family, ids), danger: true }];
+
+export default function Lists({ family }: { family: FamilyKey }) {
+  const profile = useProfile();
+  const can = actionsFor(profile);
+  const title = FAMILIES.find((entry) => entry.key === family)?.label ?? family;
+  const list = (() => {
+    switch (family) {
+      case 'assistants':
+        return (
+          <AdminList<AdminAssistant>
+            title={title}
+            path="/api/admin/assistants"
+            queryKey="admin-assistants"
+            rowLabel={(row) => row.name}
+            bulk={can.assistants.remove ? remove('assistants') : []}
+            columns={[
+              { header: 'Name', cell: (row) => row.name },
+              { header: 'Scope', cell: (row) => row.scope },
+              { header: 'Status', cell: (row) => row.status },
+              { header: 'Created', cell: (row) => formatDate(row.created) },
+            ]}
+          />
+        );
+      case 'histories':
+        return (
+          <AdminList<AdminHistory>
+            title={title}
+            path="/api/admin/histories"
+            queryKey="admin-histories"
+            searchable={false}
+            rowLabel={(row) => row.question}
+            bulk={can.histories.remove ? remove('histories') : []}
+            columns={[
+              { header: 'Question', cell: (row) => row.question },
+              { header: 'Person', cell: (row) => row.userEmail ?? '' },
+              { header: 'When', cell: (row) => formatDate(row.created) },
+              { header: 'Retrieval', cell: (row) => <Segments record={row} /> },
+            ]}
+          />
+        );
+      case 'sessions':
+        return (
+          <AdminList<AdminSession>
+            title={title}
+            path="/api/admin/sessions"
+            queryKey="admin-sessions"
+            searchable={false}
+            rowLabel={(row) => `session ${row._id}`}
+            bulk={can.sessions.remove ? [{ label: 'Revoke', run: (ids) => bulkDelete('sessions', ids), danger: true }] : []}
+            columns={[
+              { header: 'Person', cell: (row) => row.user.email },
+              { header: 'Kind', cell: (row) => row.kind },
+              { header: 'Address', cell: (row) => row.ip ?? '' },
+              { header: 'Opened', cell: (row) => formatDate(row.created) },
+              { header: 'Expires', cell: (row) => formatDate(row.expires) },
+            ]}
+          />
+        );
+      case 'feedback':
+        return (
+          <AdminList<AdminFeedback>
+            title={title}
+            path="/api/admin/feedback"
+            queryKey="admin-feedback"
+            searchable={false}
+            rowLabel={(row) => `feedback of ${row.userEmail ?? row.user}`}
+            bulk={can.feedback.remove ? remove('feedback') : []}
+            columns={[
+              { header: 'Rating', cell: (row) => row.rating },
+              { header: 'Comment', cell: (row) => row.comment },
+              { header: 'Person', cell: (row) => row.userEmail ?? '' },
+              { header: 'Status', cell: (row) => row.status },
+              { header: 'When', cell: (row) => formatDate(row.created) },
+            ]}
+          />
+        );
+      case 'uploads':
+        return (
+          <AdminList<AdminUpload>
+            title={title}
+            path="/api/admin/uploads"
+            queryKey="admin-uploads"
+            searchable={false}
+            rowLabel={(row) => row.originalname}
+            bulk={can.uploads.remove ? remove('uploads') : []}
+            columns={[
+              { header: 'File', cell: (row) => row.originalname },
+              { header: 'Status', cell: (row) => row.status },
+              { header: 'Size', cell: (row) => row.size },
+              { header: 'Uploaded', cell: (row) => formatDate(row.created) },
+            ]}
+          />
+        );
+      case 'models':
+        return (
+          <>
+          <SimpleForm
+            title="Add an AI model"
+            submitLabel="Add model"
+            invalidate="admin-models"
+            send={(body) => adminSend('POST', '/api/admin/ai-model', body)}
+            done={(body) => `Added ${body.name}.`}
+            fields={[
+              { name: 'name', label: 'Name people pick' },
+              { name: 'model', label: "Provider's model id" },
+              { name: 'provider', label: 'Provider', type: 'select', options: ['openai', 'openai-compatible'] },
+              { name: 'baseUrl', label: 'Endpoint URL (empty: the deployment’s)', type: 'url' },
+              { name: 'apiKey', label: 'API key', type: 'password', hint: 'Stored encrypted; never shown again.' },
+              { name: 'maxTokens', label: 'Max tokens', type: 'number' },
+            ]}
+          />
+          <AdminList<AdminModel>
+            title={title}
+            path="/api/admin/ai-models"
+            queryKey="admin-models"
+            rowLabel={(row) => row.name}
+            bulk={remove('ai-models')}
+            columns={[
+              { header: 'Name', cell: (row) => row.name },
+              { header: 'Model', cell: (row) => row.model },
+              { header: 'Key', cell: (row) => (row.apiKeySet ? 'Set (hidden)' : 'None') },
+              { header: 'Status', cell: (row) => row.status },
+            ]}
+          />
+          </>
+        );
+      case 'sso':
+        return (
+          <>
+          <SimpleForm
+            title="Add an SSO provider"
+            submitLabel="Add provider"
+            invalidate="admin-sso"
+            send={(body) => adminSend('POST', '/api/admin/sso-provider', body)}
+            done={(body) => `Added ${body.name}.`}
+            fields={[
+              { name: 'name', label: 'Name on the sign-in page' },
+              { name: 'issuer', label: 'Issuer URL', type: 'url' },
+              { name: 'clientId', label: 'Client id' },
+              { name: 'clientSecret', label: 'Client secret', type: 'password', hint: 'Stored encrypted; never shown again.' },
+            ]}
+          />
+          <AdminList<SsoProvider>
+            title={title}
+            path="/api/admin/sso-providers"
+            queryKey="admin-sso"
+            searchable={false}
+            rowLabel={(row) => row.name}
+            bulk={remove('sso-providers')}
+            columns={[
+              { header: 'Name', cell: (row) => row.name },
+              { header: 'Issuer', cell: (row) => row.issuer },
+              { header: 'Client secret', cell: (row) => (row.hasClientSecret ? 'Set (hidden)' : 'None') },
+            ]}
+          />
+          </>
+        );
+      case 'entitlements':
+        return (
+          <AdminList<Entitlement>
+            title={title}
+            path="/api/admin/entitlements"
+            queryKey="admin-entitlements"
+            rowLabel={(row) => row.name}
+            bulk={can.entitlements.edit ? remove('entitlements') : []}
+            columns={[
+              { header: 'Name', cell: (row) => row.name },
+              { header: 'Applies to', cell: (row) => (row.institution ? `twin ${row.institution}` : `account ${row.accountId}`) },
+              { header: 'Status', cell: (row) => row.status },
+              { header: 'Expires', cell: (row) => formatDate(row.expiresAt) },
+            ]}
+          />
+        );
+      case 'accounts':
+        return (
+          <>
+          <SimpleForm
+            title="Add an account"
+            submitLabel="Add account"
+            invalidate="admin-accounts"
+            send={(body) => adminSend('POST', '/api/admin/account', body)}
+            done={(body) => `Added ${body.name}. A twin joins it from its settings (Account id).`}
+            fields={[
+              { name: 'name', label: 'Account name' },
+              { name: 'contactEmail', label: 'Contact email', type: 'email' },
+            ]}
+          />
+          <AdminList<Account>
+            title={title}
+            path="/api/admin/accounts"
+            queryKey="admin-accounts"
+            rowLabel={(row) => row.name}
+            bulk={remove('accounts')}
+            columns={[
+              { header: 'Name', cell: (row) => row.name },
+              { header: 'Contact', cell: (row) => row.contactEmail },
+              { header: 'Id', cell: (row) => row._id },
+              { header: 'Twins', cell: (row) => row.institutions.map((twin) => twin.name).join(', ') || 'none' },
+            ]}
+          />
+          </>
+        );
+      case 'credits':
+        return profile.institution ? (
+          <AdminList<LedgerEntry>
+            title="Credits ledger"
+            path={`/api/admin/institution/${profile.institution._id}/credits/ledger`}
+            queryKey="admin-ledger"
+            searchable={false}
+            rowLabel={(row) => row._id}
+            columns={ledgerColumns}
+          />
+        ) : (
+          <p>You are in no twin.</p>
+        );
+      default:
+        return null;
+    }
+  })();
+  return (
+    <>
+      <h1>{title}</h1>
+      {list}
+    </>
+  );
+}
+
+const ledgerColumns = [
+  { header: 'When', cell: (row: LedgerEntry) => formatDate(row.created) },
+  { header: 'Change', cell: (row: LedgerEntry) => row.delta },
+  { header: 'Balance after', cell: (row: LedgerEntry) => row.balanceAfter },
+  { header: 'Reason', cell: (row: LedgerEntry) => row.reason },
+];
+
+/** A record's retrieval segments, read when asked; an expired record says so instead. */
+function Segments({ record }: { record: AdminHistory }) {
+  const [segments, setSegments] = useState<Array<{ originalname: string; chunkText: string }> | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  if (record.detailsExpired) return <span>{record.detailsNotice ?? 'Details expired after 180 days'}</span>;
+  if (!record.hasRagSearch) return <span className="muted">none</span>;
+  if (segments)
+    return (
+      <ul className="segments">
+        {segments.map((segment, index) => (
+          <li key={index}>
+            <strong>{segment.originalname}</strong>: {segment.chunkText}
+          </li>
+        ))}
+      </ul>
+    );
+  return (
+    <>
+      <button
+        type="button"
+        className="button-link"
+        onClick={async () => {
+          try {
+            setSegments((await unwrap(api.GET('/api/admin/history/{id}/ragSearch', { params: { path: { id: record._id } } }))).ragSearch);
+          } catch (failure) {
+            setError(failure);
+          }
+        }}
+      >
+        {record.ragSearchCount} segments<span className="visually-hidden"> of “{record.question}”</span>
+      </button>
+      <ErrorNotice error={error} />
+    </>
+  );
+}
