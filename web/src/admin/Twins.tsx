@@ -26,7 +26,7 @@ type Settings = Pick<
   | 'rtEnabled'
   | 'rtAdminOnly'
   | 'embedGuidanceEnabled'
-  | 'embedTranscriptEnabled'
+  | 'liveTranscriptEnabled'
   | 'publicAuthorizedUrls'
 >;
 
@@ -42,7 +42,7 @@ const SETTING_KEYS = [
   'rtEnabled',
   'rtAdminOnly',
   'embedGuidanceEnabled',
-  'embedTranscriptEnabled',
+  'liveTranscriptEnabled',
   'publicAuthorizedUrls',
 ] as const satisfies readonly (keyof Settings)[];
 
@@ -128,7 +128,7 @@ function TwinSettings({ id, editable, setsAccount }: { id: string; editable: boo
       setError(failure);
     }
   };
-  const toggle = (key: 'guardrailsEnabled' | 'longTermMemoryEnabled' | 'memoryAdminsOnly' | 'rtEnabled' | 'rtAdminOnly' | 'embedGuidanceEnabled' | 'embedTranscriptEnabled', label: string) => (
+  const toggle = (key: 'guardrailsEnabled' | 'longTermMemoryEnabled' | 'memoryAdminsOnly' | 'rtEnabled' | 'rtAdminOnly' | 'embedGuidanceEnabled' | 'liveTranscriptEnabled', label: string) => (
     <label className="switch">
       <input type="checkbox" role="switch" checked={form[key]} disabled={!editable} onChange={(event) => set(key, event.target.checked)} />
       {label}
@@ -184,7 +184,7 @@ function TwinSettings({ id, editable, setsAccount }: { id: string; editable: boo
           {toggle('rtEnabled', 'Voice conversations')}
           {toggle('rtAdminOnly', 'Voice for administrators only')}
           {toggle('embedGuidanceEnabled', 'Embedding page may guide live conversations')}
-          {toggle('embedTranscriptEnabled', 'Live transcript events for embedding pages')}
+          {toggle('liveTranscriptEnabled', 'Live transcript events for embedding pages')}
           <Field label="Authorized URLs (one per line)" error={errors.publicAuthorizedUrls}>
             {(props) => <textarea rows={3} {...props} disabled={!editable} value={urls} onChange={(event) => setUrls(event.target.value)} />}
           </Field>
