@@ -242,6 +242,8 @@ describe("a twin admin's journey", () => {
     await page.getByLabel('New question').fill('What is project Nightjar?');
     await page.getByRole('button', { name: 'Add question' }).click();
     await page.getByText('Added “What is project Nightjar?”.').waitFor(POLL);
+    await page.getByRole('button', { name: 'Later “What is project Nightjar?”' }).click();
+    await expect.poll(() => page.getByRole('row', { name: /What is project Nightjar\?/ }).getByRole('cell').nth(2).innerText(), POLL).toBe('1');
     await checkScreen(page, 'console-questions');
     const chat = await signedIn('dan@example.test');
     await chat.getByRole('list', { name: 'Suggested questions' }).getByRole('button', { name: 'What is project Nightjar?' }).waitFor(POLL);
