@@ -242,6 +242,8 @@ describe("a twin admin's journey", () => {
     await page.getByLabel('New question').fill('What is project Nightjar?');
     await page.getByRole('button', { name: 'Add question' }).click();
     await page.getByText('Added “What is project Nightjar?”.').waitFor(POLL);
+    await page.getByRole('button', { name: 'Later “What is project Nightjar?”' }).click();
+    await expect.poll(() => page.getByRole('row', { name: /What is project Nightjar\?/ }).getByRole('cell').nth(2).innerText(), POLL).toBe('1');
     await checkScreen(page, 'console-questions');
     const chat = await signedIn('dan@example.test');
     await chat.getByRole('list', { name: 'Suggested questions' }).getByRole('button', { name: 'What is project Nightjar?' }).waitFor(POLL);
@@ -293,7 +295,20 @@ describe("a super admin's forms", () => {
     await page.getByText(/^Saved\./).waitFor(POLL);
     const zoe = await call<{ data: Array<{ fname: string; credits: number }> }>('/api/admin/users?search=zoe@', rootToken);
     expect(zoe.data[0]).toMatchObject({ fname: 'Zoey', credits: 42 });
+    // Her membership: made an administrator of the twin.
+    await page.getByLabel('Role in Default Twin').selectOption('admin');
+    await page.getByText('Role in Default Twin: admin.').waitFor(POLL);
+    const after = await call<{ data: Array<{ memberships: Array<{ role: string }> }> }>('/api/admin/users?search=zoe@', rootToken);
+    expect(after.data[0].memberships[0].role).toBe('admin');
     await checkScreen(page, 'console-people-edit');
+
+    // Free credits to the twin, then in its ledger.
+    await page.goto('/admin/credits');
+    await page.getByText('Award free credits to this twin').click();
+    await page.getByLabel('Credits', { exact: true }).fill('25');
+    await page.getByRole('button', { name: 'Award credits' }).click();
+    await page.getByText('Awarded 25 credits.').waitFor(POLL);
+    await expect.poll(() => page.getByRole('region', { name: 'Credits ledger' }).innerText(), POLL).toContain('25');
     await page.context().close();
   }, JOURNEY_MS);
 });

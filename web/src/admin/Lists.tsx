@@ -2,6 +2,7 @@
 // retrieval segments, or the notice that its detail expired), sessions, feedback, uploads, AI models, SSO
 // providers, entitlements, accounts, and the credits ledger of the current twin. Delete is offered only
 // where the profile's permissions allow it (families.ts).
+import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import type { Account, AdminAssistant, AdminFeedback, AdminHistory, AdminModel, AdminSession, AdminUpload, Entitlement, LedgerEntry, SsoProvider } from '../api/types';
@@ -87,6 +88,7 @@ export default function Lists({ family }: { family: FamilyKey }) {
               { header: 'Status', cell: (row) => row.status },
               { header: 'When', cell: (row) => formatDate(row.created) },
             ]}
+            rowActions={can.feedback.review ? (row) => <Review feedback={row} /> : undefined}
           />
         );
       case 'uploads':
@@ -217,6 +219,17 @@ export default function Lists({ family }: { family: FamilyKey }) {
         );
       case 'credits':
         return profile.institution ? (
+          <>
+          {can.credits.award && (
+            <SimpleForm
+              title="Award free credits to this twin"
+              submitLabel="Award credits"
+              invalidate="admin-ledger"
+              send={(body) => adminSend('PUT', `/api/admin/freeInstitutionCreditsById/${profile.institution!._id}`, body)}
+              done={(body) => `Awarded ${body.credits} credits.`}
+              fields={[{ name: 'credits', label: 'Credits', type: 'number' }]}
+            />
+          )}
           <AdminList<LedgerEntry>
             title="Credits ledger"
             path={`/api/admin/institution/${profile.institution._id}/credits/ledger`}
@@ -225,6 +238,7 @@ export default function Lists({ family }: { family: FamilyKey }) {
             rowLabel={(row) => row._id}
             columns={ledgerColumns}
           />
+          </>
         ) : (
           <p>You are in no twin.</p>
         );
@@ -246,6 +260,33 @@ const ledgerColumns = [
   { header: 'Balance after', cell: (row: LedgerEntry) => row.balanceAfter },
   { header: 'Reason', cell: (row: LedgerEntry) => row.reason },
 ];
+
+/** Marks a feedback row reviewed (or new again). */
+function Review({ feedback }: { feedback: AdminFeedback }) {
+  const queryClient = useQueryClient();
+  const [error, setError] = useState<unknown>(null);
+  const next = feedback.status === 'reviewed' ? 'new' : 'reviewed';
+  return (
+    <>
+      <button
+        type="button"
+        className="button-link"
+        onClick={async () => {
+          setError(null);
+          try {
+            await adminSend('PUT', `/api/admin/feedback/${feedback._id}`, { status: next });
+            await queryClient.invalidateQueries({ queryKey: ['admin-feedback'] });
+          } catch (failure) {
+            setError(failure);
+          }
+        }}
+      >
+        {next === 'reviewed' ? 'Mark reviewed' : 'Mark new'}
+      </button>
+      <ErrorNotice error={error} />
+    </>
+  );
+}
 
 /** A record's retrieval segments, read when asked; an expired record says so instead. */
 function Segments({ record }: { record: AdminHistory }) {

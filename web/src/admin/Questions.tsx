@@ -29,7 +29,34 @@ export default function Questions() {
           { header: 'Order', cell: (row) => row.order },
           { header: 'Assistant', cell: (row) => row.assistantId ?? 'any' },
         ]}
+        rowActions={can.edit ? (row) => <MoveQuestion question={row} /> : undefined}
       />
+    </>
+  );
+}
+
+/** Moves a question up or down the start screen (its order by one). */
+function MoveQuestion({ question }: { question: AdminQuestion }) {
+  const queryClient = useQueryClient();
+  const [error, setError] = useState<unknown>(null);
+  const move = async (by: number) => {
+    setError(null);
+    try {
+      await unwrap(api.PUT('/api/admin/question/{id}', { params: { path: { id: question._id } }, body: { order: question.order + by } }));
+      await queryClient.invalidateQueries({ queryKey: ['admin-questions'] });
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+  return (
+    <>
+      <button type="button" className="button-link" onClick={() => move(-1)}>
+        Earlier<span className="visually-hidden"> “{question.text}”</span>
+      </button>{' '}
+      <button type="button" className="button-link" onClick={() => move(1)}>
+        Later<span className="visually-hidden"> “{question.text}”</span>
+      </button>
+      <ErrorNotice error={error} />
     </>
   );
 }
