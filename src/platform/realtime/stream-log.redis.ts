@@ -87,7 +87,7 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
     pipeline.set(goneOf(answerId), '1', 'PX', ms * 2);
   }
 
-  async function exec(pipeline: ReturnType<Redis['pipeline']>): Promise<unknown[]> {
+  async function exec(pipeline: ReturnType<Redis['pipeline']> | ReturnType<Redis['multi']>): Promise<unknown[]> {
     const results = (await pipeline.exec()) ?? [];
     for (const [error] of results) if (error) throw error;
     return results.map(([, value]) => value);
@@ -102,11 +102,15 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
   /** Entries holding the frames after afterSeq, or why there are none to give. */
   async function entriesAfter(answerId: string, afterSeq: number): Promise<{ entries: Entry[]; ended: boolean } | LogMissing> {
     // From the entry that may hold afterSeq itself: if it ended the answer, the reader must learn it.
-    const raw = (await command.xrange(keyOf(answerId), `0-${afterSeq}`, '+')) as RawEntry[];
+    // One transaction, so a batch written meanwhile cannot fall between the range and the last entry.
+    const [range, last, gone] = await exec(
+      command.multi().xrange(keyOf(answerId), `0-${afterSeq}`, '+').xrevrange(keyOf(answerId), '+', '-', 'COUNT', 1).exists(goneOf(answerId)),
+    );
+    const raw = range as RawEntry[];
     if (raw.length === 0) {
-      const { last, gone } = await lastEntry(answerId);
-      if (!last) return gone ? { kind: 'expired' } : { kind: 'unknown' };
-      return { entries: [], ended: last.end };
+      const lastEntries = last as RawEntry[];
+      if (lastEntries.length === 0) return gone === 1 ? { kind: 'expired' } : { kind: 'unknown' };
+      return { entries: [], ended: parseEntries(lastEntries)[0].end };
     }
     const entries = parseEntries(raw);
     const first = entries.find((entry) => entry.idSeq > afterSeq || entry.end);

@@ -79,6 +79,9 @@ describe.skipIf(!redisUrl)('stream log on Redis streams', () => {
 
   afterEach(async () => {
     for (const log of logs.splice(0)) await log.close();
+    // The test's streams, ended or not, go with it (a running one would otherwise stay for hours).
+    const keys = prefix && connections[0] ? await connections[0].keys(`${prefix}*`) : [];
+    if (keys.length > 0) await connections[0].del(...keys);
     for (const connection of connections.splice(0)) await connection.quit();
   });
 

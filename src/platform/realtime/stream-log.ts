@@ -108,7 +108,8 @@ export class StreamLog<F = unknown> {
 
   /**
    * Numbers the answer's next frame and queues it for the store; returns its seq at once, so the
-   * producer can send the frame (with that seq) to its own readers without waiting on the log.
+   * producer can send the frame (with that seq) to its own readers without waiting on the log. The
+   * frame is encoded at the flush, off the producer's path: it must not be changed after this call.
    */
   append(answerId: string, frame: F): number {
     if (this.closed) throw new Error('Stream log is closed');
