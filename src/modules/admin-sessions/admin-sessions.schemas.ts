@@ -6,7 +6,7 @@ export const adminSessionSchema = z.object({
   _id: z.string(),
   user: z.object({ _id: z.string(), email: z.string(), fname: z.string(), lname: z.string() }),
   institution: z.string().nullable(),
-  kind: z.enum(['full', 'launch']).describe('launch: restricted to this twin until the person confirms with a code'),
+  kind: z.enum(['full', 'launch', 'visitor']).describe('launch: restricted to this twin until the person confirms with a code; visitor: an embedded page\'s visitor (no account)'),
   ip: z.string(),
   userAgent: z.string(),
   created: z.string(),

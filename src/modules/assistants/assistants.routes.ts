@@ -1,6 +1,6 @@
 // /api/user/assistant(s) and /api/user/favoriteAssistants: the signed-in person's assistants.
 import { z } from 'zod';
-import { actorOf } from '../../platform/http/auth-guard.js';
+import { actorOf, callerOf } from '../../platform/http/auth-guard.js';
 import { failures, idParams, messageSchema, type App } from '../../platform/http/schemas.js';
 import {
   assistantCreateBody,
@@ -20,6 +20,7 @@ export function assistantRoutes(app: App, service: AssistantService, favorites: 
   app.get(
     '/api/user/assistants',
     {
+      config: { visitors: true },
       schema: {
         tags: ['assistants'],
         summary: 'List the assistants the caller can pick',
@@ -28,11 +29,11 @@ export function assistantRoutes(app: App, service: AssistantService, favorites: 
           "first), the caller's personal assistants, the current twin's assistants the caller owns or that are shared with the " +
           "twin (admin_only ones only for people who manage the twin's assistants), and account-shared assistants of other " +
           "twins on the same account (never admin_only ones). Unpublished assistants appear only to their owner. Ids listed in the twin's " +
-          'assistantsDisabled are left out.',
+          "assistantsDisabled are left out. A visitor of an embedded twin sees what its turns run on: New Conversation.",
         response: { 200: assistantListEnvelope, ...failures(401) },
       },
     },
-    async (request) => ({ success: true as const, data: await service.list(actorOf(request)) }),
+    async (request) => ({ success: true as const, data: await service.list(callerOf(request)) }),
   );
 
   app.post(

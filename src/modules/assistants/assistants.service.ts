@@ -1,13 +1,14 @@
 // The Assistants family for the signed-in person: the pickable list (behaviour 1), read, create,
 // update (assistant-update.ts) and delete (status becomes deleted).
 import type { Database } from '../../platform/db/client.js';
-import { isSuper, type Actor } from '../../platform/http/actor.js';
+import { isSuper, isVisitor, type Actor, type Caller } from '../../platform/http/actor.js';
 import { BadRequestError } from '../../platform/http/errors.js';
 import { findTwinById } from '../twins/twins.repo.js';
 import { AccessContext, requireAccess } from '../access/access.js';
 import { contentColumns, requestedTwin, requestedSharing } from './assistant-fields.js';
 import { updateAssistantAs } from './assistant-update.js';
 import { presentAssistant } from './assistants.presenter.js';
+import { standardAssistant } from './resolver.js';
 import { assistantTarget, insertAssistant, listPickableAssistants, updateAssistant } from './assistants.repo.js';
 import type { AssistantCreateInput, AssistantScope, AssistantUpdateInput, AssistantWire } from './assistants.schemas.js';
 import type { AssistantRow } from './assistants.tables.js';
@@ -36,7 +37,10 @@ export function createAssistantService(db: Database) {
   }
 
   return {
-    async list(actor: Actor): Promise<AssistantWire[]> {
+    /** A visitor's list is what its turn runs on: New Conversation, which it cannot edit. */
+    async list(caller: Caller): Promise<AssistantWire[]> {
+      if (isVisitor(caller)) return [presentAssistant(await standardAssistant(db), { canEdit: false })];
+      const actor = caller;
       const ctx = await pickContextForActor(db, actor);
       return presentPickable(actor, ctx, await listPickableAssistants(db, ctx));
     },

@@ -1,7 +1,7 @@
 // The session cache on its own: one resolution per token at a time, and a drop wins over a resolution
 // that overlapped it. (auth.test.ts and passwords.test.ts check revocation through the routes.)
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Actor } from '../../platform/http/actor.js';
+import { isVisitor, type Actor, type Caller } from '../../platform/http/actor.js';
 import { createMemoryBus, type EventBus } from '../../platform/realtime/bus.js';
 import { createSessionCache, type SessionCache } from './session-cache.js';
 
@@ -16,6 +16,9 @@ const actorOf = (userId: string, sessionId = `session-${userId}`): Actor => ({
   launchScope: null,
   mustChangePassword: false,
 });
+
+/** The account a cached caller names (none for a visitor). */
+const userOf = (caller: Caller | null) => (caller && !isVisitor(caller) ? caller.userId : undefined);
 
 /** A resolver whose answers the test releases by hand, counting its calls. */
 function gatedResolver(actor: Actor | null) {
@@ -48,9 +51,9 @@ describe('session cache', () => {
     const asked = Array.from({ length: 50 }, () => cache.load('token-a', resolver.resolve));
     resolver.release();
     const answers = await Promise.all(asked);
-    expect(answers.every((actor) => actor?.userId === 'ada')).toBe(true);
+    expect(answers.every((actor) => userOf(actor) === 'ada')).toBe(true);
     expect(resolver.calls()).toBe(1);
-    expect((await cache.load('token-a', resolver.resolve))?.userId).toBe('ada');
+    expect(userOf(await cache.load('token-a', resolver.resolve))).toBe('ada');
     expect(resolver.calls()).toBe(1);
   });
 
@@ -74,7 +77,7 @@ describe('session cache', () => {
     const after = cache.load('token-b', revoked.resolve);
     stale.release();
     revoked.release();
-    expect((await before)?.userId).toBe('ben');
+    expect(userOf(await before)).toBe('ben');
     expect(await after).toBeNull();
     expect(revoked.calls()).toBe(1);
     // Neither answer was kept: the next request resolves again.

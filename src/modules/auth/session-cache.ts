@@ -5,7 +5,7 @@
 // many connections), they share one resolution instead of each checking the token and reading the
 // session; a resolution that overlaps a drop is handed to its callers but not kept.
 import { z } from 'zod';
-import type { Actor } from '../../platform/http/actor.js';
+import { isVisitor, type Caller } from '../../platform/http/actor.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
 
 export const AUTH_INVALIDATE_CHANNEL = 'auth.invalidate';
@@ -22,17 +22,17 @@ declare module '../../platform/realtime/bus.js' {
 
 export interface SessionCache {
   /** The cached caller of `token`, if it is cached and fresh (no resolution). */
-  peek(token: string): Actor | undefined;
+  peek(token: string): Caller | undefined;
   /** The cached caller of `token`, or `resolve`'s (one resolution at a time per token, kept when it found one). */
-  load(token: string, resolve: (token: string) => Promise<Actor | null>): Promise<Actor | null>;
+  load(token: string, resolve: (token: string) => Promise<Caller | null>): Promise<Caller | null>;
   /** Drops the entries here and announces the change to every other process. */
   invalidate(change: AuthInvalidation): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function createSessionCache(bus: EventBus, ttlMs = 5_000, maxEntries = 50_000): Promise<SessionCache> {
-  const entries = new Map<string, { actor: Actor; expires: number }>();
-  const resolving = new Map<string, Promise<Actor | null>>();
+  const entries = new Map<string, { actor: Caller; expires: number }>();
+  const resolving = new Map<string, Promise<Caller | null>>();
   // Counts drops: a resolution that started before one may have read what the drop was about.
   let drops = 0;
 
@@ -40,7 +40,7 @@ export async function createSessionCache(bus: EventBus, ttlMs = 5_000, maxEntrie
     drops++;
     resolving.clear();
     for (const [token, entry] of entries) {
-      const hit = 'userId' in change ? entry.actor.userId === change.userId : change.sessionIds.includes(entry.actor.sessionId);
+      const hit = 'userId' in change ? principalOf(entry.actor) === change.userId : change.sessionIds.includes(entry.actor.sessionId);
       if (hit) entries.delete(token);
     }
   };
@@ -55,7 +55,7 @@ export async function createSessionCache(bus: EventBus, ttlMs = 5_000, maxEntrie
     }
     return entry.actor;
   };
-  const keep = (token: string, actor: Actor) => {
+  const keep = (token: string, actor: Caller) => {
     if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
     entries.set(token, { actor, expires: Date.now() + ttlMs });
   };
@@ -88,4 +88,9 @@ export async function createSessionCache(bus: EventBus, ttlMs = 5_000, maxEntrie
     },
     close: () => unsubscribe(),
   };
+}
+
+/** The account, or the visitor, a cached caller stands for (a person-wide drop names it). */
+function principalOf(caller: Caller): string {
+  return isVisitor(caller) ? caller.visitorId : caller.userId;
 }

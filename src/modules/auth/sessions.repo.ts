@@ -1,7 +1,7 @@
 // Data access for sessions, and the one query the auth guard runs per request.
 import { and, eq, gt, isNull, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
-import { memberships } from '../twins/twins.tables.js';
+import { memberships, twins } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
 import { sessions, type SessionRow } from './sessions.tables.js';
 
@@ -14,7 +14,7 @@ export async function insertSession(db: Executor, values: NewSession): Promise<S
 
 export interface SessionContext {
   sessionId: string;
-  kind: 'full' | 'launch';
+  kind: SessionRow['kind'];
   sessionTwinId: string | null;
   userId: string;
   email: string;
@@ -51,9 +51,31 @@ export async function findSessionContext(db: Executor, sessionId: string, userId
       and(
         eq(sessions.id, sessionId),
         eq(sessions.userId, userId),
+        ne(sessions.kind, 'visitor'),
         isNull(sessions.revokedAt),
         gt(sessions.expiresAt, new Date()),
         isNull(users.deletedAt),
+      ),
+    )
+    .limit(1);
+  return row;
+}
+
+/** A live visitor session of an active twin: the visitor's id and the twin it is bound to. */
+export async function findVisitorSession(db: Executor, sessionId: string, visitorId: string): Promise<{ twinId: string } | undefined> {
+  const [row] = await db
+    .select({ twinId: twins.id })
+    .from(sessions)
+    .innerJoin(twins, eq(twins.id, sessions.twinId))
+    .where(
+      and(
+        eq(sessions.id, sessionId),
+        eq(sessions.userId, visitorId),
+        eq(sessions.kind, 'visitor'),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, new Date()),
+        eq(twins.status, 'active'),
+        isNull(twins.deletedAt),
       ),
     )
     .limit(1);

@@ -1,6 +1,6 @@
 // /api/ai/personal/qanda (Socket.IO streaming) and /api/ai/personal-stream/qanda-stream (SSE): a
 // conversation turn as the spec describes it; the work is runTurn's, the transports the service's.
-import { actorOf } from '../../platform/http/auth-guard.js';
+import { callerOf } from '../../platform/http/auth-guard.js';
 import { failures, type App } from '../../platform/http/schemas.js';
 import { qandaAnswer, qandaBody, qandaStreamBody } from './conversations.schemas.js';
 import type { ConversationService } from './conversations.service.js';
@@ -10,6 +10,7 @@ const REFUSALS =
   'the person has no current twin (400 NO_CURRENT_TWIN); the twin is inactive (403 INSTITUTION_INACTIVE); a daily cap of the last 24 hours ' +
   '(per person or for the whole twin) is used up (429 USAGE_LIMIT_REACHED); or the paying balance (the twin pool when it pools credits, else ' +
   "the person's) is empty for a priced model (402 INSUFFICIENT_CREDITS). An assistant the person could not pick, or a deleted one, runs as New Conversation. " +
+  "A visitor of an embedded twin asks in the twin its session is bound to, runs New Conversation, and is paid for by the twin's pool; the per-person cap counts each visitor session on its own. " +
   'Credits are charged for real usage (a cancelled turn pays for its partial answer, a failed one nothing), never more than the balance holds.';
 
 export function conversationRoutes(app: App, service: ConversationService): void {
@@ -17,7 +18,8 @@ export function conversationRoutes(app: App, service: ConversationService): void
     '/api/ai/personal/qanda',
     {
       // The turn's settle tells the change feed of the balance it charged (turn-end.ts).
-      config: { changesTold: true },
+      // A visitor of an embedded twin asks too (answered as JSON: a visitor holds no socket).
+      config: { changesTold: true, visitors: true },
       schema: {
         tags: ['conversations'],
         summary: 'Ask a question; the answer streams to a socket',
@@ -33,13 +35,13 @@ export function conversationRoutes(app: App, service: ConversationService): void
         response: { 200: qandaAnswer, ...failures(400, 401, 402, 403, 404, 429, 501, 502, 503) },
       },
     },
-    async (request) => service.qanda(actorOf(request), request.body),
+    async (request) => service.qanda(callerOf(request), request.body),
   );
 
   app.post(
     '/api/ai/personal-stream/qanda-stream',
     {
-      config: { auth: 'bearer', changesTold: true },
+      config: { auth: 'bearer', changesTold: true, visitors: true },
       schema: {
         tags: ['conversations'],
         summary: 'Ask a question; the answer streams as Server-Sent Events',
@@ -53,6 +55,6 @@ export function conversationRoutes(app: App, service: ConversationService): void
         response: { ...failures(400, 401, 402, 403, 404, 429, 501) },
       },
     },
-    async (request, reply) => service.qandaStream(actorOf(request), request.body, request, reply),
+    async (request, reply) => service.qandaStream(callerOf(request), request.body, request, reply),
   );
 }

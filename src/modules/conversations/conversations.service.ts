@@ -4,13 +4,14 @@
 // process) or a closed request.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ChangeFeed } from '../../platform/db/change-feed.js';
-import type { Actor } from '../../platform/http/actor.js';
+import { isVisitor, type Caller } from '../../platform/http/actor.js';
 import { AppError } from '../../platform/http/errors.js';
 import { openSse, type SseStream } from '../../platform/realtime/sse.js';
 import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import type { QandaAnswer, QandaBody, QandaStreamBody } from './conversations.schemas.js';
 import { runTurn } from './run-turn.js';
 import type { TurnDeps } from './turn-deps.js';
+import type { TurnCaller } from './turn-types.js';
 import type { StreamRouter } from './socket-events.js';
 import { sseFrames } from './sse-frames.js';
 import type { TurnHandoff, TurnOutcome } from './turn-handoff.js';
@@ -41,17 +42,20 @@ export function createConversationService(deps: ConversationDeps) {
   const { streams } = deps;
 
   /** A Socket.IO turn on this process: its pieces go to the socket, if named, which this process holds. */
-  async function answerHere(actor: Actor, body: QandaBody, signal?: AbortSignal): Promise<TurnOutcome> {
+  async function answerHere(caller: Caller, body: QandaBody, signal?: AbortSignal): Promise<TurnOutcome> {
     const args = body.requestArgs ?? {};
     const socketId = args.socketId;
     const controller = new AbortController();
-    const off = streams.onCancel({ userId: actor.userId, socketId, twinId: actor.launchScope?.twinId ?? actor.twinId }, () => controller.abort());
+    const target = isVisitor(caller)
+      ? { userId: caller.visitorId, socketId, twinId: caller.twinId }
+      : { userId: caller.userId, socketId, twinId: caller.launchScope?.twinId ?? caller.twinId };
+    const off = streams.onCancel(target, () => controller.abort());
     const offAbort = forwardAbort(signal, controller);
     if (socketId) streams.beginAnswer(socketId);
     try {
       const result = await runTurn(
         deps,
-        { kind: 'person', actor },
+        turnCallerOf(caller),
         { inputs: body.inputs, assistantId: args.assistantId, conversationId: args.conversationId, selectedCourse: args.selectedCourse },
         {
           signal: controller.signal,
@@ -85,9 +89,13 @@ export function createConversationService(deps: ConversationDeps) {
   return {
     answerHere,
 
-    async qanda(actor: Actor, body: QandaBody): Promise<QandaAnswer> {
+    async qanda(caller: Caller, body: QandaBody): Promise<QandaAnswer> {
       const socketId = body.requestArgs?.socketId;
-      if (!socketId || streams.holds(socketId, actor.userId)) return (await answerHere(actor, body)).answer;
+      if (!socketId) return (await answerHere(caller, body)).answer;
+      // A visitor holds no socket (sockets are people's): its answers come as JSON or over SSE.
+      if (isVisitor(caller)) return { success: true, streamingFailed: true };
+      const actor = caller;
+      if (streams.holds(socketId, actor.userId)) return (await answerHere(actor, body)).answer;
       // The socket is held elsewhere: the turn runs there, so its pieces never cross processes.
       const handed = await deps.handoff.delegate({ actor, body, socketId });
       // A socket that no process holds for this person: the client must reconnect (spec, Events rule 3).
@@ -103,7 +111,7 @@ export function createConversationService(deps: ConversationDeps) {
      * the turn starts the response becomes the event stream: connected, stream/tool frames, then
      * complete or error, then done. Closing the request cancels the turn (the partial is charged).
      */
-    async qandaStream(actor: Actor, body: QandaStreamBody, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    async qandaStream(caller: Caller, body: QandaStreamBody, request: FastifyRequest, reply: FastifyReply): Promise<void> {
       const args = body.requestArgs ?? { ragOnly: false };
       const controller = new AbortController();
       let sse: SseStream | undefined;
@@ -116,13 +124,14 @@ export function createConversationService(deps: ConversationDeps) {
       try {
         result = await runTurn(
           deps,
-          { kind: 'person', actor },
+          turnCallerOf(caller),
           { inputs: body.inputs, assistantId: args.assistant_id, conversationId: args.conversationId, ragOnly: args.ragOnly, selectedCourse: args.selectedCourse },
           {
             signal: controller.signal,
             onStart: () => {
               sse = openSse(request, reply, { heartbeatMs: deps.heartbeatMs, first: sseFrames.connected() });
-              detach = deps.tabs.attachSse(actor.userId, sse, actor.launchScope?.twinId);
+              // A person's stream is one of their tabs (approval cards reach it); a visitor has no tabs.
+              if (!isVisitor(caller)) detach = deps.tabs.attachSse(caller.userId, sse, caller.launchScope?.twinId);
             },
             onDelta: (delta) => sse?.send(sseFrames.stream(delta)),
             onTool: (name, status) => sse?.send(sseFrames.tool(name, status)),
@@ -163,6 +172,11 @@ export function createConversationService(deps: ConversationDeps) {
 }
 
 export type ConversationService = ReturnType<typeof createConversationService>;
+
+/** Who the turn runs for: the person, or the visitor of the twin its session is bound to. */
+function turnCallerOf(caller: Caller): TurnCaller {
+  return isVisitor(caller) ? { kind: 'visitor', twinId: caller.twinId, visitorId: caller.visitorId } : { kind: 'person', actor: caller };
+}
 
 /** Aborts controller when signal does; returns the function that stops listening. */
 function forwardAbort(signal: AbortSignal | undefined, controller: AbortController): () => void {

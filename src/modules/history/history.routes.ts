@@ -1,6 +1,6 @@
 // /api/user/history: the signed-in person's own questions and answers in the twin they work in.
 import { z } from 'zod';
-import { actorOf } from '../../platform/http/auth-guard.js';
+import { actorOf, callerOf } from '../../platform/http/auth-guard.js';
 import { failures, idParams, messageSchema, type App } from '../../platform/http/schemas.js';
 import { feedbackBody, feedbackSchema, historyDetailSchema, historyListQuery, historySummarySchema, page } from './history.schemas.js';
 import type { HistoryService } from './history.service.js';
@@ -13,6 +13,8 @@ export function historyRoutes(app: App, service: HistoryService): void {
   app.get(
     '/api/user/history',
     {
+      // A visitor of an embedded twin lists its own records in that twin.
+      config: { visitors: true },
       schema: {
         tags: ['history'],
         summary: 'List my history',
@@ -21,7 +23,7 @@ export function historyRoutes(app: App, service: HistoryService): void {
         response: { 200: page(historySummarySchema), ...failures(400, 401) },
       },
     },
-    async (request) => service.list(actorOf(request), request.query),
+    async (request) => service.list(callerOf(request), request.query),
   );
 
   app.get(

@@ -2,7 +2,7 @@
 // working detail, delete, and feedback on an answer. Another person's record, or one of another twin,
 // answers 404 as if it did not exist.
 import type { Database } from '../../platform/db/client.js';
-import type { Actor } from '../../platform/http/actor.js';
+import { isVisitor, type Actor, type Caller } from '../../platform/http/actor.js';
 import { NotFoundError } from '../../platform/http/errors.js';
 import { presentFeedback, presentHistoryDetail, presentHistorySummary } from './history.presenter.js';
 import { findFeedback, upsertFeedback } from './feedback.repo.js';
@@ -21,7 +21,8 @@ export interface Page<T> {
 }
 
 export interface HistoryService {
-  list(actor: Actor, query: { page: number; limit: number; conversationId?: string }): Promise<Page<HistorySummaryWire>>;
+  /** A person's records, or a visitor's own in the twin its session is bound to. */
+  list(caller: Caller, query: { page: number; limit: number; conversationId?: string }): Promise<Page<HistorySummaryWire>>;
   get(actor: Actor, id: string): Promise<HistoryDetailWire>;
   remove(actor: Actor, id: string): Promise<void>;
   giveFeedback(actor: Actor, id: string, input: { rating: FeedbackRating; comment?: string }): Promise<FeedbackWire>;
@@ -30,6 +31,11 @@ export interface HistoryService {
 /** The twin whose history the person sees: the launch twin of a launch session, else the current twin. */
 export function workingTwin(actor: Actor): string | null {
   return actor.launchScope?.twinId ?? actor.twinId;
+}
+
+/** Whose records, in which twin: a visitor's turns carry its id in user_id (conversations/turn-types.ts). */
+function ownerOf(caller: Caller): { twinId: string | null; userId: string } {
+  return isVisitor(caller) ? { twinId: caller.twinId, userId: caller.visitorId } : { twinId: workingTwin(caller), userId: caller.userId };
 }
 
 export function createHistoryService(db: Database): HistoryService {
@@ -41,10 +47,10 @@ export function createHistoryService(db: Database): HistoryService {
   }
 
   return {
-    async list(actor, query) {
-      const twin = workingTwin(actor);
+    async list(caller, query) {
+      const { twinId: twin, userId } = ownerOf(caller);
       if (!twin) return { success: true, data: [], page: query.page, limit: query.limit, total: 0 };
-      const { rows, total } = await listHistory(db, { scope: { ids: [twin] }, userId: actor.userId, conversationId: query.conversationId, page: query.page, limit: query.limit });
+      const { rows, total } = await listHistory(db, { scope: { ids: [twin] }, userId, conversationId: query.conversationId, page: query.page, limit: query.limit });
       return { success: true, data: rows.map(presentHistorySummary), page: query.page, limit: query.limit, total };
     },
 
