@@ -44,6 +44,7 @@ import { registerHistory } from './modules/history/history.module.js';
 import { registerAdminUsers } from './modules/admin-users/admin-users.module.js';
 import { registerBranding } from './modules/branding/branding.module.js';
 import { registerCredits } from './modules/credits/credits.module.js';
+import { registerEmbed } from './modules/embed/embed.module.js';
 import { registerEntitlements } from './modules/entitlements/entitlements.module.js';
 import { registerTwins } from './modules/twins/twins.module.js';
 import { registerMemberships } from './modules/memberships/memberships.module.js';
@@ -158,6 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const subscription = registerSubscription(app, { db, secrets: deps.secrets, config: config.subscription });
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log, changes });
   registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, outbound: deps.outbound, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor, tools: { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database, changes }) }, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
+  registerEmbed(app, { db, auth, startingCredits: config.billing.startingCredits, sessionsPerHour: config.embed.sessionsPerHour });
   registerBranding(app, { db, idpConfigured: (twinId) => hasIdentityProvider(db, config, twinId) });
   await registerFiles(app, deps);
   registerPersonalData(app, { db, jobs: deps.jobs, storage: deps.storage, secrets: deps.secrets, throttle, now: deps.now });

@@ -46,17 +46,26 @@ export function createLaunchService({ db, auth, startingCredits }: { db: Databas
       return { token, expiresAt };
     },
 
-    async verify(token: string, client: ClientInfo): Promise<SignedIn> {
+    /**
+     * Opens the launch session a token names. With `twinId` (an embedding page of that twin), a token of
+     * another twin is refused with 403 LAUNCH_TOKEN_OTHER_TWIN and stays unused.
+     */
+    async verify(token: string, client: ClientInfo, expected: { twinId?: string } = {}): Promise<SignedIn> {
       const invalid = () => new UnauthorizedError('This launch token is invalid, used or expired', 'INVALID_LAUNCH_TOKEN');
       if (!token.startsWith(TOKEN_PREFIX)) throw invalid();
       const now = new Date();
+      const usable = and(eq(launchTokens.tokenHash, hashToken(token)), isNull(launchTokens.usedAt), gt(launchTokens.expiresAt, now));
       // Single use: the token is claimed by one atomic update.
       const [claimed] = await db
         .update(launchTokens)
         .set({ usedAt: now })
-        .where(and(eq(launchTokens.tokenHash, hashToken(token)), isNull(launchTokens.usedAt), gt(launchTokens.expiresAt, now)))
+        .where(expected.twinId ? and(usable, eq(launchTokens.twinId, expected.twinId)) : usable)
         .returning();
-      if (!claimed) throw invalid();
+      if (!claimed) {
+        const [elsewhere] = expected.twinId ? await db.select({ id: launchTokens.id }).from(launchTokens).where(usable).limit(1) : [];
+        if (elsewhere) throw new ForbiddenError('This launch token was signed for another Digital Twin', 'LAUNCH_TOKEN_OTHER_TWIN');
+        throw invalid();
+      }
       const twin = await findTwinById(db, claimed.twinId);
       if (!twin || twin.status !== 'active') throw invalid();
       const user = await withTransaction(db, async (tx) => {
