@@ -14,6 +14,8 @@ import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { multipart } from '../../../test/support/documents.js';
 import { buildUser, signIn } from '../../../test/support/factories.js';
 import { files } from '../files/files.tables.js';
+import { TRANSCRIPTIONS_PER_MINUTE } from './transcription.routes.js';
+import { audioFormat } from './transcription.service.js';
 
 const LIMIT = 200_000;
 const SPOKEN = 'The pangolin parade starts at noon';
@@ -164,6 +166,32 @@ describe('POST /api/ai/transcribe', () => {
     expect(response.json()).toMatchObject({ success: false, code: 'TRANSCRIBE_NOT_CONFIGURED' });
   });
 
+  it('takes the same request over a real listener', async () => {
+    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(wav)], { type: 'text/plain' }), NAME);
+    const response = await fetch(`${base}/api/ai/transcribe`, { method: 'POST', headers: { 'x-access-token': token }, body: form });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ success: true, text: HEARD });
+    const text = new FormData();
+    text.append('file', new Blob(['words, words'], { type: 'audio/wav' }), 'fake.wav');
+    const refused = await fetch(`${base}/api/ai/transcribe`, { method: 'POST', headers: { 'x-access-token': token }, body: text });
+    expect(refused.status).toBe(415);
+    const big = new FormData();
+    big.append('file', new Blob([new Uint8Array(wav.subarray(0, 44)), new Uint8Array(LIMIT * 3)]), 'long.wav');
+    const tooBig = await fetch(`${base}/api/ai/transcribe`, { method: 'POST', headers: { 'x-access-token': token }, body: big });
+    expect(tooBig.status).toBe(413);
+  });
+
+  it(`limits each person to ${TRANSCRIPTIONS_PER_MINUTE} a minute, others unaffected`, async () => {
+    const busy = await signIn(t.app, (await buildUser(t.platform.database.db)).user.email);
+    const statuses: number[] = [];
+    for (let i = 0; i <= TRANSCRIPTIONS_PER_MINUTE; i++) statuses.push((await transcribe(t, 'not audio', { token: busy })).statusCode);
+    expect(statuses.slice(0, TRANSCRIPTIONS_PER_MINUTE).every((status) => status === 415)).toBe(true);
+    expect(statuses.at(-1)).toBe(429);
+    expect((await transcribe(t, 'not audio')).statusCode).toBe(415); // another person still gets through
+  });
+
   it('answers 502 TRANSCRIBE_FAILED when the provider refuses or is down', async () => {
     const refused = await transcribe(t, Buffer.concat([wav, Buffer.from([0])]));
     expect(refused.statusCode).toBe(502);
@@ -175,4 +203,22 @@ describe('POST /api/ai/transcribe', () => {
     expect(down.json()).toMatchObject({ success: false, code: 'TRANSCRIBE_FAILED' });
     expect(log.join('')).not.toContain(NAME);
   });
+});
+
+describe('audio recognised by its first bytes', () => {
+  const bytes = (...values: Array<number | string>) =>
+    Buffer.concat(values.map((value) => (typeof value === 'string' ? Buffer.from(value, 'latin1') : Buffer.from([value]))));
+  it.each([
+    ['wav', bytes('RIFF', 0, 0, 0, 0, 'WAVEfmt ')],
+    ['mp3', bytes('ID3', 4, 0, 0)],
+    ['mp3', bytes(0xff, 0xfb, 0x90, 0x64)],
+    ['ogg', bytes('OggS', 0, 2)],
+    ['webm', bytes(0x1a, 0x45, 0xdf, 0xa3, 0x9f)],
+    ['m4a', bytes(0, 0, 0, 0x20, 'ftypM4A ')],
+    ['flac', bytes('fLaC', 0, 0, 0, 0x22)],
+  ])('%s', (format, head) => expect(audioFormat(head)).toBe(format));
+  it.each([['text', bytes('hello world, not audio')], ['RIFF but AVI', bytes('RIFF', 0, 0, 0, 0, 'AVI LIST')], ['PDF', bytes('%PDF-1.7')], ['short', bytes(0xff)]])(
+    'not %s',
+    (_name, head) => expect(audioFormat(head)).toBeUndefined(),
+  );
 });
