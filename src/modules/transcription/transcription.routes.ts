@@ -17,8 +17,8 @@ export function transcriptionRoutes(app: App, service: TranscriptionService, per
         summary: 'Speech to text, once',
         description:
           "multipart/form-data: `file` (the audio), optional `language` ('en', 'pt-BR'). The audio is streamed to the deployment's " +
-          'transcription provider and dropped: nothing is stored or logged. Refusals: 400 NO_FILE, EMPTY_FILE, INVALID_LANGUAGE; ' +
-          '413 AUDIO_TOO_LARGE (TRANSCRIBE_LIMIT); 415 UNSUPPORTED_AUDIO (checked by content: WAV, MP3, OGG/Opus, WebM, M4A, FLAC); ' +
+          'transcription provider and dropped: nothing is stored or logged. Refusals: 400 NO_FILE, EMPTY_FILE, INVALID_LANGUAGE, ' +
+          'INVALID_MULTIPART; 413 AUDIO_TOO_LARGE (TRANSCRIBE_LIMIT); 415 UNSUPPORTED_AUDIO (checked by content: WAV, MP3, OGG/Opus, WebM, M4A, FLAC); ' +
           `429 past ${perMinute} a minute per person; 502 TRANSCRIBE_FAILED; 503 TRANSCRIBE_NOT_CONFIGURED.`,
         consumes: ['multipart/form-data'],
         body: z.unknown().describe('the multipart body'),

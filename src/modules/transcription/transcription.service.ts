@@ -51,7 +51,15 @@ export function audioFormat(head: Buffer): string | undefined {
   return undefined;
 }
 
-const isTooLarge = (error: unknown) => (error as { code?: string } | undefined)?.code === 'FST_REQ_FILE_TOO_LARGE';
+/**
+ * An error while reading the request's own parts: the limit, ours, or the parser's (a part cut off, no
+ * boundary, too many fields), which comes from the request's bytes: a 400, not a 500.
+ */
+function refusal(error: unknown, limit: number): unknown {
+  if ((error as { code?: unknown } | undefined)?.code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge(limit);
+  if (error instanceof AppError) return error;
+  return new BadRequestError('The multipart body is malformed (a part cut off, no boundary, or too many parts)', 'INVALID_MULTIPART');
+}
 
 function languageOf(value: unknown): string {
   if (typeof value !== 'string' || !LANGUAGE.test(value)) {
@@ -86,7 +94,7 @@ export function createTranscriptionService(options: { provider?: TranscriptionPr
           if (part.fieldname === 'language') language = languageOf(part.value);
         }
       } catch (error) {
-        throw isTooLarge(error) ? tooLarge(limitBytes) : error;
+        throw refusal(error, limitBytes);
       }
       if (!file) throw new BadRequestError("No audio was uploaded: send it in the multipart field 'file'", 'NO_FILE');
 
@@ -105,7 +113,7 @@ export function createTranscriptionService(options: { provider?: TranscriptionPr
           headLength += step.value.length;
         }
       } catch (error) {
-        throw isTooLarge(error) ? tooLarge(limitBytes) : error;
+        throw refusal(error, limitBytes);
       }
       if (headLength === 0) throw new BadRequestError('The audio is empty', 'EMPTY_FILE');
       const format = audioFormat(Buffer.concat(head));
@@ -137,7 +145,7 @@ export function createTranscriptionService(options: { provider?: TranscriptionPr
           yield field('response_format', 'json');
           yield Buffer.from(`--${boundary}--\r\n`);
         } catch (error) {
-          uploadError = isTooLarge(error) ? tooLarge(limitBytes) : error;
+          uploadError = refusal(error, limitBytes);
           throw uploadError;
         }
       }

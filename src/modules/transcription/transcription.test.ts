@@ -154,6 +154,21 @@ describe('POST /api/ai/transcribe', () => {
     expect(response.json()).toMatchObject({ success: false, code: 'INVALID_LANGUAGE' });
   });
 
+  it('answers a malformed multipart body or too many fields with 400', async () => {
+    const cut = await t.app.inject({
+      method: 'POST',
+      url: '/api/ai/transcribe',
+      headers: { 'content-type': 'multipart/form-data; boundary=b0und', 'x-access-token': token },
+      payload: '--b0und\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\n\r\nRIFF',
+    });
+    expect(cut.statusCode).toBe(400);
+    expect(cut.json()).toMatchObject({ success: false });
+    const fields = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`f${i}`, 'x']));
+    const many = await transcribe(t, wav, { fields });
+    expect(many.statusCode).toBe(400);
+    expect(many.json()).toMatchObject({ success: false, code: 'INVALID_MULTIPART' });
+  });
+
   it('answers 401 without a session', async () => {
     const response = await transcribe(t, wav, { token: '' });
     expect(response.statusCode).toBe(401);
