@@ -53,6 +53,7 @@ import { registerQuestions } from './modules/questions/questions.module.js';
 import { registerPersonalData } from './modules/personal-data/personal-data.module.js';
 import { registerSettings } from './modules/settings/settings.module.js';
 import { registerSubscription } from './modules/subscription/subscription.module.js';
+import { registerTranscription } from './modules/transcription/transcription.module.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { registerUsers } from './modules/users/users.module.js';
 
@@ -162,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerEmbed(app, { db, auth, startingCredits: config.billing.startingCredits, sessionsPerHour: config.embed.sessionsPerHour });
   registerBranding(app, { db, idpConfigured: (twinId) => hasIdentityProvider(db, config, twinId) });
   await registerFiles(app, deps);
+  await registerTranscription(app, deps);
   registerPersonalData(app, { db, jobs: deps.jobs, storage: deps.storage, secrets: deps.secrets, throttle, now: deps.now });
 
   // The web client for people at `/` (web/dist, built by the start command), when it is built.
