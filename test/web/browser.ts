@@ -53,3 +53,15 @@ export async function checkScreen(page: Page, name: string, folder = process.env
     else document.documentElement.dataset.theme = value;
   }, before);
 }
+
+/** A JSON call to a running service as the browser tests' set-up makes it: GET without a body, POST with one; a failure throws with its answer. */
+export async function callService<T = Record<string, any>>(baseUrl: string, route: string, token: string | undefined, body?: unknown, method = body === undefined ? 'GET' : 'POST'): Promise<T> {
+  const response = await fetch(`${baseUrl}${route}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { 'x-access-token': token } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json()) as T;
+  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}

@@ -17,7 +17,7 @@ import { startFakeModelServer, type FakeModelServer } from '../support/fake-mode
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { freePort, startProcess, stopProcess, type ServiceProcess } from '../support/processes.js';
 import { until } from '../support/until.js';
-import { checkScreen, launchBrowser, type Browser, type Page } from './browser.js';
+import { callService, checkScreen, launchBrowser, type Browser, type Page } from './browser.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ROOT = { email: 'root@example.test', password: 'a long admin password' };
@@ -34,16 +34,8 @@ let dataDir: string;
 let browser: Browser;
 let rootToken: string;
 
-async function call<T = Record<string, any>>(route: string, token: string | undefined, body?: unknown, method = body === undefined ? 'GET' : 'POST'): Promise<T> {
-  const response = await fetch(`${service.url}${route}`, {
-    method,
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { 'x-access-token': token } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as T;
-  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const call = <T = Record<string, any>>(route: string, token: string | undefined, body?: unknown, method?: string): Promise<T> =>
+  callService<T>(service.url, route, token, body, method);
 
 const signInApi = (email: string, password = PASSWORD) => call<{ token: string; profile: Record<string, any> }>('/api/auth/signin', undefined, { email, password });
 

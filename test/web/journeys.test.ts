@@ -18,7 +18,7 @@ import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { startIdentityProvider, type TestIdentityProvider } from '../support/oidc-provider.js';
 import { freePort, startProcess, stopProcess, type ServiceProcess } from '../support/processes.js';
 import { until } from '../support/until.js';
-import { checkScreen, launchBrowser, type Browser, type Page } from './browser.js';
+import { callService, checkScreen, launchBrowser, type Browser, type Page } from './browser.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOTS = path.resolve(process.env.WEB_SCREENSHOTS_DIR ?? 'test-output/screenshots');
@@ -35,16 +35,8 @@ let browser: Browser;
 let adminToken: string;
 let defaultTwinId: string;
 
-async function call<T = Record<string, any>>(route: string, token: string | undefined, body?: unknown, method = body === undefined ? 'GET' : 'POST'): Promise<T> {
-  const response = await fetch(`${service.url}${route}`, {
-    method,
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { 'x-access-token': token } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as T;
-  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const call = <T = Record<string, any>>(route: string, token: string | undefined, body?: unknown, method?: string): Promise<T> =>
+  callService<T>(service.url, route, token, body, method);
 
 async function signInApi(email: string, password = PASSWORD): Promise<{ token: string; profile: Record<string, any>; mfaToken?: string }> {
   return call('/api/auth/signin', undefined, { email, password });
