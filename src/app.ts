@@ -54,6 +54,7 @@ import { registerPersonalData } from './modules/personal-data/personal-data.modu
 import { registerSettings } from './modules/settings/settings.module.js';
 import { registerSubscription } from './modules/subscription/subscription.module.js';
 import { registerTranscription } from './modules/transcription/transcription.module.js';
+import { registerVoiceAgent } from './modules/voice-agent/voice-agent.module.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { registerUsers } from './modules/users/users.module.js';
 
@@ -158,12 +159,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerCharts(app, { db, now: deps.now });
   registerApprovals(app, { gate: approvals });
   const subscription = registerSubscription(app, { db, secrets: deps.secrets, config: config.subscription });
+  // The tools a turn offers (connectors, approval cards, built-ins): chat turns and voice-agent calls alike.
+  const tools = { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database, changes }) };
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log, changes });
-  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, outbound: deps.outbound, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor, tools: { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database, changes }) }, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
+  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, outbound: deps.outbound, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor, tools, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
   registerEmbed(app, { db, auth, startingCredits: config.billing.startingCredits, sessionsPerHour: config.embed.sessionsPerHour });
   registerBranding(app, { db, idpConfigured: (twinId) => hasIdentityProvider(db, config, twinId) });
   await registerFiles(app, deps);
   await registerTranscription(app, deps);
+  await registerVoiceAgent(app, { db, bus: deps.bus, tools, config });
   registerPersonalData(app, { db, jobs: deps.jobs, storage: deps.storage, secrets: deps.secrets, throttle, now: deps.now });
 
   // The web client for people at `/` (web/dist, built by the start command), when it is built.

@@ -29,11 +29,14 @@ const NON_JSON_SUCCESS = [
 /**
  * 5xx answers the contract itself gives a route, by status and code (not a bad input handled badly): a
  * deployment without a chat subscription answers its start 503 DEVICE_AUTH_DISABLED, whoever asks, and
- * one without a transcription provider answers speech-to-text 503 TRANSCRIBE_NOT_CONFIGURED.
+ * one without a transcription provider answers speech-to-text 503 TRANSCRIBE_NOT_CONFIGURED, and one
+ * without VOICE_AGENT_SECRET answers the voice agent's calls 503 VOICE_AGENT_NOT_CONFIGURED.
  */
 const CONTRACT_5XX: Record<string, Array<[number, string]>> = {
   'POST /api/user/agents/connect/subscription/start': [[503, 'DEVICE_AUTH_DISABLED']],
   'POST /api/ai/transcribe': [[503, 'TRANSCRIBE_NOT_CONFIGURED']],
+  'POST /api/ai/rt/voice-agent/tool': [[503, 'VOICE_AGENT_NOT_CONFIGURED']],
+  'POST /api/ai/rt/voice-agent/ended': [[503, 'VOICE_AGENT_NOT_CONFIGURED']],
 };
 
 /**

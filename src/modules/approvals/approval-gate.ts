@@ -12,7 +12,7 @@ import type { EventBus } from '../../platform/realtime/bus.js';
 import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import { conversationGrant, decideCard, endCard, findCard, insertCard, listPending } from './approvals.repo.js';
 import { APPROVAL_EVENTS, decidedEvent, presentCard, type ApprovalCardWire, type DecidedEventWire } from './approvals.schemas.js';
-import type { CardDecision, PersonDecision, ToolApprovalRow } from './approvals.tables.js';
+import type { CardDecision, CardOrigin, PersonDecision, ToolApprovalRow } from './approvals.tables.js';
 
 export const APPROVALS_DECIDED_CHANNEL = 'approvals.decided';
 
@@ -40,7 +40,7 @@ export interface CardRequest {
   serverName: string;
   tool: string;
   arguments: unknown;
-  origin: 'chat' | 'subagent';
+  origin: CardOrigin;
 }
 
 /** How the gate answered: approvalId null when an earlier approve_conversation covered the call. */

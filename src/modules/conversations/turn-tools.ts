@@ -8,7 +8,7 @@
 import type { ConnectorCatalog, ConnectorTool } from '../../ai/tools/connector-catalog.js';
 import type { TurnToolSpec } from '../../ai/tools/turn-tools.js';
 import type { Actor } from '../../platform/http/actor.js';
-import type { ApprovalGate } from '../approvals/approval-gate.js';
+import type { ApprovalGate, CardRequest } from '../approvals/approval-gate.js';
 import type { ResolvedAssistant } from '../assistants/resolver.js';
 import type { RetrievalEntry, ToolCallEntry } from '../history/history.tables.js';
 
@@ -50,7 +50,7 @@ export interface TurnToolScene {
   conversationId: string;
   /** The built-in local model calls no tools. */
   modelKind: 'endpoint' | 'local';
-  origin: 'chat' | 'subagent';
+  origin: CardRequest['origin'];
   approvalTimeoutMs: number;
   signal?: AbortSignal;
   /** Runs a delegated subagent (absent inside a subagent: delegation does not nest). */
