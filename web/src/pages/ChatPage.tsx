@@ -9,6 +9,7 @@ import { ApprovalCards } from '../chat/ApprovalCards';
 import { ask, type AskHandle } from '../chat/ask';
 import { AssistantPicker } from '../chat/AssistantPicker';
 import { ConversationList, HISTORY_KEY } from '../chat/ConversationList';
+import { DictationButton } from '../chat/Dictation';
 import { useLiveSocket } from '../chat/live';
 import { Markdown } from '../chat/Markdown';
 import { Sources } from '../chat/Sources';
@@ -180,6 +181,7 @@ export function ChatPage() {
               </button>
             ) : (
               <>
+                <DictationButton onText={(text) => (setDraft((current) => (current.trim() ? `${current.trimEnd()} ${text}` : text)), input.current?.focus())} />
                 {lastQuestion && (
                   <button type="button" className="button-secondary" onClick={() => send(lastQuestion)}>
                     Regenerate
