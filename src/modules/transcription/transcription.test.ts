@@ -14,6 +14,7 @@ import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { multipart } from '../../../test/support/documents.js';
 import { buildUser, signIn } from '../../../test/support/factories.js';
 import { files } from '../files/files.tables.js';
+import { history } from '../history/history.tables.js';
 import { TRANSCRIPTIONS_PER_MINUTE } from './transcription.routes.js';
 import { audioFormat } from './transcription.service.js';
 
@@ -63,6 +64,7 @@ function dataFiles(): string[] {
 }
 
 const fileRows = async () => (await t.platform.database.db.select({ n: count() }).from(files))[0]!.n;
+const historyRows = async () => (await t.platform.database.db.select({ n: count() }).from(history))[0]!.n;
 
 function transcribe(app: TestApp, content: Buffer | string, options: { token?: string; filename?: string; fields?: Record<string, string> } = {}) {
   const { payload, headers } = multipart(options.fields ?? {}, { filename: options.filename ?? NAME, content, contentType: 'audio/wav' });
@@ -112,6 +114,7 @@ describe('POST /api/ai/transcribe', () => {
   it('streams the spoken WAV to the provider and answers its text, keeping nothing', async () => {
     const filesBefore = dataFiles();
     const rowsBefore = await fileRows();
+    const historyBefore = await historyRows();
     const response = await transcribe(t, wav, { fields: { language: 'en' } });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toMatchObject({ success: true, text: HEARD });
@@ -127,6 +130,7 @@ describe('POST /api/ai/transcribe', () => {
     expect(dataFiles()).toEqual(filesBefore);
     expect(dataFiles().some((entry) => entry.includes('dictation'))).toBe(false);
     expect(await fileRows()).toBe(rowsBefore);
+    expect(await historyRows()).toBe(historyBefore); // no history record either
     const written = log.join('');
     expect(written).toContain('/api/ai/transcribe'); // the log is captured...
     expect(written).not.toContain(NAME); // ...and holds neither the name
