@@ -3,11 +3,13 @@
 // each way a held request ends (approve, decline, no decision in time, the call ended), and calls
 // that are refused (another twin's agent, tool or person; a disabled tool; no secret configured).
 import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
 import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-server.js';
 import { until } from '../../../test/support/until.js';
+import { toolApprovals } from '../approvals/approvals.tables.js';
 import type { TwinRow } from '../twins/twins.tables.js';
 import { signatureHeader } from './voice-agent.signature.js';
 
@@ -182,6 +184,25 @@ describe('a call that needs the person’s approval', () => {
     expect(ended.json()).toEqual({ success: true });
     expect((await pending).json()).toMatchObject({ success: false, code: 'CANCELLED' });
     expect((await api('POST', `/api/ai/approval/${card.approvalId}`, ada.token, { decision: 'approve' })).status).toBe(409);
+    expect(approving.calls('echo')).toBe(1);
+  });
+
+  it('cancels the card when the voice agent drops the request', async () => {
+    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const raw = JSON.stringify(toolCall());
+    const dropped = new AbortController();
+    const pending = fetch(`${base}/api/ai/rt/voice-agent/tool`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-twin-signature': signatureHeader(SECRET, raw) },
+      body: raw,
+      signal: dropped.signal,
+    }).catch((error: unknown) => error);
+    const card = await waitingCard();
+    dropped.abort();
+    await pending;
+    const decisionOf = async () => (await t.platform.database.db.select().from(toolApprovals).where(eq(toolApprovals.id, card.approvalId as string)))[0]?.decision;
+    await until(async () => (await decisionOf()) !== null, 1_000);
+    expect(await decisionOf()).toBe('cancelled');
     expect(approving.calls('echo')).toBe(1);
   });
 
