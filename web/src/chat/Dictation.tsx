@@ -14,14 +14,17 @@ const TRANSCRIBE = '/api/ai/transcribe';
 const MAX_RECORDING_MS = 120_000;
 const RECORDING_TYPES = ['audio/webm;codecs=opus', 'audio/ogg;codecs=opus', 'audio/webm', 'audio/mp4'];
 
-/** Whether the service transcribes: true unless it says it is not configured (or has no such route). */
+/**
+ * Whether the service transcribes for this caller: the empty form is refused as 400 NO_FILE (or 429 when
+ * the person is past the rate) only where a provider is configured; 503 (no provider), 403 (an embedded
+ * page's visitor) or 404 (an older service) hide the button.
+ */
 export async function probeTranscription(): Promise<boolean> {
   try {
     await rawFetch(TRANSCRIBE, { method: 'POST', body: new FormData() });
     return true;
   } catch (error) {
-    if (error instanceof ApiError) return error.status !== 503 && error.status !== 404;
-    return false;
+    return error instanceof ApiError && (error.status === 400 || error.status === 429);
   }
 }
 
