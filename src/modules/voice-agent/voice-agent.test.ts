@@ -113,13 +113,18 @@ describe('the signature', () => {
     expect(open.calls('add')).toBe(1);
   });
 
-  it('refuses a signature older than 5 minutes', async () => {
+  it('refuses a signature older than 5 minutes (or as far ahead)', async () => {
     const body = toolCall({ tool: keys.add, arguments: { a: 1, b: 2 } });
-    const old = signatureHeader(SECRET, JSON.stringify(body), Math.floor(Date.now() / 1000) - 301);
-    const response = await agentCall('tool', body, old);
-    expect(response.statusCode).toBe(401);
-    expect(response.json()).toMatchObject({ success: false, code: 'BAD_SIGNATURE' });
+    const now = Math.floor(Date.now() / 1000);
+    for (const time of [now - 301, now + 301]) {
+      const response = await agentCall('tool', body, signatureHeader(SECRET, JSON.stringify(body), time));
+      expect(response.statusCode).toBe(401);
+      expect(response.json()).toMatchObject({ success: false, code: 'BAD_SIGNATURE' });
+    }
     expect(open.calls('add')).toBe(1);
+    // Four minutes old is still good.
+    expect((await agentCall('tool', body, signatureHeader(SECRET, JSON.stringify(body), now - 240))).json()).toEqual({ success: true, result: '3' });
+    expect(open.calls('add')).toBe(2);
   });
 
   it('refuses a signature used before, even on the ended route', async () => {
@@ -129,7 +134,7 @@ describe('the signature', () => {
     const again = await agentCall('tool', body, header);
     expect(again.statusCode).toBe(401);
     expect(again.json()).toMatchObject({ success: false, code: 'BAD_SIGNATURE' });
-    expect(open.calls('add')).toBe(2);
+    expect(open.calls('add')).toBe(3);
     const ended = { voiceAgentId: 'agent-alpha', callId: 'call-replayed' };
     const endedHeader = signatureHeader(SECRET, JSON.stringify(ended));
     expect((await agentCall('ended', ended, endedHeader)).statusCode).toBe(200);
@@ -250,7 +255,7 @@ describe('calls refused', () => {
     const response = await agentCall('tool', toolCall({ tool: keys.add, arguments: { a: 1, b: 1 } }));
     expect(response.statusCode).toBe(404);
     expect(response.json()).toMatchObject({ code: 'TOOL_NOT_FOUND' });
-    expect(open.calls('add')).toBe(2);
+    expect(open.calls('add')).toBe(3);
   });
 
   it('answers 503 VOICE_AGENT_NOT_CONFIGURED without VOICE_AGENT_SECRET', async () => {
