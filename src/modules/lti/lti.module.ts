@@ -2,6 +2,10 @@
 import type { Database } from '../../platform/db/client.js';
 import type { App } from '../../platform/http/schemas.js';
 import type { Outbound } from '../../platform/net/outbound.js';
+import type { AuthService } from '../auth/auth.service.js';
+import { createPlatformKeys } from './lti-keys.js';
+import { ltiLaunchRoutes } from './lti-launch.routes.js';
+import { createLtiLaunchService } from './lti-launch.service.js';
 import { ltiPlatformRoutes } from './lti-platforms.routes.js';
 import { createLtiPlatformsService } from './lti-platforms.service.js';
 
@@ -9,8 +13,13 @@ export interface LtiDeps {
   db: Database;
   outbound: Outbound;
   publicUrl: string;
+  auth: AuthService;
+  startingCredits: number;
 }
 
 export function registerLti(app: App, deps: LtiDeps): void {
   ltiPlatformRoutes(app, createLtiPlatformsService({ db: deps.db, policy: deps.outbound.policy, publicUrl: deps.publicUrl }));
+  const keys = createPlatformKeys(deps.outbound);
+  const launchUrl = `${deps.publicUrl}/api/lti/launch`;
+  ltiLaunchRoutes(app, createLtiLaunchService({ db: deps.db, auth: deps.auth, keys, launchUrl, startingCredits: deps.startingCredits }));
 }
