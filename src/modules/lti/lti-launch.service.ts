@@ -147,6 +147,7 @@ export function createLtiLaunchService(deps: { db: Database; auth: AuthService; 
         user ??= await insertAccount(tx, { email: claims.email, fname: claims.givenName, lname: claims.familyName, currentTwinId: twin.id }, deps.startingCredits);
         await insertIdentity(tx, { userId: user.id, provider: platform.id, issuer: platform.issuer, subject: claims.subject });
       }
+      if (user.status === 'inactive' || user.status === 'deleted') throw new ForbiddenError('This account is inactive', 'ACCOUNT_INACTIVE');
       if (!(await findMembership(tx, user.id, twin.id))) await insertMembership(tx, { twinId: twin.id, userId: user.id, role: 'user' });
       return (await updateUser(tx, user.id, { external: { ...user.external, ...lxpProfile(claims, platform.issuer) } })) ?? user;
     });
@@ -208,7 +209,6 @@ export function createLtiLaunchService(deps: { db: Database; auth: AuthService; 
       checkMessage(claims);
       const { platform, twin } = await placeOf(verified, claims);
       const user = await personFor(platform, twin, claims);
-      if (user.status === 'inactive' || user.status === 'deleted') throw new ForbiddenError('This account is inactive', 'ACCOUNT_INACTIVE');
       const session = await auth.openSession(user, client, { kind: 'launch', twinId: twin.id });
       const frameOrigins = new Set<string>();
       for (const row of await platformsOfTwin(db, twin.id)) for (const url of [row.issuer, row.authLoginUrl]) frameOrigins.add(new URL(url).origin);

@@ -186,6 +186,8 @@ describe('LTI launch', () => {
     const { response } = await launchAs({ email: outsider.user.email });
     expect(refusal(response)).toEqual({ status: 409, code: 'ACCOUNT_EXISTS' });
     expect(await findMembership(db(), outsider.user.id, twin.id)).toBeUndefined();
+    const inactive = await buildUser(db(), { twin, status: 'inactive' });
+    expect(refusal((await launchAs({ email: inactive.user.email })).response)).toEqual({ status: 403, code: 'ACCOUNT_INACTIVE' });
   });
 
   it('answers LTI_REPLAY for a used state, and for a used nonce under a new state', async () => {
