@@ -156,7 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerEntitlements(app, { db });
   registerAccounts(app, { db });
   registerQuestions(app, { db });
-  registerLti(app, { db, outbound: deps.outbound, publicUrl: config.publicUrl, auth, startingCredits: config.billing.startingCredits });
+  registerLti(app, { db, outbound: deps.outbound, publicUrl: config.publicUrl, auth, startingCredits: config.billing.startingCredits, webClientDir });
   registerCharts(app, { db, now: deps.now });
   registerApprovals(app, { gate: approvals });
   const subscription = registerSubscription(app, { db, secrets: deps.secrets, config: config.subscription });

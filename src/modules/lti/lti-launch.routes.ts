@@ -80,7 +80,7 @@ export function ltiLaunchRoutes(app: App, service: LtiLaunchService): void {
       },
       async (request, reply) => {
         const launched = await service.launch(request.body, clientInfo(request));
-        return sendLaunchPage(reply, { token: launched.token, frameOrigins: launched.frameOrigins, twinName: launched.twin.name });
+        return sendLaunchPage(reply, { token: launched.token, frameOrigins: launched.frameOrigins, twinName: launched.twin.name, chatPath: `/lti/${launched.twin.publicId}` });
       },
     );
   });

@@ -17,7 +17,8 @@ import type { UserRow } from '../users/users.tables.js';
 import type { AuthService, ClientInfo, SignedIn } from '../auth/auth.service.js';
 import { lxpProfile, readLaunchClaims, type LaunchClaims } from './lti-claims.js';
 import type { PlatformKeys } from './lti-keys.js';
-import { claimLoginState, deleteExpiredLoginStates, findLoginState, insertLoginState, platformsByIssuer, platformsOfTwin } from './lti.repo.js';
+import { frameOriginsOf } from './lti-chat-page.js';
+import { claimLoginState, deleteExpiredLoginStates, findLoginState, insertLoginState, platformsByIssuer } from './lti.repo.js';
 import type { LtiPlatformRow } from './lti.tables.js';
 
 export const LOGIN_STATE_TTL_MS = 5 * 60_000;
@@ -210,9 +211,7 @@ export function createLtiLaunchService(deps: { db: Database; auth: AuthService; 
       const { platform, twin } = await placeOf(verified, claims);
       const user = await personFor(platform, twin, claims);
       const session = await auth.openSession(user, client, { kind: 'launch', twinId: twin.id });
-      const frameOrigins = new Set<string>();
-      for (const row of await platformsOfTwin(db, twin.id)) for (const url of [row.issuer, row.authLoginUrl]) frameOrigins.add(new URL(url).origin);
-      return { ...session, twin, frameOrigins: [...frameOrigins] };
+      return { ...session, twin, frameOrigins: await frameOriginsOf(db, twin.id) };
     },
   };
 }

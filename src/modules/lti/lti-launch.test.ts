@@ -3,6 +3,9 @@
 // the twin listing the course (403 LAUNCH_SCOPE_STEP_UP outside it until the mailed code), and each
 // check refuses with its code: replays, a wrong aud, an unknown deployment, an expired token, an unknown
 // course, a foreign signature; a key rotated on the platform is accepted after the refetch.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
@@ -30,7 +33,10 @@ const db = () => t.platform.database.db;
 beforeAll(async () => {
   smtp = await startSmtpServer();
   lms = await startLtiPlatform({ clientId: CLIENT_ID, deploymentId: DEPLOYMENT, contextId: COURSE });
-  t = await startTestApp({ env: { SMTP_URL: smtp.url, PUBLIC_URL, OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' } });
+  // A built web client stand-in: its page is what /lti/{publicId} serves.
+  const webClientDir = mkdtempSync(path.join(os.tmpdir(), 'dt-web-'));
+  writeFileSync(path.join(webClientDir, 'index.html'), '<!doctype html><title>Web client</title>');
+  t = await startTestApp({ env: { SMTP_URL: smtp.url, PUBLIC_URL, OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, webClientDir });
   twin = (await updateTwin(db(), (await buildTwin(db())).id, { ltiContextIds: [COURSE, 'course-102'] }))!;
   // Another twin lists a course id of its own; the platform is not registered there.
   otherTwin = (await updateTwin(db(), (await buildTwin(db())).id, { ltiContextIds: ['course-202'] }))!;
@@ -133,6 +139,18 @@ describe('LTI launch', () => {
     expect(response.headers['content-security-policy']).toContain(`frame-ancestors 'self' ${platformOrigin}`);
     expect(response.headers['content-security-policy']).toContain("script-src 'nonce-");
     const session = sessionOf(response.body);
+    expect(response.body).toContain(`var chat = "/lti/${twin.publicId}";`);
+
+    // The chat it opens is the web client's page, framable by the same origins (the client's own page is not).
+    const chat = await t.app.inject({ method: 'GET', url: `/lti/${twin.publicId}` });
+    expect(chat.statusCode).toBe(200);
+    expect(chat.body).toContain('<title>Web client</title>');
+    expect(chat.headers['x-frame-options']).toBeUndefined();
+    expect(chat.headers['content-security-policy']).toContain(`frame-ancestors 'self' ${platformOrigin}`);
+    expect(chat.headers['content-security-policy']).toContain("script-src 'self'");
+    const elsewhere = await t.app.inject({ method: 'GET', url: `/lti/${otherTwin.publicId}` });
+    expect(elsewhere.headers['content-security-policy']).toMatch(/frame-ancestors 'self'$/);
+    expect((await t.app.inject({ method: 'GET', url: '/lti/6f1c1f9e-8a5b-4c8e-9a51-7d1f0b0c1d2e' })).statusCode).toBe(404);
 
     const profile = await post(t.app, '/api/user/refresh/profile', {}, session);
     expect(profile.statusCode).toBe(200);

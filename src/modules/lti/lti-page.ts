@@ -11,7 +11,8 @@ const TOKEN_KEY = 'dt.token';
 /** JSON for inside a <script>: no `<`, so no `</script>` can end it early. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
-export function sendLaunchPage(reply: FastifyReply, launch: { token: string; frameOrigins: string[]; twinName: string }): FastifyReply {
+/** `chatPath`: where the chat opens (the twin's frameable page of the web client). */
+export function sendLaunchPage(reply: FastifyReply, launch: { token: string; frameOrigins: string[]; twinName: string; chatPath: string }): FastifyReply {
   const nonce = randomBytes(16).toString('base64');
   const ancestors = ["'self'", ...launch.frameOrigins].join(' ');
   const html = `<!doctype html>
@@ -23,10 +24,11 @@ export function sendLaunchPage(reply: FastifyReply, launch: { token: string; fra
 (function () {
   var token = ${scriptJson(launch.token)};
   var key = ${scriptJson(TOKEN_KEY)};
+  var chat = ${scriptJson(launch.chatPath)};
   var stored = false;
   try { window.localStorage.setItem(key, token); stored = window.localStorage.getItem(key) === token; } catch (e) {}
   // Storage refused (a frame whose site data is blocked): the web client takes it from the fragment, which no server sees.
-  window.location.replace(stored ? '/' : '/#' + key + '=' + encodeURIComponent(token));
+  window.location.replace(stored ? chat : chat + '#' + key + '=' + encodeURIComponent(token));
 })();
 </script>
 </body>
