@@ -39,7 +39,21 @@ async function newKey(kid: string): Promise<SigningKey> {
   return { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' } };
 }
 
-export async function startLtiPlatform(options: { clientId: string; deploymentId: string; contextId: string }): Promise<TestLtiPlatform> {
+export interface LtiPlatformOptions {
+  clientId: string;
+  deploymentId: string;
+  contextId: string;
+  /** The host its URLs name (127.0.0.1 unless given: `localhost` makes it another site than a tool on 127.0.0.1). */
+  host?: string;
+  /**
+   * A course page at /course that frames the tool (`toolLoginUrl`: its form posts the login into the
+   * frame), and an authorization endpoint at /auth that answers the tool's request with the form post
+   * of a signed id_token, as a platform does for a signed-in person.
+   */
+  toolLoginUrl?: string;
+}
+
+export async function startLtiPlatform(options: LtiPlatformOptions): Promise<TestLtiPlatform> {
   let generation = 1;
   let key = await newKey('key-1');
   const stranger = await newKey('key-1');
@@ -50,13 +64,31 @@ export async function startLtiPlatform(options: { clientId: string; deploymentId
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk] }));
       return;
     }
+    const url = new URL(request.url ?? '/', origin);
+    if (url.pathname === '/course' && options.toolLoginUrl) {
+      const fields = { iss: issuer, login_hint: 'person-1', target_link_uri: options.toolLoginUrl, client_id: options.clientId, lti_deployment_id: options.deploymentId };
+      response.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Course</title><h1>Biology</h1>
+<iframe name="tool" title="Digital Twin" width="900" height="700"></iframe>
+<form id="launch" method="post" target="tool" action="${escapeHtml(options.toolLoginUrl)}">${hiddenFields(fields)}</form>
+<script>document.getElementById('launch').submit()</script>`);
+      return;
+    }
+    if (url.pathname === '/auth' && options.toolLoginUrl) {
+      const params = url.searchParams;
+      void platform.idToken(params.get('nonce') ?? '').then((idToken) => {
+        response.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Signing in</title>
+<form id="post" method="post" action="${escapeHtml(params.get('redirect_uri') ?? '')}">${hiddenFields({ id_token: idToken, state: params.get('state') ?? '' })}</form>
+<script>document.getElementById('post').submit()</script>`);
+      });
+      return;
+    }
     response.writeHead(404).end();
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const origin = `http://${options.host ?? '127.0.0.1'}:${(server.address() as AddressInfo).port}`;
   const issuer = `${origin}/lms`;
 
-  return {
+  const platform: TestLtiPlatform = {
     issuer,
     authLoginUrl: `${origin}/auth`,
     jwksUrl: `${origin}/certs`,
@@ -102,4 +134,11 @@ export async function startLtiPlatform(options: { clientId: string; deploymentId
         server.close(() => done());
       }),
   };
+  return platform;
 }
+
+const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const hiddenFields = (fields: Record<string, string>) =>
+  Object.entries(fields)
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .join('');
