@@ -1,5 +1,6 @@
 // POST /api/lti/login (also GET) and POST /api/lti/launch: a course page opens a twin (LTI 1.3). Both
 // take form posts (application/x-www-form-urlencoded), as platforms send them, and JSON.
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { failures, type App } from '../../platform/http/schemas.js';
 import { clientInfo } from '../auth/auth.routes.js';
@@ -45,7 +46,7 @@ export function ltiLaunchRoutes(app: App, service: LtiLaunchService): void {
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
-    const typed = scope as unknown as App;
+    const typed = scope.withTypeProvider<ZodTypeProvider>();
     const login = async (params: z.infer<typeof loginParams>) => service.login(params);
 
     typed.post(
