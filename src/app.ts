@@ -50,6 +50,7 @@ import { registerTwins } from './modules/twins/twins.module.js';
 import { registerMemberships } from './modules/memberships/memberships.module.js';
 import { registerMemory } from './modules/memory/memory.module.js';
 import { registerQuestions } from './modules/questions/questions.module.js';
+import { registerLti } from './modules/lti/lti.module.js';
 import { registerPersonalData } from './modules/personal-data/personal-data.module.js';
 import { registerSettings } from './modules/settings/settings.module.js';
 import { registerSubscription } from './modules/subscription/subscription.module.js';
@@ -156,6 +157,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerEntitlements(app, { db });
   registerAccounts(app, { db });
   registerQuestions(app, { db });
+  registerLti(app, { db, outbound: deps.outbound, publicUrl: config.publicUrl, auth, startingCredits: config.billing.startingCredits, webClientDir });
   registerCharts(app, { db, now: deps.now });
   registerApprovals(app, { gate: approvals });
   const subscription = registerSubscription(app, { db, secrets: deps.secrets, config: config.subscription });

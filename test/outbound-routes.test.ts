@@ -81,6 +81,13 @@ beforeAll(async () => {
   seeded.connector = await as('/api/admin/mcp-server', { name: 'Seeded', url: 'https://mcp.nowhere.example/mcp', status: 'active' });
   seeded.model = await as('/api/admin/ai-model', { name: 'Seeded model', model: 'm', baseUrl: 'https://models.nowhere.example/v1' });
   seeded.provider = await as('/api/admin/sso-provider', { name: 'Seeded IdP', issuer: 'https://idp.nowhere.example', clientId: 'c' });
+  seeded.ltiPlatform = await as('/api/admin/lti-platform', {
+    issuer: 'https://lms.nowhere.example',
+    clientId: 'c',
+    authLoginUrl: 'https://lms.nowhere.example/auth',
+    jwksUrl: 'https://lms.nowhere.example/certs',
+    deploymentIds: ['1'],
+  });
   seeded.assistant = (await buildAssistant(db, { twinId: twin.id })).id;
 }, 60_000);
 
@@ -161,6 +168,10 @@ describe('every admin route taking a URL', () => {
         'PUT /api/admin/ai-model/{id} baseUrl',
         'POST /api/admin/sso-provider issuer',
         'PUT /api/admin/sso-provider/{id} issuer',
+        'POST /api/admin/lti-platform issuer',
+        'POST /api/admin/lti-platform authLoginUrl',
+        'POST /api/admin/lti-platform jwksUrl',
+        'PUT /api/admin/lti-platform/{id} jwksUrl',
       ]),
     );
     const atListener = [

@@ -7,10 +7,44 @@ import type { paths } from './schema';
 
 const TOKEN_KEY = 'dt.token';
 
+/**
+ * A token handed over in the URL fragment (`#dt.token=…`: a course launch in a frame whose storage the
+ * browser refuses), taken out of the address bar at once and kept in memory.
+ */
+function takeFragmentToken(): string | null {
+  if (typeof location === 'undefined') return null;
+  const token = new URLSearchParams(location.hash.slice(1)).get(TOKEN_KEY);
+  if (token) history.replaceState(null, '', location.pathname + location.search);
+  return token;
+}
+let memoryToken: string | null = takeFragmentToken();
+
+/** localStorage when the browser allows it (a frame on another site may be refused it); memory otherwise. */
 export const tokenStore = {
-  get: (): string | null => localStorage.getItem(TOKEN_KEY),
-  set: (token: string) => localStorage.setItem(TOKEN_KEY, token),
-  clear: () => localStorage.removeItem(TOKEN_KEY),
+  get: (): string | null => {
+    if (memoryToken) return memoryToken;
+    try {
+      return localStorage.getItem(TOKEN_KEY);
+    } catch {
+      return null;
+    }
+  },
+  set: (token: string) => {
+    try {
+      localStorage.setItem(TOKEN_KEY, token);
+      memoryToken = null;
+    } catch {
+      memoryToken = token;
+    }
+  },
+  clear: () => {
+    memoryToken = null;
+    try {
+      localStorage.removeItem(TOKEN_KEY);
+    } catch {
+      // Nothing was stored there.
+    }
+  },
 };
 
 /** Listeners told when the session ends (401 on an authenticated call). */
