@@ -1,0 +1,23 @@
+// Guidance an embedding page sent for one embed session (a visitor's or a launch session), waiting for
+// that session's next turn, which claims it (historyId) and keeps it on its history record. Tenant data.
+import { sql } from 'drizzle-orm';
+import { index, pgTable, text } from 'drizzle-orm/pg-core';
+import { createdAt, idColumn, refColumn } from '../../platform/db/columns.js';
+import { twins } from '../twins/twins.tables.js';
+
+export const embedGuidance = pgTable(
+  'embed_guidance',
+  {
+    id: idColumn(),
+    twinId: refColumn('institution_id').notNull().references(() => twins.id),
+    sessionId: refColumn('session_id').notNull(),
+    text: text('text').notNull(),
+    /** The turn that took it into its context; null while it waits. */
+    historyId: refColumn('history_id'),
+    createdAt: createdAt(),
+  },
+  // A turn looks only for what still waits on its session.
+  (t) => [index('embed_guidance_waiting_idx').on(t.twinId, t.sessionId).where(sql`${t.historyId} is null`)],
+);
+
+export type EmbedGuidanceRow = typeof embedGuidance.$inferSelect;
