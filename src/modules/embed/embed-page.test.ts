@@ -38,7 +38,7 @@ describe('GET /embed/{publicId}', () => {
     expect(response.headers['x-frame-options']).toBeUndefined();
     expect(response.body).toContain('<header>Physics &lt;Twin&gt;</header>');
     expect(response.body).not.toContain('<Twin>');
-    expect(configOf(response.body)).toEqual({ origins: ['https://school.example', 'http://127.0.0.1:8080'], liveTranscript: true, guidance: false });
+    expect(configOf(response.body)).toEqual({ origins: ['https://school.example', 'http://127.0.0.1:8080'], liveTranscript: true });
     // Every other answer still forbids framing.
     const other = await t.app.inject({ method: 'GET', url: '/api/health' });
     expect(other.headers['x-frame-options']).toBe('SAMEORIGIN');

@@ -38,8 +38,8 @@ function document(title: string, body: string): string {
 }
 
 /** The chat page of an active twin: what the frame script needs, as data (the policy runs no inline script). */
-export function chatPage(twin: Pick<TwinRow, 'name' | 'embedTranscriptEnabled' | 'embedGuidanceEnabled'>, origins: readonly string[]): string {
-  const config = { origins, liveTranscript: twin.embedTranscriptEnabled, guidance: twin.embedGuidanceEnabled };
+export function chatPage(twin: Pick<TwinRow, 'name' | 'embedTranscriptEnabled'>, origins: readonly string[]): string {
+  const config = { origins, liveTranscript: twin.embedTranscriptEnabled };
   return document(
     twin.name,
     `<main id="twin-embed" data-config="${escapeHtml(JSON.stringify(config))}">` +

@@ -13,7 +13,7 @@ export function EmbedSnippet({ publicId, authorizedUrls }: { publicId: string; a
     void navigator.clipboard?.writeText(snippet).then(() => setCopied(true), () => setCopied(false));
   };
   return (
-    <div className="embed-snippet" aria-labelledby="embed-snippet-title">
+    <section className="embed-snippet" aria-labelledby="embed-snippet-title">
       <h3 id="embed-snippet-title">Embed snippet</h3>
       <pre>
         <code>{snippet}</code>
@@ -28,6 +28,6 @@ export function EmbedSnippet({ publicId, authorizedUrls }: { publicId: string; a
         <code>data-visitor=&quot;false&quot;</code> opens no visitor session.
       </p>
       {authorizedUrls.length === 0 && <p role="note">No page may embed this twin until its authorized URLs list at least one.</p>}
-    </div>
+    </section>
   );
 }

@@ -58,8 +58,9 @@
       form.hidden = false;
       status.textContent = '';
       input.focus();
-    } else if (data.type === 'twin:guide' && typeof data.text === 'string' && config.guidance) {
-      // Guidance must reach the service with the page's own Origin: embed.js sends it from the page.
+    } else if (data.type === 'twin:guide' && typeof data.text === 'string') {
+      // Guidance must reach the service with the page's own Origin: embed.js sends it from the page (and
+      // the service checks the switch on every message, so the frame does not).
       tell({ type: 'twin:guide-forward', text: data.text });
     }
   });
