@@ -130,7 +130,7 @@ async function retrieveWithFrames(deps: TurnDeps, turn: ReadsFor, sink: TurnSink
 function guidanceFor(deps: TurnDeps, turn: ContextTurn): Promise<GuidanceEntry[]> {
   const sessionId = embedSessionOf(turn.caller);
   if (!sessionId || !turn.twin.embedGuidanceEnabled) return Promise.resolve([]);
-  return claimGuidance(deps.db, { twinId: turn.twin.id, sessionId, historyId: turn.held.record.id });
+  return claimGuidance(deps.db, { twinId: turn.twin.id, sessionId });
 }
 
 /** The guidance as a part of the system text: the operator's steer, not the person's words. */

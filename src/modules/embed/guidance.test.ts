@@ -123,7 +123,7 @@ describe('POST /api/agent/embed/guide', () => {
     expect(model.requests.at(-1)?.system).not.toContain('exam');
   });
 
-  it("shows a launch session's guidance on its own history record, and refuses a person's full session", async () => {
+  it("shows a launch session's guidance on its own history record, erased with it, and refuses a person's full session", async () => {
     const twin = await embeddable({ embedGuidanceEnabled: true, poolCredits: true });
     const admin = await buildUser(db(), { twin, role: 'admin' });
     const adminToken = await signIn(t.app, admin.user.email);
@@ -138,6 +138,10 @@ describe('POST /api/agent/embed/guide', () => {
     const detail = await t.app.inject({ method: 'GET', url: `/api/user/history/${answer.body.historyId as string}`, headers: { 'x-access-token': launchToken } });
     expect(detail.statusCode).toBe(200);
     expect(detail.json().data).toMatchObject({ question: 'Define slope', guidance: [{ text: 'Use the course glossary', at: expect.any(String) }] });
+    // Erased with the record when its owner deletes it.
+    const removed = await t.app.inject({ method: 'DELETE', url: `/api/user/history/${answer.body.historyId as string}`, headers: { 'x-access-token': launchToken } });
+    expect(removed.statusCode).toBe(200);
+    expect((await recordOf(answer.body.historyId as string)).guidance).toEqual([]);
 
     const full = await guide(adminToken, 'Anything');
     expect(full.statusCode).toBe(403);
