@@ -20,6 +20,7 @@ export const LAUNCH_SCOPE_ALLOW_LIST: readonly string[] = [
   'POST /api/ai/personal/qanda',
   'POST /api/ai/personal-stream/qanda-stream',
   'POST /api/ai/approval/:approvalId',
+  'POST /api/agent/embed/guide',
   'GET /api/user/approvals',
   'GET /api/user/questions',
   // Assistants the person may pick, and their own.

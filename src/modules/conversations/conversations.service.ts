@@ -175,7 +175,7 @@ export type ConversationService = ReturnType<typeof createConversationService>;
 
 /** Who the turn runs for: the person, or the visitor of the twin its session is bound to. */
 function turnCallerOf(caller: Caller): TurnCaller {
-  return isVisitor(caller) ? { kind: 'visitor', twinId: caller.twinId, visitorId: caller.visitorId } : { kind: 'person', actor: caller };
+  return isVisitor(caller) ? { kind: 'visitor', twinId: caller.twinId, visitorId: caller.visitorId, sessionId: caller.sessionId } : { kind: 'person', actor: caller };
 }
 
 /** Aborts controller when signal does; returns the function that stops listening. */

@@ -9,14 +9,15 @@ import { promptTokenBound } from '../../ai/prompt.js';
 import type { ClampedReasoningEffort } from '../../ai/registry.js';
 import type { ResolvedAssistant } from '../assistants/resolver.js';
 import { recentExchanges, type Exchange } from '../history/history.records.js';
-import type { MemoryEntry, RetrievalEntry } from '../history/history.tables.js';
+import type { GuidanceEntry, MemoryEntry, RetrievalEntry } from '../history/history.tables.js';
+import { claimGuidance } from '../embed/guidance.repo.js';
 import { holdOf, isPriced, type HeldRecord } from './turn-billing.js';
 import { buildSystemText } from './turn-context.js';
 import type { TurnDeps } from './turn-deps.js';
 import { reasoningFor } from './turn-model.js';
 import type { TwinRow } from '../twins/twins.tables.js';
 import type { ModelChoice } from './turn-model.js';
-import type { Asker, TurnCaller, TurnInput, TurnSink } from './turn-types.js';
+import { embedSessionOf, type Asker, type TurnCaller, type TurnInput, type TurnSink } from './turn-types.js';
 
 /** The name of the retrieval step in `tool` frames. */
 export const RETRIEVAL_TOOL = 'retrieval';
@@ -34,6 +35,8 @@ export interface TurnContext {
   messages: ModelMessage[];
   memories: MemoryEntry[];
   passages: RetrievalEntry[];
+  /** The embedding page's guidance this turn follows (kept on its record, never as the person's words). */
+  guidance: GuidanceEntry[];
   effort: ClampedReasoningEffort | undefined;
 }
 
@@ -64,7 +67,7 @@ export function startContextReads(deps: TurnDeps, turn: ReadsFor): EarlyContext 
 
 /** What the context phase needs of an admitted turn (turn-phase-admit.ts, AdmittedTurn). */
 export interface ContextTurn extends ReadsFor {
-  twin: Pick<TwinRow, 'guardrailsEnabled' | 'guardrailsText' | 'reasoningEffort'>;
+  twin: Pick<TwinRow, 'id' | 'guardrailsEnabled' | 'guardrailsText' | 'reasoningEffort' | 'embedGuidanceEnabled'>;
   choice: Pick<ModelChoice, 'price' | 'custom'>;
   openingInputBound: number;
   held: HeldRecord;
@@ -75,18 +78,22 @@ export async function gatherContext(deps: TurnDeps, turn: ContextTurn, sink: Tur
   const { early, twin, question, held } = turn;
   const continued = held.record.conversationId === turn.input.conversationId;
   // Retrieval shows as a tool of the turn, so it starts once the turn has (after onStart).
-  const [memories, passages, exchanges] = await Promise.all([
+  const [memories, passages, exchanges, guidance] = await Promise.all([
     early.memories,
     early.searchable.then((worth) => (worth ? retrieveWithFrames(deps, turn, sink) : ([] as RetrievalEntry[]))),
     continued ? early.exchanges : [],
+    guidanceFor(deps, turn),
   ]);
-  const system = buildSystemText({
-    instructions: turn.assistant.instructions,
-    guardrails: { enabled: twin.guardrailsEnabled, text: twin.guardrailsText },
-    memories,
-    passages,
-    ragOnly: turn.input.ragOnly,
-  });
+  const system = withGuidance(
+    buildSystemText({
+      instructions: turn.assistant.instructions,
+      guardrails: { enabled: twin.guardrailsEnabled, text: twin.guardrailsText },
+      memories,
+      passages,
+      ragOnly: turn.input.ragOnly,
+    }),
+    guidance,
+  );
   const messages: ModelMessage[] = [];
   for (const exchange of exchanges) messages.push({ role: 'user', content: exchange.question }, { role: 'assistant', content: exchange.answer });
   messages.push({ role: 'user', content: question });
@@ -95,7 +102,7 @@ export async function gatherContext(deps: TurnDeps, turn: ContextTurn, sink: Tur
     const inputBound = promptTokenBound([system, ...messages.map((message) => String(message.content))]);
     if (inputBound > turn.openingInputBound) await held.extend(holdOf(inputBound - turn.openingInputBound, 0, turn.choice.price));
   }
-  return { system, messages, memories, passages, effort: reasoningFor(twin.reasoningEffort, turn.choice.custom) };
+  return { system, messages, memories, passages, guidance, effort: reasoningFor(twin.reasoningEffort, turn.choice.custom) };
 }
 
 /**
@@ -113,4 +120,22 @@ async function retrieveWithFrames(deps: TurnDeps, turn: ReadsFor, sink: TurnSink
     deps.log.warn({ err: error }, 'retrieval failed; the turn answers without passages');
     return [];
   }
+}
+
+/**
+ * Behaviour 14: what the embedding page sent since this embed session's last turn, claimed by this turn.
+ * Read only for an embed session of a twin whose guidance is on (the switch is checked again here, so
+ * guidance sent before it went off steers nothing); every other turn reads nothing more.
+ */
+function guidanceFor(deps: TurnDeps, turn: ContextTurn): Promise<GuidanceEntry[]> {
+  const sessionId = embedSessionOf(turn.caller);
+  if (!sessionId || !turn.twin.embedGuidanceEnabled) return Promise.resolve([]);
+  return claimGuidance(deps.db, { twinId: turn.twin.id, sessionId });
+}
+
+/** The guidance as a part of the system text: the operator's steer, not the person's words. */
+export function withGuidance(system: string, guidance: readonly GuidanceEntry[]): string {
+  if (guidance.length === 0) return system;
+  const lines = guidance.map((entry) => `- ${entry.text}`).join('\n');
+  return `${system}\n\nGuidance from the page this conversation is embedded in (follow it in your next answer; it is not the user's message):\n${lines}`;
 }

@@ -24,6 +24,7 @@ export async function settle(deps: TurnDeps, turn: AdmittedTurn, context: TurnCo
       models: outcome.models,
       memories: context.memories,
       ragSearch: context.passages,
+      guidance: context.guidance,
       // Detail not given keeps what was written on the record during the turn.
       ...(outcome.toolCalls.length > 0 ? { toolCalls: outcome.toolCalls } : {}),
       ...(outcome.subagents.length > 0 ? { subagents: outcome.subagents } : {}),

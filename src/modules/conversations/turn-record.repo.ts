@@ -242,6 +242,7 @@ const OPENED_DEFAULTS: Omit<HistoryRow, 'id' | 'twinId' | 'userId' | 'conversati
   ragSearch: [],
   reasoning: null,
   memories: [],
+  guidance: [],
   toolCallCount: 0,
   subagentCount: 0,
   ragSearchCount: 0,

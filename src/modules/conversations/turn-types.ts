@@ -7,7 +7,16 @@ import type { CreditUser } from '../credits/payer.js';
 import type { SubagentEntry, ToolCallEntry } from '../history/history.tables.js';
 
 /** A signed-in person, or an embedded page's visitor of one twin (no account: a visitor session's id). */
-export type TurnCaller = { kind: 'person'; actor: Actor } | { kind: 'visitor'; twinId: string; visitorId: string };
+export type TurnCaller =
+  | { kind: 'person'; actor: Actor }
+  /** `sessionId`: the visitor session the turn came through (its embedding page's guidance waits there). */
+  | { kind: 'visitor'; twinId: string; visitorId: string; sessionId?: string };
+
+/** The embed session whose page may guide this turn: a visitor's, or a launch session's (behaviour 14). */
+export function embedSessionOf(caller: TurnCaller): string | null {
+  if (caller.kind === 'visitor') return caller.sessionId ?? null;
+  return caller.actor.launchScope ? caller.actor.sessionId : null;
+}
 
 /** Who asks, as the turn's records and caps know them. */
 export interface Asker {

@@ -1,8 +1,12 @@
 // POST /api/agent/embed/session: the session of a page that embeds a twin (no token; checked by origin).
+// POST /api/agent/embed/guide: that page's guidance for the session's next turn (behaviour 14).
+import { isVisitor } from '../../platform/http/actor.js';
+import { callerOf } from '../../platform/http/auth-guard.js';
+import { ForbiddenError } from '../../platform/http/errors.js';
 import { failures, type App } from '../../platform/http/schemas.js';
 import { clientInfo } from '../auth/auth.routes.js';
-import { embedSessionBody, embedSessionResponse } from './embed.schemas.js';
-import type { EmbedService } from './embed.service.js';
+import { embedGuideBody, embedGuideResponse, embedSessionBody, embedSessionResponse } from './embed.schemas.js';
+import { EMBED_MESSAGES, type EmbedService } from './embed.service.js';
 
 export function embedRoutes(app: App, embed: EmbedService, options: { sessionsPerHour: number }): void {
   app.post(
@@ -38,6 +42,37 @@ export function embedRoutes(app: App, embed: EmbedService, options: { sessionsPe
       return session.visitor
         ? { success: true as const, token: session.token, visitor: true as const }
         : { success: true as const, token: session.token, visitor: false as const, profile: session.profile, launchScope: true as const };
+    },
+  );
+
+  app.post(
+    '/api/agent/embed/guide',
+    {
+      config: { visitors: true },
+      schema: {
+        tags: ['embed'],
+        summary: "Guide the embed session's next answer",
+        description:
+          "With the token of an embed session (a visitor's, or a launch session's) and the embedding page's `Origin` " +
+          '(embed.js sends it from the page itself, so the browser sets it): the text steers the next answer of that ' +
+          "session's conversation and is kept on its history record as `guidance: [{text, at}]`, never as the person's " +
+          'words; that turn is billed like any other. Checked on every message: an `Origin` not in the twin\'s ' +
+          'publicAuthorizedUrls (or none) answers 403 ORIGIN_NOT_ALLOWED, then `embedGuidanceEnabled` off answers 403 ' +
+          "GUIDANCE_OFF (the turn checks the switch again). A person's full session answers 403 EMBED_SESSION_REQUIRED.",
+        body: embedGuideBody,
+        response: { 200: embedGuideResponse, ...failures(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const caller = callerOf(request);
+      const session = isVisitor(caller)
+        ? { twinId: caller.twinId, sessionId: caller.sessionId }
+        : caller.launchScope
+          ? { twinId: caller.launchScope.twinId, sessionId: caller.sessionId }
+          : null;
+      if (!session) throw new ForbiddenError(EMBED_MESSAGES.embedSessionOnly, 'EMBED_SESSION_REQUIRED');
+      await embed.guide({ ...session, text: request.body.text, origin: request.headers.origin });
+      return { success: true as const };
     },
   );
 }

@@ -6,7 +6,8 @@ import { ForbiddenError, NotFoundError } from '../../platform/http/errors.js';
 import type { AuthService, ClientInfo } from '../auth/auth.service.js';
 import type { LaunchService } from '../auth/launch.service.js';
 import type { ProfileWire } from '../users/profile.schemas.js';
-import { findTwinByPublicId } from '../twins/twins.repo.js';
+import { findTwinById, findTwinByPublicId } from '../twins/twins.repo.js';
+import { addGuidance } from './guidance.repo.js';
 
 export interface EmbedDeps {
   db: Database;
@@ -20,6 +21,21 @@ export interface EmbedRequest {
   /** The request's Origin header, as sent (absent from non-browser clients and same-origin GETs). */
   origin?: string;
 }
+
+/** Who sends guidance: an embed session (a visitor's, or a launch session), by its twin and session. */
+export interface GuideRequest {
+  twinId: string;
+  sessionId: string;
+  text: string;
+  origin?: string;
+}
+
+export const EMBED_MESSAGES = {
+  notFound: 'Digital Twin not found',
+  originRefused: 'This page may not embed this Digital Twin',
+  guidanceOff: 'Guidance is turned off for this Digital Twin',
+  embedSessionOnly: "Guidance is sent with an embed session's token (a visitor's or a launch session's)",
+} as const;
 
 export type EmbedSession = { token: string; visitor: true } | { token: string; visitor: false; profile: ProfileWire };
 
@@ -44,9 +60,9 @@ export function createEmbedService({ db, auth, launch }: EmbedDeps) {
   return {
     async openSession(input: EmbedRequest, client: ClientInfo): Promise<EmbedSession> {
       const twin = await findTwinByPublicId(db, input.publicId);
-      if (!twin || twin.status !== 'active') throw new NotFoundError('Digital Twin not found');
+      if (!twin || twin.status !== 'active') throw new NotFoundError(EMBED_MESSAGES.notFound);
       if (!isAuthorizedOrigin(input.origin, twin.publicAuthorizedUrls)) {
-        throw new ForbiddenError('This page may not embed this Digital Twin', 'ORIGIN_NOT_ALLOWED');
+        throw new ForbiddenError(EMBED_MESSAGES.originRefused, 'ORIGIN_NOT_ALLOWED');
       }
       if (input.launchToken) {
         const signedIn = await launch.verify(input.launchToken, client, { twinId: twin.id });
@@ -54,6 +70,20 @@ export function createEmbedService({ db, auth, launch }: EmbedDeps) {
       }
       const { token } = await auth.openVisitorSession(twin.id, client);
       return { token, visitor: true };
+    },
+
+    /**
+     * Behaviour 14: guidance for the session's next turn. Checked on every message, origin first (another
+     * site's page learns nothing of the twin's settings), then the switch; the turn checks the switch again.
+     */
+    async guide(input: GuideRequest): Promise<void> {
+      const twin = await findTwinById(db, input.twinId);
+      if (!twin || twin.status !== 'active') throw new NotFoundError(EMBED_MESSAGES.notFound);
+      if (!isAuthorizedOrigin(input.origin, twin.publicAuthorizedUrls)) {
+        throw new ForbiddenError(EMBED_MESSAGES.originRefused, 'ORIGIN_NOT_ALLOWED');
+      }
+      if (!twin.embedGuidanceEnabled) throw new ForbiddenError(EMBED_MESSAGES.guidanceOff, 'GUIDANCE_OFF');
+      await addGuidance(db, { twinId: twin.id, sessionId: input.sessionId, text: input.text });
     },
   };
 }

@@ -71,6 +71,7 @@ export function presentHistoryDetail(row: HistoryRow, feedback: FeedbackRow | un
     ragSearch: row.ragSearch,
     reasoning: row.reasoning,
     memories: row.memories,
+    guidance: row.guidance,
   };
 }
 

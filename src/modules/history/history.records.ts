@@ -6,7 +6,7 @@ import { releaseHold } from '../credits/credits.repo.js';
 import { balanceIdOf, payerOf } from '../credits/payer.js';
 import { detailCounts, retrievalMode, storableRetrieval } from './history.detail.js';
 import { lockHistory, recentExchangeRows, touchConversation, updateHistory, type HistoryUpdate } from './history.repo.js';
-import type { HistoryRow, MemoryEntry, RetrievalEntry, SubagentEntry, ToolCallEntry } from './history.tables.js';
+import type { GuidanceEntry, HistoryRow, MemoryEntry, RetrievalEntry, SubagentEntry, ToolCallEntry } from './history.tables.js';
 
 export interface FinishRecordInput {
   answer: string;
@@ -23,6 +23,8 @@ export interface FinishRecordInput {
   ragSearchMode?: string | null;
   reasoning?: string | null;
   memories?: MemoryEntry[];
+  /** The embedding page's guidance the turn followed. */
+  guidance?: GuidanceEntry[];
   at?: Date;
 }
 
@@ -94,6 +96,7 @@ export function finishValues(current: HistoryRow, input: FinishRecordInput): Fin
     ...detailCounts(detail),
     ragSearchMode: detail.ragSearch.length > 0 ? retrievalMode(detail.ragSearch, input.ragSearchMode) : (input.ragSearchMode ?? null),
     reasoning: input.reasoning ?? null,
+    ...(input.guidance && input.guidance.length > 0 ? { guidance: input.guidance } : {}),
   };
   return { values, touchesConversation: true, at };
 }

@@ -183,6 +183,7 @@ async function eraseRecords(db: Executor, where: SQL, at = new Date()): Promise<
       ragSearch: [],
       reasoning: null,
       memories: [],
+      guidance: [],
     })
     .where(where)
     .returning({ id: history.id });

@@ -58,6 +58,9 @@ async function expireBatch(db: Database, now: Date, batchSize: number): Promise<
       memories: sql`coalesce((
         select jsonb_agg(e || jsonb_build_object('value', ${marker}) order by i)
         from jsonb_array_elements(${history.memories}) with ordinality as x(e, i)), '[]'::jsonb)`,
+      guidance: sql`coalesce((
+        select jsonb_agg(e || jsonb_build_object('text', ${marker}) order by i)
+        from jsonb_array_elements(${history.guidance}) with ordinality as x(e, i)), '[]'::jsonb)`,
       reasoning: sql`case when ${history.reasoning} is null or ${history.reasoning} = '' then ${history.reasoning} else ${marker} end`,
       detailsExpiredAt: now,
     })

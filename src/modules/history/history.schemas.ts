@@ -93,6 +93,9 @@ export const historyDetailSchema = historySummarySchema
     ragSearch: z.array(retrievalEntrySchema),
     reasoning: z.string().nullable(),
     memories: z.array(memorySchema),
+    guidance: z
+      .array(z.object({ text: z.string(), at: z.string() }))
+      .describe("what the embedding page sent to steer this answer (POST /api/agent/embed/guide): the page's, never the person's words"),
   })
   .describe('History record with its working detail');
 

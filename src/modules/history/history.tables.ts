@@ -63,6 +63,13 @@ export interface RetrievalEntry {
   confidential: boolean;
 }
 
+/** What an embedding page sent to steer a turn (behaviour 14): kept apart from the person's words. */
+export interface GuidanceEntry {
+  text: string;
+  /** ISO 8601: when the page sent it. */
+  at: string;
+}
+
 /** A memory recalled into the turn's context. */
 export interface MemoryEntry {
   id?: string;
@@ -120,6 +127,8 @@ export const history = pgTable(
     ragSearch: jsonb('rag_search').$type<RetrievalEntry[]>().notNull().default(sql`'[]'::jsonb`),
     reasoning: text('reasoning'),
     memories: jsonb('memories').$type<MemoryEntry[]>().notNull().default(sql`'[]'::jsonb`),
+    /** The embedding page's guidance this turn followed (never the person's words). */
+    guidance: jsonb('guidance').$type<GuidanceEntry[]>().notNull().default(sql`'[]'::jsonb`),
     // Counts survive expiry.
     toolCallCount: integer('tool_call_count').notNull().default(0),
     subagentCount: integer('subagent_count').notNull().default(0),

@@ -9,6 +9,7 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { useProfile } from '../session';
 import { adminSend, fieldErrors } from './admin-api';
 import { SimpleForm } from './SimpleForm';
+import { EmbedSnippet } from './EmbedSnippet';
 import { actionsFor } from './families';
 import { AdminList, Field, type BulkAction } from './ui';
 
@@ -188,6 +189,7 @@ function TwinSettings({ id, editable, setsAccount }: { id: string; editable: boo
           <Field label="Authorized URLs (one per line)" error={errors.publicAuthorizedUrls}>
             {(props) => <textarea rows={3} {...props} disabled={!editable} value={urls} onChange={(event) => setUrls(event.target.value)} />}
           </Field>
+          <EmbedSnippet publicId={data.publicId} authorizedUrls={data.publicAuthorizedUrls} />
         </fieldset>
         {setsAccount && (
           <Field label="Account id (empty for none)" error={errors.accountId}>
