@@ -40,7 +40,7 @@ export interface CardRequest {
   serverName: string;
   tool: string;
   arguments: unknown;
-  origin: 'chat' | 'subagent';
+  origin: 'chat' | 'subagent' | 'voice';
 }
 
 /** How the gate answered: approvalId null when an earlier approve_conversation covered the call. */

@@ -13,8 +13,8 @@ export type PersonDecision = (typeof PERSON_DECISIONS)[number];
 /** Every way a card ends (the history record's list): a decision, its expiry (counts as deny), or its turn's cancel. */
 export const CARD_DECISIONS = APPROVAL_DECISIONS;
 export type CardDecision = ApprovalDecision;
-/** Who asked: the chat turn itself, or a delegated subagent of it. */
-export const CARD_ORIGINS = ['chat', 'subagent'] as const;
+/** Who asked: the chat turn itself, a delegated subagent of it, or a real-time voice session. */
+export const CARD_ORIGINS = ['chat', 'subagent', 'voice'] as const;
 
 export const toolApprovals = pgTable(
   'tool_approvals',

@@ -50,7 +50,7 @@ export interface TurnToolScene {
   conversationId: string;
   /** The built-in local model calls no tools. */
   modelKind: 'endpoint' | 'local';
-  origin: 'chat' | 'subagent';
+  origin: 'chat' | 'subagent' | 'voice';
   approvalTimeoutMs: number;
   signal?: AbortSignal;
   /** Runs a delegated subagent (absent inside a subagent: delegation does not nest). */
