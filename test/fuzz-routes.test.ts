@@ -28,12 +28,14 @@ const NON_JSON_SUCCESS = [
 
 /**
  * 5xx answers the contract itself gives a route, by status and code (not a bad input handled badly): a
- * deployment without a chat subscription answers its start 503 DEVICE_AUTH_DISABLED, whoever asks, and
- * one without a transcription provider answers speech-to-text 503 TRANSCRIBE_NOT_CONFIGURED.
+ * deployment without a chat subscription answers its start 503 DEVICE_AUTH_DISABLED, whoever asks,
+ * one without a transcription provider answers speech-to-text 503 TRANSCRIBE_NOT_CONFIGURED, and one
+ * without a real-time provider answers a voice session 503 RT_NOT_CONFIGURED.
  */
 const CONTRACT_5XX: Record<string, Array<[number, string]>> = {
   'POST /api/user/agents/connect/subscription/start': [[503, 'DEVICE_AUTH_DISABLED']],
   'POST /api/ai/transcribe': [[503, 'TRANSCRIBE_NOT_CONFIGURED']],
+  'POST /api/ai/rt/session': [[503, 'RT_NOT_CONFIGURED']],
 };
 
 /**
