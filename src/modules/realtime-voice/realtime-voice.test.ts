@@ -13,6 +13,7 @@ import { startFakeRealtimeServer, type FakeRealtimeConnection, type FakeRealtime
 import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-server.js';
 import { until } from '../../../test/support/until.js';
 import { TOOL_RESULT_TEXT } from '../conversations/turn-tools.js';
+import { releaseStaleTurns, STALE_TURN_MS } from '../conversations/turn-holds.js';
 import { history } from '../history/history.tables.js';
 import type { TwinRow } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
@@ -245,6 +246,26 @@ describe('tool calls wait for the approval card', () => {
     expect(mcp.calls('echo')).toBe(before);
     expect(outputOf(connection)).toEqual([]);
     await until(async () => (await balance(jo.id)).held === 0);
+  });
+});
+
+describe('a session whose process died', () => {
+  it('is ended by the sweep, and its record by the turns\' sweep: failed, uncharged, nothing left held', async () => {
+    const pat = await person({ credits: 50 });
+    const opened = await api('POST', '/api/ai/rt/session', pat.token, {});
+    const sessionId = String(opened.body.sessionId);
+    const db = t.platform.database.db;
+    const [row] = await db.select().from(rtSessions).where(eq(rtSessions.id, sessionId));
+    expect((await balance(pat.id)).held).toBeGreaterThan(0);
+    // The process that held it is gone (never heard of in service_processes).
+    const gone = 'dead'.padEnd(24, '0');
+    await db.update(rtSessions).set({ processId: gone }).where(eq(rtSessions.id, sessionId));
+    await db.update(history).set({ processId: gone }).where(eq(history.id, row!.recordId!));
+    await t.platform.liveness!.beat();
+    await until(async () => (await db.select().from(rtSessions).where(eq(rtSessions.id, sessionId)))[0]!.endReason === 'PROCESS_GONE');
+    await releaseStaleTurns(db, new Date(), STALE_TURN_MS, { selfId: t.platform.liveness!.id, timeoutSeconds: 30 });
+    expect((await db.select().from(history).where(eq(history.id, row!.recordId!)))[0]).toMatchObject({ status: 'failed', credits: 0, heldCredits: 0 });
+    expect(await balance(pat.id)).toEqual({ credits: 50, held: 0 });
   });
 });
 
