@@ -8,6 +8,7 @@ import type { HistoryItem } from '../api/types';
 import { ApprovalCards } from '../chat/ApprovalCards';
 import { ask, type AskHandle } from '../chat/ask';
 import { AssistantPicker } from '../chat/AssistantPicker';
+import { VoiceCall } from '../chat/VoiceCall';
 import { ConversationList, HISTORY_KEY } from '../chat/ConversationList';
 import { useLiveSocket } from '../chat/live';
 import { Markdown } from '../chat/Markdown';
@@ -136,6 +137,7 @@ export function ChatPage() {
         <h1 className="visually-hidden">Chat</h1>
         <div className="chat-toolbar">
           <AssistantPicker value={assistantId} onChange={setAssistantId} />
+          <VoiceCall assistantId={assistantId} />
         </div>
         <ApprovalCards extra={cards} decided={decided} />
         <section className="messages" aria-label="Conversation">
