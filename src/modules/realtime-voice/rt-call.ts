@@ -12,7 +12,7 @@ import type { TurnTools } from '../conversations/turn-tools.js';
 import type { MemoryEntry } from '../history/history.tables.js';
 import { endSession } from './rt-sessions.repo.js';
 import type { RtSessionRow } from './rt-sessions.tables.js';
-import { adoptRecord, ExchangeBook, type ExchangeScene } from './rt-exchanges.js';
+import { adoptRecord, dropUnusedRecord, ExchangeBook, type ExchangeScene } from './rt-exchanges.js';
 import { realtimeToolsOf, voiceInstructions, voiceTools, type VoiceScene } from './rt-context.js';
 import { usageOfResponse } from './rt-prices.js';
 import { lockedFieldsOf, peekType, providerUrl, WATCHED_PROVIDER_EVENTS, type RelayDeps } from './rt-protocol.js';
@@ -26,6 +26,7 @@ export const CLOSE = {
   usageLimit: { code: 4003, reason: 'USAGE_LIMIT_REACHED' },
   providerClosed: { code: 4004, reason: 'PROVIDER_CLOSED' },
   failed: { code: 4005, reason: 'SESSION_FAILED' },
+  shutdown: { code: 4006, reason: 'SERVICE_STOPPING' },
 } as const;
 type Ending = (typeof CLOSE)[keyof typeof CLOSE];
 
@@ -248,6 +249,8 @@ export class VoiceCall {
     const book = this.#book;
     try {
       if (book) await book.close(book.takeDraft(), this.#tools.calls, this.#memories);
+      // Ended before the call took its record over: the record is given back here.
+      else if (this.#row.recordId) await dropUnusedRecord(this.#deps.turn.db, this.#row.recordId);
     } catch (error) {
       this.#deps.log.warn({ err: error, sessionId: this.id }, 'voice session record not settled');
     }

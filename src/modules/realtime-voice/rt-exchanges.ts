@@ -67,7 +67,8 @@ export async function adoptRecord(db: Database, recordId: string, processId: str
 export async function dropUnusedRecord(db: Database, recordId: string): Promise<void> {
   await db.transaction(async (tx) => {
     const row = await finishRecord(tx, recordId, { answer: '', status: 'failed', error: 'The voice session ended before anything was said' });
-    if (row.toolCallCount > 0 || row.question !== '') return;
+    // Only an empty, uncharged record goes (one settled meanwhile stays as it is).
+    if (row.status !== 'failed' || row.credits > 0 || row.toolCallCount > 0 || row.question !== '') return;
     await tx.delete(history).where(eq(history.id, recordId));
     const others = tx.select({ one: sql`1` }).from(history).where(eq(history.conversationId, row.conversationId));
     await tx.delete(conversations).where(and(eq(conversations.id, row.conversationId), notExists(others)));

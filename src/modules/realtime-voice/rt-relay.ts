@@ -54,7 +54,7 @@ export async function attachRelay(server: Server, bus: EventBus, deps: RelayDeps
     async close() {
       server.off('upgrade', onUpgrade);
       await offEnd();
-      await Promise.all([...calls.values()].map((call) => call.end(CLOSE.providerClosed)));
+      await Promise.all([...calls.values()].map((call) => call.end(CLOSE.shutdown)));
       wss.close();
     },
   };
