@@ -6,6 +6,8 @@
 // words carry CALL_MARKER (`call:<tool>`), the response is a function call of that tool instead; the
 // function's output and a `response.create` then produce a spoken answer that quotes the output.
 // `echoFrames` sends every appended audio frame back at once as an output audio delta (the bench).
+// `hears` stands in for the provider's turn detection with real audio (a browser's microphone): after
+// `framesPerTurn` appended frames it takes the next of its transcripts as what was said (then as above).
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 
@@ -28,7 +30,7 @@ export interface FakeRealtimeServer {
   close(): Promise<void>;
 }
 
-export async function startFakeRealtimeServer(options: { echoFrames?: boolean } = {}): Promise<FakeRealtimeServer> {
+export async function startFakeRealtimeServer(options: { echoFrames?: boolean; hears?: { transcripts: string[]; framesPerTurn: number } } = {}): Promise<FakeRealtimeServer> {
   const connections: FakeRealtimeConnection[] = [];
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/v1/realtime' });
   await new Promise<void>((resolve) => wss.once('listening', resolve));
@@ -38,6 +40,8 @@ export async function startFakeRealtimeServer(options: { echoFrames?: boolean } 
     connections.push(connection);
     let heard = '';
     let seq = 0;
+    let frames = 0;
+    const transcripts = [...(options.hears?.transcripts ?? [])];
     const send = (event: Record<string, unknown>) => socket.send(JSON.stringify({ type: event.type, event_id: `evt_${++seq}`, ...event }));
     socket.on('close', () => (connection.closed = true));
     socket.on('message', (data) => {
@@ -48,9 +52,10 @@ export async function startFakeRealtimeServer(options: { echoFrames?: boolean } 
       }
       connection.received.push(event);
       if (event.type === 'session.update') send({ type: 'session.updated', session: event.session });
-      if (event.type === 'input_audio_buffer.append') heard += Buffer.from(String(event.audio), 'base64').toString('utf8');
-      if (event.type === 'input_audio_buffer.commit') {
-        const words = heard;
+      if (event.type === 'input_audio_buffer.append' && !options.hears) heard += Buffer.from(String(event.audio), 'base64').toString('utf8');
+      const detected = options.hears && event.type === 'input_audio_buffer.append' && ++frames % options.hears.framesPerTurn === 0 && transcripts.length > 0;
+      if (event.type === 'input_audio_buffer.commit' || detected) {
+        const words = detected ? transcripts.shift()! : heard;
         heard = '';
         send({ type: 'conversation.item.input_audio_transcription.completed', item_id: `item_${seq}`, content_index: 0, transcript: words });
         const call = CALL_MARKER.exec(words);

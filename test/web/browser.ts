@@ -13,7 +13,8 @@ const fromWeb = createRequire(path.resolve('web/package.json'));
 const { chromium } = fromWeb('playwright-core') as Playwright;
 const { AxeBuilder } = fromWeb('@axe-core/playwright') as AxeModule;
 
-export function launchBrowser(executablePath: string): Promise<Browser> {
+/** `extraArgs`: more Chromium switches (a fake microphone: --use-fake-device-for-media-stream and its file). */
+export function launchBrowser(executablePath: string, extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath,
     headless: true,
@@ -25,6 +26,7 @@ export function launchBrowser(executablePath: string): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...extraArgs,
     ],
   });
 }
