@@ -56,6 +56,7 @@ import { registerSettings } from './modules/settings/settings.module.js';
 import { registerSubscription } from './modules/subscription/subscription.module.js';
 import { registerTranscription } from './modules/transcription/transcription.module.js';
 import { registerVoiceAgent } from './modules/voice-agent/voice-agent.module.js';
+import { registerRealtimeVoice } from './modules/realtime-voice/rt.module.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { registerUsers } from './modules/users/users.module.js';
 
@@ -164,12 +165,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // The tools a turn offers (connectors, approval cards, built-ins): chat turns and voice-agent calls alike.
   const tools = { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database, changes }) };
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log, changes });
-  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, outbound: deps.outbound, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor, tools, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
+  const conversations = registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, outbound: deps.outbound, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor, tools, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
   registerEmbed(app, { db, auth, startingCredits: config.billing.startingCredits, sessionsPerHour: config.embed.sessionsPerHour });
   registerBranding(app, { db, idpConfigured: (twinId) => hasIdentityProvider(db, config, twinId) });
   await registerFiles(app, deps);
   await registerTranscription(app, deps);
   await registerVoiceAgent(app, { db, bus: deps.bus, tools, config });
+  await registerRealtimeVoice(app, { turn: conversations.turnDeps, bus: deps.bus, voice: config.voice, liveness: deps.liveness });
   registerPersonalData(app, { db, jobs: deps.jobs, storage: deps.storage, secrets: deps.secrets, throttle, now: deps.now });
 
   // The web client for people at `/` (web/dist, built by the start command), when it is built.

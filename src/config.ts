@@ -202,6 +202,8 @@ const variables = z.object({
   REALTIME_MODEL: optionalString,
   /** Longest voice session, in minutes. */
   RT_MAX_MINUTES: count(1, 24 * 60, 30),
+  /** How long a voice session's tool call waits for the person's approval, in ms (45 s). */
+  RT_APPROVAL_TIMEOUT_MS: count(1_000, 600_000, 45_000),
   /** Voice prices in credits per 1,000 tokens: audio in. */
   RT_PRICE_AUDIO_IN: price,
   /** Audio out. */
@@ -341,6 +343,7 @@ function grouped(vars: Variables) {
     voice: {
       realtime: provider(vars.REALTIME_BASE_URL, vars.REALTIME_API_KEY, vars.REALTIME_MODEL),
       maxMinutes: vars.RT_MAX_MINUTES,
+      approvalTimeoutMs: vars.RT_APPROVAL_TIMEOUT_MS,
       prices: { audioInPer1k: vars.RT_PRICE_AUDIO_IN, audioOutPer1k: vars.RT_PRICE_AUDIO_OUT, textInPer1k: vars.RT_PRICE_TEXT_IN, textOutPer1k: vars.RT_PRICE_TEXT_OUT },
     },
     /** One-shot speech-to-text: the provider (unset: off) and the largest audio accepted. */

@@ -37,6 +37,7 @@ const CONTRACT_5XX: Record<string, Array<[number, string]>> = {
   'POST /api/ai/transcribe': [[503, 'TRANSCRIBE_NOT_CONFIGURED']],
   'POST /api/ai/rt/voice-agent/tool': [[503, 'VOICE_AGENT_NOT_CONFIGURED']],
   'POST /api/ai/rt/voice-agent/ended': [[503, 'VOICE_AGENT_NOT_CONFIGURED']],
+  'POST /api/ai/rt/session': [[503, 'RT_NOT_CONFIGURED']],
 };
 
 /**

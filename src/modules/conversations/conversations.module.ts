@@ -9,7 +9,7 @@ import type { App } from '../../platform/http/schemas.js';
 import { conversationRoutes } from './conversations.routes.js';
 import { createConversationService } from './conversations.service.js';
 import type { StreamRouter } from './socket-events.js';
-import { noSubscription, type SubscriptionModelLookup } from './turn-deps.js';
+import { noSubscription, type SubscriptionModelLookup, type TurnDeps } from './turn-deps.js';
 import type { Price } from './turn-billing.js';
 import type { TurnHandoff } from './turn-handoff.js';
 import type { TurnToolDeps } from './turn-tools.js';
@@ -46,18 +46,21 @@ export interface ConversationModuleDeps {
   processId: string | undefined;
 }
 
-export function registerConversations(app: App, deps: ConversationModuleDeps): void {
+/** Registers the routes; answers the turn's deps, which another kind of turn (voice sessions) runs on. */
+export function registerConversations(app: App, deps: ConversationModuleDeps): { turnDeps: TurnDeps } {
   // Bounds what a crash mid-answer loses: the opening flushed within 0.2 s, the answer so far saved every 2 s.
   const journal = createTurnJournal(deps.db, { processId: deps.processId, log: app.log });
   app.addHook('onClose', () => journal.close());
-  const service = createConversationService({
+  const serviceDeps = {
     ...deps,
     models: createModelRegistry(deps.deploymentModel),
     reads: cachedTurnReads(deps.db, deps.changes),
     subscriptionModel: deps.subscriptionModel ?? noSubscription,
     log: app.log,
     journal,
-  });
+  };
+  const service = createConversationService(serviceDeps);
   deps.handoff.serve((turn, signal) => service.answerHere(turn.actor, turn.body, signal));
   conversationRoutes(app, service);
+  return { turnDeps: serviceDeps };
 }

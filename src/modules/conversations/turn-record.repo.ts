@@ -28,6 +28,10 @@ export interface StartRecordInput {
   assistantId?: string | null;
   assistantName?: string;
   question: string;
+  /** A voice session's exchange ('voice'); a typed turn by default. */
+  mode?: 'chat' | 'voice';
+  /** The title a new conversation takes (the question's first line by default). */
+  title?: string;
   /** Models the turn is about to use; finishRecord may replace them with the ones actually used. */
   models?: string[];
   /** The moment of the turn (defaults to now). */
@@ -48,12 +52,13 @@ export interface StartRecordInput {
  */
 export async function startRecord(db: Executor, input: StartRecordInput): Promise<OpenedRecord> {
   return insertOpeningRecord(db, {
-    conversation: { twinId: input.twinId, userId: input.userId, assistantId: input.assistantId ?? null, title: titleOf(input.question) },
+    conversation: { twinId: input.twinId, userId: input.userId, assistantId: input.assistantId ?? null, title: input.title ?? titleOf(input.question) },
     continueId: input.conversationId ?? undefined,
     record: {
       assistantId: input.assistantId ?? null,
       assistantName: input.assistantName ?? '',
       question: input.question,
+      ...(input.mode ? { mode: input.mode } : {}),
       models: input.models ?? [],
       status: 'streaming',
       ...(input.processId ? { processId: input.processId } : {}),
@@ -228,6 +233,7 @@ const OPENED_DEFAULTS: Omit<HistoryRow, 'id' | 'twinId' | 'userId' | 'conversati
   assistantName: '',
   answer: '',
   status: 'streaming',
+  mode: 'chat',
   error: null,
   models: [],
   inputTokens: 0,

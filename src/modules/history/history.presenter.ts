@@ -20,6 +20,7 @@ function presentBase(row: SummarySource): HistorySummaryWire {
     question: row.question,
     answer: row.answer,
     status: row.status,
+    mode: row.mode,
     models: row.models,
     usage: {
       inputTokens: row.inputTokens,

@@ -10,6 +10,8 @@ import type { GuidanceEntry, HistoryRow, MemoryEntry, RetrievalEntry, SubagentEn
 
 export interface FinishRecordInput {
   answer: string;
+  /** Replaces the question the record opened with (a voice exchange learns it from the transcript). */
+  question?: string;
   status: 'complete' | 'cancelled' | 'failed';
   error?: string | null;
   usage?: { inputTokens: number; outputTokens: number; reasoningTokens?: number };
@@ -90,6 +92,7 @@ export function finishValues(current: HistoryRow, input: FinishRecordInput): Fin
   };
   const values: HistoryUpdate = {
     ...accounting,
+    ...(input.question !== undefined ? { question: input.question } : {}),
     answer: input.answer,
     error: input.error ?? null,
     ...detail,

@@ -29,6 +29,7 @@ const summaryColumns = {
   question: history.question,
   answer: history.answer,
   status: history.status,
+  mode: history.mode,
   models: history.models,
   inputTokens: history.inputTokens,
   outputTokens: history.outputTokens,

@@ -2,7 +2,7 @@
 // hasRagSearch/ragSearchCount/ragSearchMode trio the spec asks for) and the full record.
 import { z } from 'zod';
 import { objectId, paginationQuery } from '../../platform/http/schemas.js';
-import { APPROVAL_DECISIONS, FEEDBACK_RATINGS, FEEDBACK_STATUSES, HISTORY_STATUSES } from './history.tables.js';
+import { APPROVAL_DECISIONS, FEEDBACK_RATINGS, FEEDBACK_STATUSES, HISTORY_MODES, HISTORY_STATUSES } from './history.tables.js';
 
 export const retrievalEntrySchema = z
   .object({
@@ -66,6 +66,7 @@ export const historySummarySchema = z
     question: z.string(),
     answer: z.string(),
     status: z.enum(HISTORY_STATUSES),
+    mode: z.enum(HISTORY_MODES).describe('chat: a typed turn; voice: an exchange of a real-time voice session'),
     models: z.array(z.string()),
     usage: z.object({ inputTokens: z.number().int(), outputTokens: z.number().int(), reasoningTokens: z.number().int(), totalTokens: z.number().int() }),
     credits: z.number(),

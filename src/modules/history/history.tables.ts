@@ -8,6 +8,7 @@ import { twins } from '../twins/twins.tables.js';
 
 export const HISTORY_STATUSES = ['streaming', 'complete', 'cancelled', 'failed'] as const;
 export type HistoryStatus = (typeof HISTORY_STATUSES)[number];
+export const HISTORY_MODES = ['chat', 'voice'] as const;
 /** How an approval card ended: a person's decision, its expiry (counts as deny) or its turn's cancel. */
 export const APPROVAL_DECISIONS = ['approve', 'approve_conversation', 'deny', 'expired', 'cancelled'] as const;
 export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
@@ -109,6 +110,8 @@ export const history = pgTable(
     question: text('question').notNull(),
     answer: text('answer').notNull().default(''),
     status: text('status', { enum: HISTORY_STATUSES }).notNull().default('streaming'),
+    /** How the exchange was held: a typed turn ('chat') or a real-time voice session ('voice'). */
+    mode: text('mode', { enum: HISTORY_MODES }).notNull().default('chat'),
     error: text('error'),
     models: stringList('models'),
     inputTokens: integer('input_tokens').notNull().default(0),

@@ -63,6 +63,7 @@ describe('GET /api/user/history', () => {
       question: 'second',
       answer: 'You see the dentist at 10.',
       status: 'complete',
+      mode: 'chat',
       models: ['gpt-4o'],
       usage: { inputTokens: 100, outputTokens: 20, reasoningTokens: 0, totalTokens: 120 },
       credits: 0.75,

@@ -30,6 +30,9 @@ export async function createSocketServer(httpServer: HttpServer, options: Socket
     // Same policy as the HTTP CORS plugin: any origin, with credentials; the token is what counts.
     cors: { origin: true, credentials: true },
     serveClient: false,
+    // Engine.IO ends an upgrade of another path that wrote nothing within this time: the voice relay
+    // (modules/realtime-voice) checks its token in the database first, which under load can take a second.
+    destroyUpgradeTimeout: 10_000,
   });
   // One of several API processes on a port: the session ids name this process, so its sessions stay here.
   const slot = processGroupSlot();

@@ -8,6 +8,7 @@ import type { HistoryItem } from '../api/types';
 import { ApprovalCards } from '../chat/ApprovalCards';
 import { ask, type AskHandle } from '../chat/ask';
 import { AssistantPicker } from '../chat/AssistantPicker';
+import { VoiceCall } from '../chat/VoiceCall';
 import { ConversationList, HISTORY_KEY } from '../chat/ConversationList';
 import { DictationButton } from '../chat/Dictation';
 import { useLiveSocket } from '../chat/live';
@@ -137,6 +138,7 @@ export function ChatPage() {
         <h1 className="visually-hidden">Chat</h1>
         <div className="chat-toolbar">
           <AssistantPicker value={assistantId} onChange={setAssistantId} />
+          <VoiceCall assistantId={assistantId} />
         </div>
         <ApprovalCards extra={cards} decided={decided} />
         <section className="messages" aria-label="Conversation">

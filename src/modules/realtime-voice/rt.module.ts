@@ -1,0 +1,36 @@
+// Wires real-time voice: the session routes and the relay on the HTTP server's upgrade, on the turn's
+// own deps (admission, context, tools and approvals, settle), and the sweep of sessions whose process died.
+import type { Config } from '../../config.js';
+import type { App } from '../../platform/http/schemas.js';
+import type { ProcessLiveness } from '../../platform/processes/liveness.js';
+import type { EventBus } from '../../platform/realtime/bus.js';
+import type { TurnDeps } from '../conversations/turn-deps.js';
+import { attachRelay } from './rt-relay.js';
+import { endSessionsOfGoneProcesses } from './rt-sessions.repo.js';
+import { createRtSessionService } from './rt-session.service.js';
+import { rtRoutes } from './rt.routes.js';
+
+export interface RtModuleDeps {
+  turn: TurnDeps;
+  bus: EventBus;
+  voice: Config['voice'];
+  liveness: ProcessLiveness | undefined;
+}
+
+export async function registerRealtimeVoice(app: App, deps: RtModuleDeps): Promise<void> {
+  const { realtime, prices, maxMinutes, approvalTimeoutMs } = deps.voice;
+  const processId = deps.liveness?.id;
+  const service = createRtSessionService({ turn: deps.turn, bus: deps.bus, realtime, prices, processId });
+  rtRoutes(app, service);
+  if (realtime) {
+    const relay = await attachRelay(app.server, deps.bus, { turn: deps.turn, realtime, prices, maxMinutes, approvalTimeoutMs, processId, log: app.log });
+    app.addHook('preClose', () => relay.close());
+  }
+  const liveness = deps.liveness;
+  if (liveness) {
+    const sweep = () => endSessionsOfGoneProcesses(deps.turn.db, liveness.id, liveness.timeoutSeconds).then(() => {});
+    sweep().catch((err: unknown) => app.log.error({ err }, 'sweep of voice sessions failed'));
+    const off = liveness.onBeat(sweep);
+    app.addHook('onClose', async () => off());
+  }
+}
