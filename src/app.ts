@@ -159,7 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerApprovals(app, { gate: approvals });
   const subscription = registerSubscription(app, { db, secrets: deps.secrets, config: config.subscription });
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log, changes });
-  registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, outbound: deps.outbound, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor, tools: { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database, changes }) }, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
+  await registerConversations(app, { bus: deps.bus, streamLog: deps.streamLog, resumeGraceSeconds: config.resume.graceSeconds, db: database.db, secrets: deps.secrets, deploymentModel: config.model, outbound: deps.outbound, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor, tools: { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database, changes }) }, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
   registerEmbed(app, { db, auth, startingCredits: config.billing.startingCredits, sessionsPerHour: config.embed.sessionsPerHour });
   registerBranding(app, { db, idpConfigured: (twinId) => hasIdentityProvider(db, config, twinId) });
   await registerFiles(app, deps);
