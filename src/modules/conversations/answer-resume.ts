@@ -15,11 +15,9 @@ import type { HistoryRow } from '../history/history.tables.js';
 import type { AnswerControl } from './answer-control.js';
 import { sendNumbered, socketEmitOf, type NumberedFrame } from './answer-frames.js';
 import type { StreamRouter } from './socket-events.js';
-import { sseFrames } from './sse-frames.js';
-import { INTERRUPTED_TURN_ERROR } from './turn-holds.js';
+import { INTERRUPTED_TURN_ERROR, interruptedFrames } from './turn-holds.js';
 
 export const ANSWER_NOT_FOUND = 'Answer not found';
-export const INTERRUPTED_CODE = 'INTERRUPTED';
 
 /** 410 STREAM_EXPIRED: the answer's frames are no longer kept; its record (GET /api/user/history/{id}) has the answer. */
 export class StreamExpiredError extends AppError {
@@ -28,8 +26,6 @@ export class StreamExpiredError extends AppError {
   }
 }
 
-/** The two frames an answer whose process died ends with (the crash sweep logs them; a resume answers them). */
-export const interruptedFrames = () => [sseFrames.error(INTERRUPTED_TURN_ERROR, INTERRUPTED_CODE), sseFrames.done()];
 
 export interface ResumeDeps {
   db: Database;
