@@ -127,8 +127,9 @@ describe.runIf(enabled)('two API processes on one port', () => {
 
     service.child.kill('SIGTERM');
     const rest = await reader.rest();
-    expect(rest.find((frame) => frame.type === 'complete')).toMatchObject({ success: true, outputs: ['One two three.'] });
-    expect(rest.at(-1)).toEqual({ type: 'done' });
+    const complete = rest.find((frame) => frame.type === 'complete')!;
+    expect(complete).toMatchObject({ success: true, outputs: ['One two three.'] });
+    expect(rest.at(-1)).toEqual({ type: 'done', seq: (complete.seq as number) + 1, historyId: complete.historyId });
     expect(await service.exited).toBe(0);
     for (const pid of children) expect(() => process.kill(pid, 0)).toThrow();
   }, 30_000);
