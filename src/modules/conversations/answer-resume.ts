@@ -85,7 +85,10 @@ export function createAnswerResume(deps: ResumeDeps) {
       let sse: ReturnType<typeof openSse> | undefined;
       const following = await follow(record, afterSeq, (frame) => (sse ? sendNumbered(sse, frame) : early.push(frame)));
       sse = openSse(request, reply, { heartbeatMs: deps.heartbeatMs });
+      // The replay leaves in one write, not one per frame.
+      reply.raw.cork();
       for (const frame of early) sendNumbered(sse, frame);
+      reply.raw.uncork();
       if (!following) return sse.close();
       const leave = deps.control.reading(historyId);
       sse.signal.addEventListener('abort', () => following.stop(), { once: true });
