@@ -20,7 +20,7 @@ export async function defineJobs(
   await defineFilesJobs(deps, deps.log);
   defineHistoryJobs(deps.jobs, deps.database.db);
   defineMemoryJobs(deps.jobs, deps.database.db, deps.config.model, deps.log);
-  defineTurnJobs(deps.jobs, deps.database.db);
+  defineTurnJobs(deps.jobs, deps.database.db, deps.streamLog);
   // Every process settles the answers of gone processes: at start, then after each of its heartbeats.
   if (deps.liveness) sweepInterruptedTurns(deps.database.db, deps.liveness, deps.log, deps.streamLog);
   definePersonalDataJobs({ db: deps.database.db, jobs: deps.jobs, storage: deps.storage, mailer: deps.mailer, publicUrl: deps.config.publicUrl, now: deps.now });

@@ -85,13 +85,13 @@ export function sweepInterruptedTurns(
   return liveness.onBeat(sweep);
 }
 
-export function defineTurnJobs(jobs: JobQueue, db: Database): void {
+export function defineTurnJobs(jobs: JobQueue, db: Database, streamLog?: Pick<AnswerLog, 'endOrphan'>): void {
   jobs.define({
     name: RELEASE_STALE_JOB,
     schema: releaseStalePayload,
     // Idempotent: a second run only finds what is still streaming.
     perform: async () => {
-      await releaseStaleTurns(db);
+      await releaseStaleTurns(db, new Date(), STALE_TURN_MS, undefined, streamLog);
     },
     retryLimit: 1,
     retryDelaySeconds: 30,
