@@ -93,7 +93,7 @@ describe.runIf(enabled)('two API processes on one port', () => {
         body: JSON.stringify({ inputs: ['Go'] }),
       });
       const frames = await readSse(response).rest();
-      expect(frames.map((frame) => frame.type)).toEqual(['connected', 'stream', 'complete', 'done']);
+      expect(frames.map((frame) => frame.type)).toEqual(['connected', 'started', 'stream', 'complete', 'done']);
       expect(frames.find((frame) => frame.type === 'complete')).toMatchObject({ success: true, outputs: [text] });
     }
   });

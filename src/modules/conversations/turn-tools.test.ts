@@ -20,9 +20,7 @@ import { TOOL_RESULT_TEXT } from './turn-tools.js';
 import { history } from '../history/history.tables.js';
 import type { TwinRow } from '../twins/twins.tables.js';
 import { updateTwin } from '../twins/twins.repo.js';
-
-/** A frame without its place in the answer (seq, historyId: answer-resume.test.ts checks those). */
-const unnumbered = ({ seq: _seq, historyId: _historyId, ...rest }: Record<string, unknown>) => rest;
+import { unnumbered } from '../../../test/support/frames.js';
 
 let t: TestApp;
 let model: FakeModelServer;
