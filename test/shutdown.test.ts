@@ -55,6 +55,7 @@ describe('SIGTERM', () => {
     });
     const reader = readSse(response);
     expect((await reader.next())?.type).toBe('connected');
+    expect((await reader.next())?.type).toBe('started');
     expect((await reader.next())?.type).toBe('stream');
 
     child.kill('SIGTERM');
