@@ -165,7 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // The tools a turn offers (connectors, approval cards, built-ins): chat turns and voice-agent calls alike.
   const tools = { catalog: connectors, gate: approvals, builtins: createBuiltinToolRunners({ database, changes }) };
   const providers = createContextProviders({ database, jobs: deps.jobs, log: app.log, changes });
-  const conversations = registerConversations(app, { db: database.db, secrets: deps.secrets, deploymentModel: config.model, outbound: deps.outbound, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor, tools, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
+  const conversations = await registerConversations(app, { bus: deps.bus, streamLog: deps.streamLog, resumeGraceSeconds: config.resume.graceSeconds, db: database.db, secrets: deps.secrets, deploymentModel: config.model, outbound: deps.outbound, deploymentPrice: config.billing.deploymentPrice, streams, handoff, providers, heartbeatMs: config.sseHeartbeatMs, changes, subscriptionModel: subscription.subscriptionModelFor, tools, approvalTimeoutMs: config.approvalTimeoutMs, tabs, processId: deps.liveness?.id });
   registerEmbed(app, { db, auth, startingCredits: config.billing.startingCredits, sessionsPerHour: config.embed.sessionsPerHour });
   registerBranding(app, { db, idpConfigured: (twinId) => hasIdentityProvider(db, config, twinId) });
   await registerFiles(app, deps);

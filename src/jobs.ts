@@ -14,15 +14,15 @@ import { schedulePersonalDataJobs } from './modules/personal-data/personal-data.
 import type { Platform } from './platform/platform.js';
 
 export async function defineJobs(
-  deps: FilesDeps & Pick<Platform, 'mailer'> & Partial<Pick<Platform, 'liveness'>> & { log: JobLogger & Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>; now?: () => Date },
+  deps: FilesDeps & Pick<Platform, 'mailer'> & Partial<Pick<Platform, 'liveness' | 'streamLog'>> & { log: JobLogger & Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>; now?: () => Date },
 ): Promise<void> {
   defineMaintenanceJobs(deps.jobs, deps.database, deps.log);
   await defineFilesJobs(deps, deps.log);
   defineHistoryJobs(deps.jobs, deps.database.db);
   defineMemoryJobs(deps.jobs, deps.database.db, deps.config.model, deps.log);
-  defineTurnJobs(deps.jobs, deps.database.db);
+  defineTurnJobs(deps.jobs, deps.database.db, deps.streamLog);
   // Every process settles the answers of gone processes: at start, then after each of its heartbeats.
-  if (deps.liveness) sweepInterruptedTurns(deps.database.db, deps.liveness, deps.log);
+  if (deps.liveness) sweepInterruptedTurns(deps.database.db, deps.liveness, deps.log, deps.streamLog);
   definePersonalDataJobs({ db: deps.database.db, jobs: deps.jobs, storage: deps.storage, mailer: deps.mailer, publicUrl: deps.config.publicUrl, now: deps.now });
 }
 

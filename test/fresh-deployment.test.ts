@@ -92,8 +92,8 @@ describe('a fresh deployment with a model endpoint', () => {
 
     model.enqueue({ chunks: ['Hello ', 'Sam.'], usage: { prompt_tokens: 1200, completion_tokens: 800 } });
     const frames = await askOverSse(service.url, sam.token, 'Hello?');
-    expect(frames.map((frame) => frame.type)).toEqual(['connected', 'stream', 'stream', 'complete', 'done']);
-    expect(frames[3]).toMatchObject({ success: true, outputs: ['Hello Sam.'], credits: 0 });
+    expect(frames.map((frame) => frame.type)).toEqual(['connected', 'started', 'stream', 'stream', 'complete', 'done']);
+    expect(frames[4]).toMatchObject({ success: true, outputs: ['Hello Sam.'], credits: 0 });
 
     model.enqueue({ chunks: ['Again.'], usage: { prompt_tokens: 100, completion_tokens: 100 } });
     const json = await call(service.url, '/api/ai/personal/qanda', sam.token, { inputs: ['Once more?'], requestArgs: {} });

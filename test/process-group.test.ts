@@ -93,7 +93,7 @@ describe.runIf(enabled)('two API processes on one port', () => {
         body: JSON.stringify({ inputs: ['Go'] }),
       });
       const frames = await readSse(response).rest();
-      expect(frames.map((frame) => frame.type)).toEqual(['connected', 'stream', 'complete', 'done']);
+      expect(frames.map((frame) => frame.type)).toEqual(['connected', 'started', 'stream', 'complete', 'done']);
       expect(frames.find((frame) => frame.type === 'complete')).toMatchObject({ success: true, outputs: [text] });
     }
   });
@@ -127,8 +127,9 @@ describe.runIf(enabled)('two API processes on one port', () => {
 
     service.child.kill('SIGTERM');
     const rest = await reader.rest();
-    expect(rest.find((frame) => frame.type === 'complete')).toMatchObject({ success: true, outputs: ['One two three.'] });
-    expect(rest.at(-1)).toEqual({ type: 'done' });
+    const complete = rest.find((frame) => frame.type === 'complete')!;
+    expect(complete).toMatchObject({ success: true, outputs: ['One two three.'] });
+    expect(rest.at(-1)).toEqual({ type: 'done', seq: (complete.seq as number) + 1, historyId: complete.historyId });
     expect(await service.exited).toBe(0);
     for (const pid of children) expect(() => process.kill(pid, 0)).toThrow();
   }, 30_000);

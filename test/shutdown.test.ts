@@ -55,6 +55,7 @@ describe('SIGTERM', () => {
     });
     const reader = readSse(response);
     expect((await reader.next())?.type).toBe('connected');
+    expect((await reader.next())?.type).toBe('started');
     expect((await reader.next())?.type).toBe('stream');
 
     child.kill('SIGTERM');
@@ -65,7 +66,7 @@ describe('SIGTERM', () => {
     const rest = await reader.rest();
     const complete = rest.find((frame) => frame.type === 'complete');
     expect(complete).toMatchObject({ success: true, outputs: ['One two three four.'] });
-    expect(rest.at(-1)).toEqual({ type: 'done' });
+    expect(rest.at(-1)).toEqual({ type: 'done', seq: (complete!.seq as number) + 1, historyId: complete!.historyId });
     expect(await exited).toBe(0);
   }, 60_000);
 });

@@ -74,10 +74,11 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     const answer = await askOnA(socket.id!);
     expect(answer).toMatchObject({ success: true, answer: 'One two three.', cancelled: false });
     await until(() => received.length === 3, 5_000);
+    const historyId = answer.historyId;
     expect(received).toEqual([
-      { prompt: 'One ', delta: 'One ', type: 'STREAM' },
-      { prompt: 'One two ', delta: 'two ', type: 'STREAM' },
-      { prompt: 'One two three.', delta: 'three.', type: 'STREAM' },
+      { prompt: 'One ', delta: 'One ', type: 'STREAM', seq: 2, historyId },
+      { prompt: 'One two ', delta: 'two ', type: 'STREAM', seq: 3, historyId },
+      { prompt: 'One two three.', delta: 'three.', type: 'STREAM', seq: 4, historyId },
     ]);
   });
 
@@ -141,15 +142,15 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     }
   }, 60_000);
 
-  it('answers streamingFailed when the socket is gone or registered to nobody', async () => {
+  it('answers streamingFailed, naming the answer it runs, when the socket is gone or registered to nobody', async () => {
     const socket = await socketOnB();
     const id = socket.id!;
     socket.emit('UNSUBSCRIBE', { userId: ada.user.id });
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await askOnA(id)).toEqual({ success: true, streamingFailed: true });
+    expect(await askOnA(id)).toEqual({ success: true, streamingFailed: true, historyId: expect.any(String) });
     socket.close();
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await askOnA(id)).toEqual({ success: true, streamingFailed: true });
+    expect(await askOnA(id)).toEqual({ success: true, streamingFailed: true, historyId: expect.any(String) });
   });
 
   it("stops the turn when B receives cancel_request from the turn's socket, keeping the partial answer", async () => {
@@ -200,7 +201,7 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     model.enqueue({ chunks: ['again'] });
     expect(await askOnA(socket.id!)).toMatchObject({ answer: 'again' });
     await until(() => received.length === sent + 1, 5_000);
-    expect(received.at(-1)).toEqual({ prompt: 'again', delta: 'again', type: 'STREAM' });
+    expect(received.at(-1)).toEqual({ prompt: 'again', delta: 'again', type: 'STREAM', seq: 2, historyId: expect.any(String) });
   });
 
   // Last: B stops here.

@@ -10,6 +10,7 @@ import { createProcessLiveness, type ProcessLiveness } from './processes/livenes
 import { createMailer, type Mailer } from './mail/mailer.js';
 import { createOutbound, type Outbound } from './net/outbound.js';
 import { createEventBus, type EventBus } from './realtime/bus.js';
+import { openStreamLog, type AnswerLog } from './realtime/open-stream-log.js';
 import { createS3Storage } from './storage/s3-storage.js';
 import { createLocalStorage, type FileStorage } from './storage/storage.js';
 
@@ -25,6 +26,8 @@ export interface Platform {
   liveness: ProcessLiveness;
   /** The outbound guard every request to an administrator-set URL goes through (OUTBOUND_ALLOWED_HOSTS). */
   outbound: Outbound;
+  /** Every answer's frames, kept for resumes (STREAM_RETENTION_SECONDS after its end): Redis Streams or memory. */
+  streamLog: AnswerLog;
 }
 
 export async function openPlatform(
@@ -62,12 +65,15 @@ export async function openPlatform(
     secrets: createSecretBox(config.encryptionKey),
     liveness,
     outbound: createOutbound({ allowedHosts: config.outbound.allowedHosts }),
+    streamLog: openStreamLog(bus, config.resume.streamRetentionSeconds, (err) => logger.error({ err }, 'stream log write failed')),
   };
 }
 
 export async function closePlatform(platform: Platform): Promise<void> {
   await platform.jobs.stop({ graceful: true, timeoutMs: 5_000 }).catch(() => {});
   await platform.liveness.stop().catch(() => {});
+  // Before the bus: the log writes on its connection.
+  await platform.streamLog.close().catch(() => {});
   await platform.bus.close().catch(() => {});
   await platform.mailer.close().catch(() => {});
   await platform.storage.close?.().catch(() => {});

@@ -15,6 +15,7 @@ import { createProcessLiveness } from '../../src/platform/processes/liveness.js'
 import type { App } from '../../src/platform/http/schemas.js';
 import type { Platform } from '../../src/platform/platform.js';
 import { createEventBus } from '../../src/platform/realtime/bus.js';
+import { openStreamLog } from '../../src/platform/realtime/open-stream-log.js';
 import { createLocalStorage } from '../../src/platform/storage/storage.js';
 import { openTestDatabase, type TestDatabase } from './database.js';
 
@@ -71,6 +72,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     secrets: createSecretBox(config.encryptionKey),
     liveness,
     outbound: createOutbound({ allowedHosts: config.outbound.allowedHosts }),
+    streamLog: openStreamLog(bus, config.resume.streamRetentionSeconds),
   };
   const authLimits = { keyPrefix: `test:${randomBytes(6).toString('hex')}:`, requestsPerMinute: 10_000, ...options.authLimits };
   const app = await buildApp({ ...platform, logger: options.logger ?? false, authLimits, socketRegisterTimeoutMs: options.socketRegisterTimeoutMs, now: options.now, webClientDir: options.webClientDir });
@@ -86,6 +88,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       await app.close();
       await platform.jobs.stop({ graceful: false, timeoutMs: 2_000 }).catch(() => {});
       await liveness.stop();
+      await platform.streamLog.close();
       await bus.close();
       await platform.mailer.close();
       platform.outbound.fetch.close();

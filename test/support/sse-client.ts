@@ -7,6 +7,8 @@ export interface SseReader {
   rest(): Promise<Array<Record<string, unknown>>>;
   /** Comment lines seen so far (`: ping`). */
   readonly comments: string[];
+  /** The `id:` of the last frame next() returned (what a browser would send back as Last-Event-ID). */
+  readonly lastEventId: string | undefined;
   cancel(): Promise<void>;
 }
 
@@ -16,6 +18,8 @@ export function readSse(response: Response): SseReader {
   const decoder = new TextDecoder();
   const comments: string[] = [];
   const frames: Array<Record<string, unknown>> = [];
+  const ids: Array<string | undefined> = [];
+  let lastEventId: string | undefined;
   let buffer = '';
   let ended = false;
 
@@ -32,21 +36,31 @@ export function readSse(response: Response): SseReader {
         const block = buffer.slice(0, boundary);
         buffer = buffer.slice(boundary + 2);
         const data: string[] = [];
+        let id: string | undefined;
         for (const line of block.split('\n')) {
           if (line.startsWith(':')) comments.push(line);
+          else if (line.startsWith('id: ')) id = line.slice(4);
           else if (line.startsWith('data: ')) data.push(line.slice(6));
           else if (line.startsWith('data:')) data.push(line.slice(5));
         }
-        if (data.length > 0) frames.push(JSON.parse(data.join('\n')) as Record<string, unknown>);
+        if (data.length > 0) {
+          frames.push(JSON.parse(data.join('\n')) as Record<string, unknown>);
+          ids.push(id);
+        }
       }
     }
   }
 
   return {
     comments,
+    get lastEventId() {
+      return lastEventId;
+    },
     async next() {
       await fill();
-      return frames.shift() ?? null;
+      const frame = frames.shift() ?? null;
+      if (frame) lastEventId = ids.shift() ?? lastEventId;
+      return frame;
     },
     async rest() {
       const all: Array<Record<string, unknown>> = [];

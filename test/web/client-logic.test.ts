@@ -162,7 +162,7 @@ describe('asking with reconnect', () => {
     await handle.finished;
     expect(posts).toBe(MAX_RECONNECTS + 1);
     expect(link.reconnects).toBe(MAX_RECONNECTS);
-    expect(sseBodies).toEqual([{ inputs: ['Why is the sky blue?'], requestArgs: { assistant_id: 'a1', conversationId: 'c1' } }]);
+    expect(sseBodies).toEqual([{ inputs: ['Why is the sky blue?'], requestArgs: { assistant_id: 'a1', conversationId: 'c1', resumable: true } }]);
     expect(events.filter((event) => event.kind === 'transport')).toEqual([
       { kind: 'transport', transport: 'socket' },
       { kind: 'transport', transport: 'sse' },

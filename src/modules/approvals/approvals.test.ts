@@ -16,6 +16,7 @@ import { until } from '../../../test/support/until.js';
 import type { TwinRow } from '../twins/twins.tables.js';
 import { history } from '../history/history.tables.js';
 import { TOOL_RESULT_TEXT } from '../conversations/turn-tools.js';
+import { unnumbered } from '../../../test/support/frames.js';
 
 let t: TestApp;
 let model: FakeModelServer;
@@ -93,7 +94,7 @@ describe('approval cards in every tab', () => {
     const frames = await readUntil(reader, 'approval');
     const card = frames.at(-1)!;
     expect(card).toMatchObject({ type: 'approval', server: 'Calendar', tool: 'echo', arguments: { text: 'hello calendar' }, approvalId: expect.any(String), expiresAt: expect.any(String) });
-    expect(frames).toContainEqual({ type: 'tool', name: echoKey, status: 'awaiting_approval' });
+    expect(frames.map(unnumbered)).toContainEqual({ type: 'tool', name: echoKey, status: 'awaiting_approval' });
     await until(() => tab1.cards.length === 1 && tab2.cards.length === 1);
     for (const received of [tab1.cards[0], tab2.cards[0]]) expect(received).toMatchObject({ approvalId: card.approvalId, server: 'Calendar', tool: 'echo' });
     // A tab opened now lists the card; nothing has run.
@@ -105,8 +106,8 @@ describe('approval cards in every tab', () => {
     expect(decided).toEqual({ status: 200, body: { success: true, decision: 'approve' } });
     const rest = await reader.rest();
     expect(rest).toContainEqual({ type: 'approval_decided', approvalId: card.approvalId, decision: 'approve', decidedAt: expect.any(String) });
-    expect(rest).toContainEqual({ type: 'tool', name: echoKey, status: 'started' });
-    expect(rest).toContainEqual({ type: 'tool', name: echoKey, status: 'completed' });
+    expect(rest.map(unnumbered)).toContainEqual({ type: 'tool', name: echoKey, status: 'started' });
+    expect(rest.map(unnumbered)).toContainEqual({ type: 'tool', name: echoKey, status: 'completed' });
     const complete = rest.find((frame) => frame.type === 'complete')!;
     expect(complete.outputs).toEqual(['Done: hello calendar.']);
     expect(mcp.calls('echo')).toBe(1);
@@ -138,7 +139,7 @@ describe('approval cards in every tab', () => {
     expect((await api('GET', '/api/user/approvals', bob.token)).body.approvals).toEqual([]);
     expect(await api('POST', `/api/ai/approval/${card.approvalId}`, ada.token, { decision: 'deny' })).toMatchObject({ status: 200, body: { decision: 'deny' } });
     const rest = await reader.rest();
-    expect(rest).toContainEqual({ type: 'tool', name: echoKey, status: 'declined' });
+    expect(rest.map(unnumbered)).toContainEqual({ type: 'tool', name: echoKey, status: 'declined' });
     expect(rest.some((frame) => frame.type === 'tool' && frame.status === 'started')).toBe(false);
     expect(rest.find((frame) => frame.type === 'complete')!.outputs).toEqual(['Alright, I will not.']);
     expect(mcp.calls('echo')).toBe(before);
@@ -221,7 +222,7 @@ describe('approval cards in every tab', () => {
     const card = (await readUntil(reader, 'approval')).at(-1)!;
     const rest = await reader.rest();
     expect(rest).toContainEqual(expect.objectContaining({ type: 'approval_decided', approvalId: card.approvalId, decision: 'expired' }));
-    expect(rest).toContainEqual({ type: 'tool', name: echoKey, status: 'declined' });
+    expect(rest.map(unnumbered)).toContainEqual({ type: 'tool', name: echoKey, status: 'declined' });
     expect(mcp.calls('echo')).toBe(before);
     expect(JSON.stringify(model.requests.at(-1)!.messages)).toContain(TOOL_RESULT_TEXT.expired);
     await until(() => tab1.decided.length === 1);

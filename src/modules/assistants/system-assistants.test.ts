@@ -13,6 +13,7 @@ import { uploadAndIngest } from '../../../test/support/files.js';
 import { readSse } from '../../../test/support/sse-client.js';
 import { assistants } from './assistants.tables.js';
 import { ensureSystemAssistants, SYSTEM_ASSISTANTS } from './seed.js';
+import { unnumbered } from '../../../test/support/frames.js';
 
 let t: TestApp;
 let base: string;
@@ -52,7 +53,7 @@ const RETRIEVAL_FRAMES = [
   { type: 'tool', name: 'retrieval', status: 'started' },
   { type: 'tool', name: 'retrieval', status: 'completed' },
 ];
-const tools = (frames: Array<Record<string, unknown>>) => frames.filter((frame) => frame.type === 'tool');
+const tools = (frames: Array<Record<string, unknown>>) => frames.filter((frame) => frame.type === 'tool').map(unnumbered);
 
 describe('the system assistants and a person\'s files', () => {
   it('are seeded with retrieval on', () => {

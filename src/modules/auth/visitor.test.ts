@@ -89,7 +89,7 @@ describe('visitor sessions', () => {
     expect(sse.type).toMatch(/^text\/event-stream/);
     expect(sse.frames.filter((f) => f.type === 'stream').map((f) => f.delta).join('')).toBe('Streamed too.');
     expect(sse.frames.at(-2)).toMatchObject({ type: 'complete', success: true, outputs: ['Streamed too.'], credits: 1 });
-    expect(sse.frames.at(-1)).toEqual({ type: 'done' });
+    expect(sse.frames.at(-1)).toEqual({ type: 'done', seq: 5, historyId: sse.frames.at(-2)!.historyId });
 
     expect(await poolOf(twin.id)).toBeCloseTo(48, 6);
     expect((await findUserById(db(), ada.user.id))!.credits).toBe(100);

@@ -152,10 +152,12 @@ describe('admission holds the most expensive cost', () => {
       body: JSON.stringify({ inputs: ['And over SSE?'], requestArgs: { conversationId: first.body.conversationId } }),
     });
     const frames = await readSse(response).rest();
+    const historyId = frames[1]?.historyId;
     expect(frames).toEqual([
       { type: 'connected', message: 'Stream established' },
-      { type: 'error', error: { message: 'Your credit balance is too low', code: 'INSUFFICIENT_CREDITS' } },
-      { type: 'done' },
+      { type: 'started', historyId, conversationId: first.body.conversationId, seq: 1 },
+      { type: 'error', error: { message: 'Your credit balance is too low', code: 'INSUFFICIENT_CREDITS' }, seq: 2, historyId },
+      { type: 'done', seq: 3, historyId },
     ]);
     expect(model.requests.length).toBe(calls);
     const [afterSse] = await db().select().from(users).where(eq(users.id, ada.user.id));

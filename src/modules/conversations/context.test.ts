@@ -15,6 +15,7 @@ import { twins } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
 import { createContextProviders } from './context-providers.js';
 import { RAG_ONLY_HEADING } from './turn-context.js';
+import { unnumbered } from '../../../test/support/frames.js';
 
 let t: TestApp;
 let model: FakeModelServer;
@@ -68,8 +69,8 @@ describe('the context of a turn', () => {
     model.enqueue({ chunks: ['It glows violet.'] });
     const { complete, frames, system } = await ask('What does the zanzibarite crystal do?', { ragOnly: true });
     // Retrieval shows as the turn's first tool, between connected and the answer.
-    expect(frames.map((frame) => frame.type)).toEqual(['connected', 'tool', 'tool', 'stream', 'complete', 'done']);
-    expect(frames.slice(1, 3)).toEqual([
+    expect(frames.map((frame) => frame.type)).toEqual(['connected', 'started', 'tool', 'tool', 'stream', 'complete', 'done']);
+    expect(frames.slice(2, 4).map(unnumbered)).toEqual([
       { type: 'tool', name: 'retrieval', status: 'started' },
       { type: 'tool', name: 'retrieval', status: 'completed' },
     ]);

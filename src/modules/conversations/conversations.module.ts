@@ -17,6 +17,11 @@ import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import type { TurnContextProviders } from './turn-context.js';
 import { cachedTurnReads } from './turn-reads.js';
 import { createTurnJournal } from './turn-journal.js';
+import type { EventBus } from '../../platform/realtime/bus.js';
+import type { AnswerLog } from '../../platform/realtime/open-stream-log.js';
+import { createAnswerControl } from './answer-control.js';
+import { createAnswerResume } from './answer-resume.js';
+import { answerStreamRoutes } from './answer-stream.routes.js';
 
 export interface ConversationModuleDeps {
   db: Database;
@@ -44,13 +49,21 @@ export interface ConversationModuleDeps {
   tabs: Pick<PersonTabs, 'attachSse'>;
   /** This process (service_processes): written on the records it opens, so a crash's records are settled (turn-holds.ts). */
   processId: string | undefined;
+  /** Cancels and resumes of answers cross processes on it. */
+  bus: EventBus;
+  /** Every answer's frames, for resumes (platform/realtime/open-stream-log.ts). */
+  streamLog: AnswerLog;
+  /** RESUME_GRACE_SECONDS. */
+  resumeGraceSeconds: number;
 }
 
 /** Registers the routes; answers the turn's deps, which another kind of turn (voice sessions) runs on. */
-export function registerConversations(app: App, deps: ConversationModuleDeps): { turnDeps: TurnDeps } {
+export async function registerConversations(app: App, deps: ConversationModuleDeps): Promise<{ turnDeps: TurnDeps }> {
   // Bounds what a crash mid-answer loses: the opening flushed within 0.2 s, the answer so far saved every 2 s.
   const journal = createTurnJournal(deps.db, { processId: deps.processId, log: app.log });
   app.addHook('onClose', () => journal.close());
+  const control = await createAnswerControl(deps.bus, app.log);
+  app.addHook('onClose', () => control.close());
   const serviceDeps = {
     ...deps,
     models: createModelRegistry(deps.deploymentModel),
@@ -58,9 +71,13 @@ export function registerConversations(app: App, deps: ConversationModuleDeps): {
     subscriptionModel: deps.subscriptionModel ?? noSubscription,
     log: app.log,
     journal,
+    control,
   };
   const service = createConversationService(serviceDeps);
   deps.handoff.serve((turn, signal) => service.answerHere(turn.actor, turn.body, signal));
   conversationRoutes(app, service);
+  const resume = createAnswerResume({ db: deps.db, streamLog: deps.streamLog, control, streams: deps.streams, heartbeatMs: deps.heartbeatMs });
+  answerStreamRoutes(app, resume);
+  deps.streams.serveResume((request, signal) => resume.resumeSocket(request.userId, request.socketId, request.historyId, request.afterSeq, signal));
   return { turnDeps: serviceDeps };
 }

@@ -26,7 +26,8 @@ export function conversationRoutes(app: App, service: ConversationService): void
         description:
           'Chunks go to requestArgs.socketId as RECEIVE_STREAM {prompt (whole text so far), delta, type: "STREAM"}. The turn runs on the process holding that socket, whichever process this request reached. ' +
           'cancel_request ends the turn gracefully (the answer so far is returned, recorded and charged); cancel_streaming stops only the chunks of this answer. ' +
-          'When the socket is not held by any process for this person the answer is {success: true, streamingFailed: true} and the turn does not run (reconnect and ask again). ' +
+          'Each answer on the socket opens with STREAM_STARTED {historyId, conversationId, seq} and ends with STREAM_COMPLETE (or STREAM_ERROR) then STREAM_DONE; every payload carries seq and historyId (RESUME_STREAM {historyId, afterSeq} replays and follows an answer on a socket). ' +
+          'When the socket is not held by any process for this person the turn runs on this process without a socket and the answer is {success: true, streamingFailed: true, historyId} as soon as it started: follow it with GET /api/ai/stream/{historyId} or RESUME_STREAM. ' +
           'Without a socketId the turn runs and only the JSON answer is given. The answer: {success, answer, outputs: [answer], usage {inputTokens, outputTokens, totalTokens}, credits, historyId, conversationId, cancelled}. ' +
           `A provider failure answers 502 MODEL_FAILED with the provider's reason; nothing is charged. ` +
           'When the process running the turn for this socket stops without finishing it, 503 TURN_LOST (ask again). ' +
@@ -48,7 +49,8 @@ export function conversationRoutes(app: App, service: ConversationService): void
         description:
           'Authorization: Bearer only. Frames `data: <JSON>`: connected {message}, stream {prompt, delta} (the chunk), tool {name, status} (a search of the files shows as name \'retrieval\', started then completed or failed, before the answer), ' +
           'complete {success: true, usage (total tokens), outputs: [answer], credits, historyId, conversationId}, error {error: {message, code: MODEL_FAILED}}, done. ' +
-          'Comment heartbeats (": ping") every 15 s (SSE_HEARTBEAT_MS). Closing the request cancels the turn (the partial answer is recorded and charged; no further frames). ' +
+          'After connected, the first frame is started {historyId, conversationId}; every frame after connected carries seq (1, 2, 3...) and historyId, and an `id: <historyId>:<seq>` line (resume with GET /api/ai/stream/{historyId}). ' +
+          'Comment heartbeats (": ping") every 15 s (SSE_HEARTBEAT_MS). Closing the request cancels the turn (the partial answer is recorded and charged; no further frames), unless requestArgs.resumable is true: then the answer goes on RESUME_GRACE_SECONDS (30) for a resume, and is cancelled when nobody resumes it. ' +
           `Refusals before the stream opens answer as JSON failure bodies with their status. ${REFUSALS}`,
         body: qandaStreamBody,
         produces: ['text/event-stream'],

@@ -26,6 +26,8 @@ export const qandaStreamBody = z.object({
       conversationId: z.string().max(100).optional(),
       selectedCourse: selectedCourse.optional(),
       ragOnly: z.boolean().default(false),
+      /** Closing the request leaves the answer running RESUME_GRACE_SECONDS for a resume (contract: resumable answers). */
+      resumable: z.boolean().optional(),
     })
     .optional(),
 });
@@ -44,6 +46,7 @@ export const qandaAnswer = z.union([
     conversationId: z.string(),
     cancelled: z.boolean(),
   }),
-  z.object({ success: z.literal(true), streamingFailed: z.literal(true) }),
+  /** historyId: the answer runs anyway; the client follows it with a resume (absent for a visitor, whose turn does not run). */
+  z.object({ success: z.literal(true), streamingFailed: z.literal(true), historyId: z.string().optional() }),
 ]);
 export type QandaAnswer = z.infer<typeof qandaAnswer>;

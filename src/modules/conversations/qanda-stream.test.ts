@@ -49,20 +49,30 @@ const recordOf = async (id: string) => (await db().select().from(history).where(
 const creditsOf = async (userId: string) => (await findUserById(db(), userId))!.credits;
 
 describe('POST /api/ai/personal-stream/qanda-stream', () => {
-  it('streams connected, stream frames, complete and done; records the turn and charges its usage', async () => {
+  it('streams connected, started, stream frames, complete and done, numbered; records the turn and charges its usage', async () => {
     const ada = await person();
     model.enqueue({ chunks: ['Hello ', 'there.'], usage: { prompt_tokens: 900, completion_tokens: 300 } });
     const response = await ask(ada.token, { inputs: ['Hi?'], requestArgs: { ragOnly: false } });
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const frames = await readSse(response).rest();
+    const reader = readSse(response);
+    const frames: Array<Record<string, unknown>> = [];
+    const ids: Array<string | undefined> = [];
+    for (let frame = await reader.next(); frame; frame = await reader.next()) {
+      frames.push(frame);
+      ids.push(frame.type === 'connected' ? undefined : reader.lastEventId);
+    }
     const complete = frames.at(-2)!;
+    const historyId = complete.historyId as string;
+    const conversationId = complete.conversationId as string;
     expect(frames).toEqual([
       { type: 'connected', message: 'Stream established' },
-      { type: 'stream', prompt: 'Hello ', delta: 'Hello ' },
-      { type: 'stream', prompt: 'there.', delta: 'there.' },
-      { type: 'complete', success: true, usage: 1200, outputs: ['Hello there.'], credits: 1.2, historyId: expect.any(String), conversationId: expect.any(String) },
-      { type: 'done' },
+      { type: 'started', historyId, conversationId, seq: 1 },
+      { type: 'stream', prompt: 'Hello ', delta: 'Hello ', seq: 2, historyId },
+      { type: 'stream', prompt: 'there.', delta: 'there.', seq: 3, historyId },
+      { type: 'complete', success: true, usage: 1200, outputs: ['Hello there.'], credits: 1.2, historyId, conversationId, seq: 4 },
+      { type: 'done', seq: 5, historyId },
     ]);
+    expect(ids).toEqual([undefined, ...[1, 2, 3, 4, 5].map((seq) => `${historyId}:${seq}`)]);
     const streamed = frames.filter((f) => f.type === 'stream').map((f) => f.delta).join('');
     expect(streamed).toBe('Hello there.');
     const row = await recordOf(complete.historyId as string);
@@ -76,7 +86,7 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
     const reader = readSse(await ask(ada.token, { inputs: ['Take your time'] }));
     const frames = await reader.rest();
     expect(frames.filter((frame) => frame.type === 'stream').map((frame) => frame.delta).join('')).toBe('Slow but sure.');
-    expect(frames.at(-1)).toEqual({ type: 'done' });
+    expect(frames.at(-1)).toEqual({ type: 'done', seq: 6, historyId: frames[1].historyId });
     // ~300 ms of gaps at one ping every 40 ms.
     expect(reader.comments.length).toBeGreaterThanOrEqual(3);
     expect(new Set(reader.comments)).toEqual(new Set([': ping']));
@@ -93,10 +103,12 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
     model.setDefault({ status: 500, error: 'upstream exploded' });
     try {
       const frames = await readSse(await ask(ada.token, { inputs: ['Hi?'] })).rest();
+      const historyId = frames[1].historyId;
       expect(frames).toEqual([
         { type: 'connected', message: 'Stream established' },
-        { type: 'error', error: { message: 'The model provider failed: upstream exploded (HTTP 500)', code: 'MODEL_FAILED' } },
-        { type: 'done' },
+        { type: 'started', historyId, conversationId: expect.any(String), seq: 1 },
+        { type: 'error', error: { message: 'The model provider failed: upstream exploded (HTTP 500)', code: 'MODEL_FAILED' }, seq: 2, historyId },
+        { type: 'done', seq: 3, historyId },
       ]);
     } finally {
       model.setDefault({ chunks: ['ok'] });
@@ -112,6 +124,7 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
     const client = new AbortController();
     const reader = readSse(await ask(ada.token, { inputs: ['Hi?'] }, client.signal));
     expect(await reader.next()).toMatchObject({ type: 'connected' });
+    expect(await reader.next()).toMatchObject({ type: 'started', seq: 1 });
     expect(await reader.next()).toMatchObject({ delta: 'Only ' });
     expect(await reader.next()).toMatchObject({ delta: 'this ' });
     client.abort();
@@ -126,8 +139,8 @@ describe('POST /api/ai/personal-stream/qanda-stream', () => {
     const ada = await person();
     model.enqueue({ chunks: [] });
     const frames = await readSse(await ask(ada.token, { inputs: ['Hi?'] })).rest();
-    expect(frames[1]).toEqual({ type: 'stream', prompt: EMPTY_ANSWER_NOTICE, delta: EMPTY_ANSWER_NOTICE });
-    expect(frames[2]).toMatchObject({ type: 'complete', outputs: [EMPTY_ANSWER_NOTICE] });
+    expect(frames[2]).toEqual({ type: 'stream', prompt: EMPTY_ANSWER_NOTICE, delta: EMPTY_ANSWER_NOTICE, seq: 2, historyId: frames[1].historyId });
+    expect(frames[3]).toMatchObject({ type: 'complete', outputs: [EMPTY_ANSWER_NOTICE] });
   });
 
   it('runs a foreign or deleted assistant as New Conversation (behaviour 1), and a pickable one as itself', async () => {

@@ -1,6 +1,6 @@
 // The Socket.IO Q&A route end to end: RECEIVE_STREAM chunks to the named socket, the JSON answer,
 // cancel_request (partial answer kept and charged), cancel_streaming (chunks stop, the answer completes
-// and is recorded, the next answer streams again), streamingFailed, and the refusals of behaviour 15
+// and is recorded, the next answer streams again), streamingFailed (the answer runs, to be resumed), and the refusals of behaviour 15
 // (concurrent turns against a balance: admission.test.ts).
 import { eq, sql } from 'drizzle-orm';
 import type { Socket } from 'socket.io-client';
@@ -9,6 +9,7 @@ import { PRICED, startTestApp, type TestApp } from '../../../test/support/app.js
 import { buildTwin, buildUser, signIn, type BuiltUser } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { askQanda } from '../../../test/support/http.js';
+import { readSse } from '../../../test/support/sse-client.js';
 import { collect, connectSocket, register } from '../../../test/support/socket-client.js';
 import { creditLedger } from '../credits/credits.tables.js';
 import { history } from '../history/history.tables.js';
@@ -75,6 +76,9 @@ describe('POST /api/ai/personal/qanda', () => {
     const ada = await person();
     const socket = await socketFor(ada);
     const received = collect<StreamPayload>(socket, 'RECEIVE_STREAM');
+    const started = collect<Record<string, unknown>>(socket, 'STREAM_STARTED');
+    const completed = collect<Record<string, unknown>>(socket, 'STREAM_COMPLETE');
+    const done = collect<Record<string, unknown>>(socket, 'STREAM_DONE');
     model.enqueue({ chunks: ['One ', 'two ', 'three.'], usage: { prompt_tokens: 500, completion_tokens: 500 } });
     const answer = await ask(ada.token, { inputs: ['Count'], requestArgs: { socketId: socket.id, assistantId: 'nope', selectedCourse: { course_id: 'c1', course_name: 'C' } } });
     expect(answer).toEqual({
@@ -90,25 +94,38 @@ describe('POST /api/ai/personal/qanda', () => {
         cancelled: false,
       },
     });
-    await until(() => received.length === 3);
+    await until(() => done.length === 1);
+    const { historyId, conversationId } = answer.body as { historyId: string; conversationId: string };
+    expect(started).toEqual([{ historyId, conversationId, seq: 1 }]);
     expect(received).toEqual([
-      { prompt: 'One ', delta: 'One ', type: 'STREAM' },
-      { prompt: 'One two ', delta: 'two ', type: 'STREAM' },
-      { prompt: 'One two three.', delta: 'three.', type: 'STREAM' },
+      { prompt: 'One ', delta: 'One ', type: 'STREAM', seq: 2, historyId },
+      { prompt: 'One two ', delta: 'two ', type: 'STREAM', seq: 3, historyId },
+      { prompt: 'One two three.', delta: 'three.', type: 'STREAM', seq: 4, historyId },
     ]);
+    expect(completed).toEqual([{ success: true, usage: 1000, outputs: ['One two three.'], credits: 1, historyId, conversationId, seq: 5 }]);
+    expect(done).toEqual([{ historyId, seq: 6 }]);
     expect(received.at(-1)!.prompt).toBe(answer.body.answer);
     expect(await creditsOf(ada.user.id)).toBe(99);
   });
 
-  it('answers streamingFailed when the socket is not registered for the person, and runs nothing', async () => {
+  it('answers streamingFailed with the historyId when the socket is not registered for the person; the answer runs and can be resumed', async () => {
     const ada = await person();
-    const before = model.requests.length;
-    expect(await ask(ada.token, { inputs: ['Hi'], requestArgs: { socketId: 'no-such-socket' } })).toEqual({ status: 200, body: { success: true, streamingFailed: true } });
+    model.enqueue({ chunks: ['Still ', 'here.'] });
+    const lost = await ask(ada.token, { inputs: ['Hi'], requestArgs: { socketId: 'no-such-socket' } });
+    expect(lost).toEqual({ status: 200, body: { success: true, streamingFailed: true, historyId: expect.any(String) } });
+    const historyId = (lost.body as { historyId: string }).historyId;
+    const frames = await readSse(await fetch(`${base}/api/ai/stream/${historyId}`, { headers: { authorization: `Bearer ${ada.token}` } })).rest();
+    expect(frames.map((f) => f.type)).toEqual(['started', 'stream', 'stream', 'complete', 'done']);
+    expect(frames.filter((f) => f.type === 'stream').map((f) => f.delta).join('')).toBe('Still here.');
+    await until(async () => (await recordsOf(ada.user.id))[0]?.status === 'complete');
+
     const bob = await person();
     const bobs = await socketFor(bob);
-    expect((await ask(ada.token, { inputs: ['Hi'], requestArgs: { socketId: bobs.id } })).body).toEqual({ success: true, streamingFailed: true });
-    expect(model.requests.length).toBe(before);
-    expect(await recordsOf(ada.user.id)).toHaveLength(0);
+    const bobsFrames = collect(bobs, 'RECEIVE_STREAM');
+    const other = await ask(ada.token, { inputs: ['Hi'], requestArgs: { socketId: bobs.id } });
+    expect(other.body).toEqual({ success: true, streamingFailed: true, historyId: expect.any(String) });
+    await until(async () => (await recordsOf(ada.user.id)).every((row) => row.status !== 'streaming'));
+    expect(bobsFrames).toEqual([]);
   });
 
   it('ends the turn on cancel_request, recording and charging only the partial answer', async () => {
@@ -147,7 +164,7 @@ describe('POST /api/ai/personal/qanda', () => {
     model.enqueue({ chunks: ['again'] });
     await ask(ada.token, { inputs: ['More'], requestArgs: { socketId: socket.id } });
     await until(() => received.length === before + 1);
-    expect(received.at(-1)).toEqual({ prompt: 'again', delta: 'again', type: 'STREAM' });
+    expect(received.at(-1)).toEqual({ prompt: 'again', delta: 'again', type: 'STREAM', seq: 2, historyId: expect.any(String) });
   });
 
   it('answers a provider failure with 502 MODEL_FAILED and charges nothing', async () => {

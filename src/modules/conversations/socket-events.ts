@@ -14,6 +14,8 @@ export const SOCKET_EVENTS = {
   unsubscribe: 'UNSUBSCRIBE',
   cancelRequest: 'cancel_request',
   cancelStreaming: 'cancel_streaming',
+  /** {historyId, afterSeq}: the answer's frames after afterSeq, then live to its end, on this socket. */
+  resumeStream: 'RESUME_STREAM',
   receiveStream: 'RECEIVE_STREAM',
   connectSuccess: 'connect_success',
   /** A socket that did not REGISTER in time is told so, then disconnected. */
@@ -42,6 +44,9 @@ export interface StreamPayload {
   prompt: string;
   delta: string;
   type: 'STREAM';
+  /** The frame's place in its answer, and the answer (contract: resumable answers). */
+  seq?: number;
+  historyId?: string;
 }
 
 /** cancel_request / cancel_streaming as they cross the bus: the registered person and the socket it came from (a launch session's socket cancels turns of its twin only). */
@@ -91,8 +96,14 @@ export interface StreamRouter {
    * session's socket only for a turn of its twin, `twinId`).
    */
   onCancel(target: { userId: string; socketId?: string; twinId?: string | null }, handler: (cancel: CancelRequest) => void): () => void;
+  /** Serves RESUME_STREAM of registered sockets (answer-resume.ts); the signal aborts when the socket goes. */
+  serveResume(handler: ResumeHandler): void;
   close(): Promise<void>;
 }
+
+export type ResumeHandler = (request: { userId: string; socketId: string; historyId: string; afterSeq: number }, signal: AbortSignal) => Promise<void>;
+
+const resumePayload = z.object({ historyId: z.string().min(1).max(100), afterSeq: z.number().int().min(0).default(0) });
 
 export interface StreamSocketsDeps {
   io: Server;
@@ -115,6 +126,7 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
   const cancelHandlers = new Set<{ userId: string; socketId?: string; twinId?: string | null; handler: (cancel: CancelRequest) => void }>();
   /** Tokens of this process's sockets, kept here (never in socket data, which crosses processes). */
   const tokens = new WeakMap<StreamSocket, string>();
+  let resumeHandler: ResumeHandler | undefined;
 
   io.use(async (raw, next) => {
     const socket = raw as StreamSocket;
@@ -167,6 +179,19 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
       const message: CancelRequest = launchTwinId ? { userId, socketId: socket.id, launchTwinId } : { userId, socketId: socket.id };
       void bus.publish(channel, message).catch(() => fail('The cancel could not be delivered; try again', 'CANCEL_FAILED'));
     };
+    socket.on(SOCKET_EVENTS.resumeStream, (payload: unknown) => {
+      const userId = socket.data.userId;
+      if (!userId) return fail(SOCKET_MESSAGES.notRegistered, 'SOCKET_NOT_REGISTERED');
+      const parsed = resumePayload.safeParse(payload);
+      if (!parsed.success) return fail('RESUME_STREAM needs {historyId, afterSeq}', 'INVALID_RESUME');
+      if (!resumeHandler) return fail('Resuming is not available', 'RESUME_FAILED');
+      const gone = new AbortController();
+      socket.once('disconnect', () => gone.abort());
+      resumeHandler({ userId, socketId: socket.id, ...parsed.data }, gone.signal).catch((error: unknown) => {
+        const { message, code } = error as { message?: string; code?: string };
+        fail(message ?? 'The answer could not be resumed', code ?? 'RESUME_FAILED');
+      });
+    });
     socket.on(SOCKET_EVENTS.cancelRequest, relay(TURN_CANCEL_CHANNEL));
     socket.on(SOCKET_EVENTS.cancelStreaming, relay(STREAM_CANCEL_CHANNEL));
   });
@@ -241,7 +266,11 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
       cancelHandlers.add(entry);
       return () => void cancelHandlers.delete(entry);
     },
+    serveResume(handler) {
+      resumeHandler = handler;
+    },
     async close() {
+      resumeHandler = undefined;
       await Promise.all([offCancel(), offMute(), offAuth()]).catch(() => {});
       cancelHandlers.clear();
       answers.clear();

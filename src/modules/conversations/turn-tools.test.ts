@@ -20,6 +20,7 @@ import { TOOL_RESULT_TEXT } from './turn-tools.js';
 import { history } from '../history/history.tables.js';
 import type { TwinRow } from '../twins/twins.tables.js';
 import { updateTwin } from '../twins/twins.repo.js';
+import { unnumbered } from '../../../test/support/frames.js';
 
 let t: TestApp;
 let model: FakeModelServer;
@@ -139,10 +140,10 @@ describe('a Socket.IO turn', () => {
     model.enqueue({ chunks: ['Echoed.'] });
     const answer = askQanda(base, ada.token, { inputs: ['Echo from a socket'], requestArgs: { socketId: socket.id } });
     await until(() => cards.length === 1);
-    expect(statuses).toEqual([{ name: keys.echo, status: 'awaiting_approval' }]);
+    expect(statuses.map(unnumbered)).toEqual([{ name: keys.echo, status: 'awaiting_approval' }]);
     await api('POST', `/api/ai/approval/${cards[0].approvalId}`, ada.token, { decision: 'approve' });
     expect((await answer).body).toMatchObject({ success: true, answer: 'Echoed.' });
-    expect(statuses).toEqual([
+    expect(statuses.map(unnumbered)).toEqual([
       { name: keys.echo, status: 'awaiting_approval' },
       { name: keys.echo, status: 'started' },
       { name: keys.echo, status: 'completed' },
@@ -163,7 +164,7 @@ describe('delegated subagents', () => {
     const reader = await askSse(ada.token, 'Book me Tuesday', { assistant_id: lead.id });
     const frames: Array<Record<string, unknown>> = [];
     for (let frame = await reader.next(); frame && frame.type !== 'approval'; frame = await reader.next()) frames.push(frame);
-    expect(frames).toContainEqual({ type: 'tool', name: 'delegate', status: 'started' });
+    expect(frames.map(unnumbered)).toContainEqual({ type: 'tool', name: 'delegate', status: 'started' });
     const card = ((await api('GET', '/api/user/approvals', ada.token)).body.approvals as Array<{ approvalId: string; tool: string }>)[0];
     expect(card.tool).toBe('echo');
     await api('POST', `/api/ai/approval/${card.approvalId}`, ada.token, { decision: 'deny' });
@@ -204,7 +205,7 @@ describe('the built-in tools', () => {
     model.enqueue({ toolCalls: [{ id: 'call_f1', name: 'file_search', arguments: { query: 'greenhouse key' } }] });
     model.enqueue({ chunks: ['Behind the blue door.'] });
     const found = await (await askSse(ada.token, 'Where is the greenhouse key?', { assistant_id: helper.id })).rest();
-    expect(found).toContainEqual({ type: 'tool', name: 'file_search', status: 'completed' });
+    expect(found.map(unnumbered)).toContainEqual({ type: 'tool', name: 'file_search', status: 'completed' });
     expect(JSON.stringify(model.requests.at(-1)!.messages)).toContain('behind the blue door of the shed');
     // Another person's search of the same words finds nothing of Ada's.
     const bob = await member();
@@ -223,7 +224,7 @@ describe('the built-in tools', () => {
     model.enqueue({ toolCalls: [{ id: 'call_m2', name: 'memory', arguments: { key: 'favourite biscuit', value: 'shortbread' } }] });
     model.enqueue({ chunks: ['I cannot keep that.'] });
     const refused = await (await askSse(ada.token, 'Remember shortbread', { assistant_id: helper.id })).rest();
-    expect(refused).toContainEqual({ type: 'tool', name: 'memory', status: 'failed' });
+    expect(refused.map(unnumbered)).toContainEqual({ type: 'tool', name: 'memory', status: 'failed' });
     expect(JSON.stringify(model.requests.at(-1)!.messages)).toContain(TOOL_RESULT_TEXT.memoryOff);
     expect((await memoryOf()).some((row) => row.key_name === 'favourite biscuit')).toBe(false);
   });

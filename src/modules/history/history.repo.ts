@@ -101,6 +101,7 @@ export interface HistoryFilter {
   userId?: string;
   conversationId?: string;
   twinId?: string;
+  status?: HistoryRow['status'];
   page: number;
   limit: number;
 }
@@ -111,6 +112,7 @@ function historyWhere(filter: Omit<HistoryFilter, 'page' | 'limit'>): SQL | unde
   if (filter.twinId) conditions.push(eq(history.twinId, filter.twinId));
   if (filter.userId) conditions.push(eq(history.userId, filter.userId));
   if (filter.conversationId) conditions.push(eq(history.conversationId, filter.conversationId));
+  if (filter.status) conditions.push(eq(history.status, filter.status));
   return and(...conditions);
 }
 

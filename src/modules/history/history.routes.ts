@@ -18,7 +18,7 @@ export function historyRoutes(app: App, service: HistoryService): void {
       schema: {
         tags: ['history'],
         summary: 'List my history',
-        description: `${SCOPE} Newest first; filter by conversationId to read one conversation. Items omit the working detail: ragSearch is replaced by hasRagSearch, ragSearchCount and ragSearchMode, and tool calls, subagents, memories and reasoning by their counts.`,
+        description: `${SCOPE} Newest first; filter by conversationId to read one conversation, and by status=streaming for the answers still running (follow one with GET /api/ai/stream/{historyId}). Items omit the working detail: ragSearch is replaced by hasRagSearch, ragSearchCount and ragSearchMode, and tool calls, subagents, memories and reasoning by their counts.`,
         querystring: historyListQuery,
         response: { 200: page(historySummarySchema), ...failures(400, 401) },
       },

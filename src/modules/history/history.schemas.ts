@@ -110,6 +110,8 @@ export const adminHistorySchema = historySummarySchema
 
 export const historyListQuery = paginationQuery.pick({ page: true, limit: true }).extend({
   conversationId: objectId.optional(),
+  /** `streaming`: only the answers still running (a new tab follows them with a resume). */
+  status: z.enum(['streaming']).optional(),
 });
 
 export const adminHistoryListQuery = paginationQuery.pick({ page: true, limit: true }).extend({

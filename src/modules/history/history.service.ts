@@ -22,7 +22,7 @@ export interface Page<T> {
 
 export interface HistoryService {
   /** A person's records, or a visitor's own in the twin its session is bound to. */
-  list(caller: Caller, query: { page: number; limit: number; conversationId?: string }): Promise<Page<HistorySummaryWire>>;
+  list(caller: Caller, query: { page: number; limit: number; conversationId?: string; status?: 'streaming' }): Promise<Page<HistorySummaryWire>>;
   get(actor: Actor, id: string): Promise<HistoryDetailWire>;
   remove(actor: Actor, id: string): Promise<void>;
   giveFeedback(actor: Actor, id: string, input: { rating: FeedbackRating; comment?: string }): Promise<FeedbackWire>;
@@ -50,7 +50,7 @@ export function createHistoryService(db: Database): HistoryService {
     async list(caller, query) {
       const { twinId: twin, userId } = ownerOf(caller);
       if (!twin) return { success: true, data: [], page: query.page, limit: query.limit, total: 0 };
-      const { rows, total } = await listHistory(db, { scope: { ids: [twin] }, userId, conversationId: query.conversationId, page: query.page, limit: query.limit });
+      const { rows, total } = await listHistory(db, { scope: { ids: [twin] }, userId, conversationId: query.conversationId, status: query.status, page: query.page, limit: query.limit });
       return { success: true, data: rows.map(presentHistorySummary), page: query.page, limit: query.limit, total };
     },
 

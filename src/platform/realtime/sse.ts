@@ -15,8 +15,11 @@ export interface SseOptions<F extends object = SseFrame> {
 
 /** A stream of the frames of the client frame map (F: another set, for tests of the writer itself). */
 export interface SseStream<F extends object = SseFrame> {
-  /** Writes one frame `data: <JSON>\n\n`; returns false (and writes nothing) once the stream is closed. */
-  send(frame: F): boolean;
+  /**
+   * Writes one frame `data: <JSON>\n\n` (after `id: <eventId>` when given: what a reconnecting client
+   * sends back as Last-Event-ID); returns false (and writes nothing) once the stream is closed.
+   */
+  send(frame: F, eventId?: string): boolean;
   /** Ends the response; idempotent. */
   close(): void;
   /** Aborted when the client goes away before close() (the route cancels its work then). */
@@ -75,9 +78,9 @@ export function openSse<F extends object = SseFrame>(request: FastifyRequest, re
   res.on('error', () => finish());
 
   return {
-    send(body) {
+    send(body, eventId) {
       if (closed || res.destroyed) return false;
-      res.write(frame(body));
+      res.write(eventId === undefined ? frame(body) : `id: ${eventId}\n${frame(body)}`);
       return true;
     },
     close() {

@@ -1,7 +1,9 @@
 // Asking a question: over Socket.IO when the socket is registered (chunks arrive as RECEIVE_STREAM, the
 // answer as the JSON of /api/ai/personal/qanda), over SSE otherwise. An answer of
-// {streamingFailed: true} means the service lost this tab's socket: connect again, REGISTER again and
-// send the same question again (the turn did not run), twice at most, then fall back to SSE.
+// {streamingFailed: true} means the service lost this tab's socket: with a historyId the answer runs
+// anyway and is followed (chat/resume.ts); without, connect again, REGISTER again and send the same
+// question again (the turn did not run), twice at most, then fall back to SSE. SSE answers are
+// resumable: a reload does not cancel them, Stop does (by the answer's id).
 import type { ApprovalCard, StreamEvent } from './stream-assembly.js';
 
 export interface QuestionArgs {
@@ -47,8 +49,17 @@ export type AskEvent =
 export interface AskDeps {
   link: SocketLink | null;
   postQanda(body: { inputs: string[]; requestArgs: Record<string, unknown> }): Promise<QandaJson>;
-  /** Runs the SSE route until it ends, reporting its frames as events. */
-  streamSse(body: { inputs: string[]; requestArgs: Record<string, unknown> }, signal: AbortSignal, emit: (event: AskEvent) => void): Promise<void>;
+  /** Runs the SSE route until it ends, reporting its frames as events (and the answer's id once it started). */
+  streamSse(
+    body: { inputs: string[]; requestArgs: Record<string, unknown> },
+    signal: AbortSignal,
+    emit: (event: AskEvent) => void,
+    onStarted?: (historyId: string) => void,
+  ): Promise<void>;
+  /** Follows a running answer to its end (chat/resume.ts): an answer the service runs without this tab's socket. */
+  follow?(historyId: string, signal: AbortSignal, emit: (event: AskEvent) => void): Promise<void>;
+  /** Stops an answer wherever it runs (the cancel route). */
+  cancelAnswer?(historyId: string): Promise<void>;
 }
 
 export interface AskHandle {
@@ -62,12 +73,15 @@ export function ask(deps: AskDeps, args: QuestionArgs, emit: (event: AskEvent) =
   const abort = new AbortController();
   let via: 'socket' | 'sse' | null = null;
   let stopped = false;
+  /** The answer's record once known: Stop of an answer this tab reads over SSE cancels it by its id. */
+  let historyId: string | undefined;
 
   const viaSse = async () => {
     via = 'sse';
     emit({ kind: 'transport', transport: 'sse' });
-    const requestArgs = { assistant_id: args.assistantId, conversationId: args.conversationId };
-    await deps.streamSse({ inputs: [args.question], requestArgs }, abort.signal, emit);
+    // Resumable: a reload does not cancel the answer; the reloaded page follows it (chat/resume.ts).
+    const requestArgs = { assistant_id: args.assistantId, conversationId: args.conversationId, resumable: true };
+    await deps.streamSse({ inputs: [args.question], requestArgs }, abort.signal, emit, (id) => (historyId = id));
   };
 
   const viaSocket = async (link: SocketLink): Promise<boolean> => {
@@ -93,6 +107,14 @@ export function ask(deps: AskDeps, args: QuestionArgs, emit: (event: AskEvent) =
           inputs: [args.question],
           requestArgs: { socketId, assistantId: args.assistantId, conversationId: args.conversationId },
         });
+        // The service lost this tab's socket but runs the answer: follow it instead of asking again.
+        if (answer.streamingFailed && answer.historyId && deps.follow) {
+          off();
+          via = 'sse';
+          historyId = answer.historyId;
+          await deps.follow(answer.historyId, abort.signal, emit);
+          return true;
+        }
         if (!answer.streamingFailed) {
           emit({ kind: 'complete', answer: answer.answer ?? '', historyId: answer.historyId, conversationId: answer.conversationId, credits: answer.credits, cancelled: answer.cancelled });
           return true;
@@ -127,7 +149,11 @@ export function ask(deps: AskDeps, args: QuestionArgs, emit: (event: AskEvent) =
       stopped = true;
       emit({ kind: 'stopped' });
       if (via === 'socket') deps.link?.cancel();
-      else abort.abort();
+      else {
+        // A resumable answer goes on when its request closes: cancel it by its id first.
+        if (historyId) void deps.cancelAnswer?.(historyId);
+        abort.abort();
+      }
     },
   };
 }

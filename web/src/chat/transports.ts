@@ -4,8 +4,8 @@ import { io, type Socket } from 'socket.io-client';
 import { ApiError, type FailureBody } from '../api/api-error';
 import { rawFetch, tokenStore } from '../api/client';
 import type { AskDeps, AskEvent, ChunkPayload, QandaJson, SocketLink } from './ask';
+import { cancelAnswer, followAnswer, frameEvent } from './resume';
 import { readSseFrames } from './sse';
-import type { ApprovalCard } from './stream-assembly';
 
 export interface SocketUser {
   userId: string;
@@ -78,7 +78,12 @@ async function postQanda(body: { inputs: string[]; requestArgs: Record<string, u
   return (await response.json()) as QandaJson;
 }
 
-async function streamSse(body: { inputs: string[]; requestArgs: Record<string, unknown> }, signal: AbortSignal, emit: (event: AskEvent) => void): Promise<void> {
+async function streamSse(
+  body: { inputs: string[]; requestArgs: Record<string, unknown> },
+  signal: AbortSignal,
+  emit: (event: AskEvent) => void,
+  onStarted?: (historyId: string) => void,
+): Promise<void> {
   const response = await fetch('/api/ai/personal-stream/qanda-stream', {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${tokenStore.get() ?? ''}` },
@@ -87,38 +92,12 @@ async function streamSse(body: { inputs: string[]; requestArgs: Record<string, u
   });
   if (!response.ok || !response.body) throw new ApiError(response.status, (await response.json().catch(() => ({}))) as FailureBody);
   for await (const frame of readSseFrames(response.body)) {
-    switch (frame.type) {
-      case 'stream':
-        emit({ kind: 'sse-chunk', delta: String(frame.delta ?? frame.prompt ?? '') });
-        break;
-      case 'tool':
-        emit({ kind: 'tool', name: String(frame.name), status: String(frame.status) });
-        break;
-      case 'approval':
-        emit({ kind: 'approval', card: frame as unknown as ApprovalCard });
-        break;
-      case 'approval_decided':
-        emit({ kind: 'approval-decided', approvalId: String(frame.approvalId) });
-        break;
-      case 'complete': {
-        const outputs = Array.isArray(frame.outputs) ? frame.outputs : [];
-        emit({
-          kind: 'complete',
-          answer: String(outputs[0] ?? ''),
-          historyId: frame.historyId as string | undefined,
-          conversationId: frame.conversationId as string | undefined,
-          credits: frame.credits as number | undefined,
-        });
-        break;
-      }
-      case 'error': {
-        const error = (frame.error ?? {}) as FailureBody;
-        throw new ApiError(502, { success: false, message: error.message, code: error.code });
-      }
-    }
+    if (frame.type === 'started' && typeof frame.historyId === 'string') onStarted?.(frame.historyId);
+    const event = frameEvent(frame);
+    if (event) emit(event);
   }
 }
 
 export function askDeps(link: SocketLink | null): AskDeps {
-  return { link, postQanda, streamSse };
+  return { link, postQanda, streamSse, follow: (historyId, signal, emit) => followAnswer(historyId, 0, signal, emit), cancelAnswer };
 }

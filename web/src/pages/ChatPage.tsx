@@ -6,7 +6,7 @@ import { useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import type { HistoryItem } from '../api/types';
 import { ApprovalCards } from '../chat/ApprovalCards';
-import { ask, type AskHandle } from '../chat/ask';
+import { ask, type AskEvent, type AskHandle } from '../chat/ask';
 import { AssistantPicker } from '../chat/AssistantPicker';
 import { VoiceCall } from '../chat/VoiceCall';
 import { ConversationList, HISTORY_KEY } from '../chat/ConversationList';
@@ -15,6 +15,7 @@ import { useLiveSocket } from '../chat/live';
 import { Markdown } from '../chat/Markdown';
 import { Sources } from '../chat/Sources';
 import { applyStreamEvent, EMPTY_ANSWER_NOTICE, initialAnswer, settleCancelled, type AnswerState, type ApprovalCard } from '../chat/stream-assembly';
+import { cancelAnswer, followAnswer, runningAnswers } from '../chat/resume';
 import { askDeps } from '../chat/transports';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useCompactMode } from '../layout/AppShell';
@@ -80,6 +81,53 @@ export function ChatPage() {
 
   const streaming = turns.some((turn) => turn.answer.status === 'waiting' || turn.answer.status === 'streaming');
 
+  const eventHandler = (update: (change: (answer: AnswerState) => AnswerState) => void) => (event: AskEvent) => {
+    if (event.kind === 'approval') setCards((current) => [...current, event.card]);
+    else if (event.kind === 'approval-decided') setDecided((current) => [...current, event.approvalId]);
+    else if (event.kind === 'transport') return;
+    else if (event.kind === 'complete') update((answer) => settleCancelled(answer, event));
+    else update((answer) => applyStreamEvent(answer, event));
+  };
+
+  // An answer still running (this page was reloaded mid-answer, or another tab asked): follow it live
+  // here; Stop cancels it wherever it runs. On the start page, open the conversation it belongs to.
+  useEffect(() => {
+    if (active.current) return;
+    const abort = new AbortController();
+    void runningAnswers().then((running) => {
+      if (abort.signal.aborted || active.current) return;
+      const answer = conversationId ? running.find((record) => record.conversationId === conversationId) : running[0];
+      if (!answer) return;
+      if (!conversationId) {
+        navigate(`/c/${answer.conversationId}${compact ? '?embed=1' : ''}`);
+        return;
+      }
+      const key = nextKey.current++;
+      setTurns((current) => [...current, { key, question: answer.question, answer: { ...initialAnswer(), status: 'streaming', historyId: answer._id } }]);
+      const update = (change: (state: AnswerState) => AnswerState) =>
+        setTurns((current) => current.map((turn) => (turn.key === key ? { ...turn, answer: change(turn.answer) } : turn)));
+      const onEvent = eventHandler(update);
+      const finished = followAnswer(answer._id, 0, abort.signal, onEvent).catch((error: unknown) => {
+        if (!abort.signal.aborted) onEvent({ kind: 'failed', error });
+      });
+      const handle: AskHandle = {
+        finished,
+        stop() {
+          onEvent({ kind: 'stopped' });
+          void cancelAnswer(answer._id);
+        },
+      };
+      active.current = handle;
+      void finished.then(async () => {
+        if (active.current === handle) active.current = null;
+        await queryClient.invalidateQueries({ queryKey: HISTORY_KEY });
+      });
+    });
+    return () => abort.abort();
+    // Once per conversation opened.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [conversationId]);
+
   const send = (question: string) => {
     const text = question.trim();
     if (!text || streaming) return;
@@ -87,13 +135,7 @@ export function ChatPage() {
     setTurns((current) => [...current, { key, question: text, answer: initialAnswer() }]);
     const update = (change: (answer: AnswerState) => AnswerState) =>
       setTurns((current) => current.map((turn) => (turn.key === key ? { ...turn, answer: change(turn.answer) } : turn)));
-    const handle = ask(askDeps(link), { question: text, assistantId: assistantId || undefined, conversationId }, (event) => {
-      if (event.kind === 'approval') setCards((current) => [...current, event.card]);
-      else if (event.kind === 'approval-decided') setDecided((current) => [...current, event.approvalId]);
-      else if (event.kind === 'transport') return;
-      else if (event.kind === 'complete') update((answer) => settleCancelled(answer, event));
-      else update((answer) => applyStreamEvent(answer, event));
-    });
+    const handle = ask(askDeps(link), { question: text, assistantId: assistantId || undefined, conversationId }, eventHandler(update));
     active.current = handle;
     void handle.finished.then(async () => {
       if (active.current === handle) active.current = null;

@@ -1,0 +1,88 @@
+// An answer's frames numbered and logged (contract: resumable answers). The producer numbers each frame
+// through the process's frame log (seq 1, 2, 3...: `started` first) and sends it to its own reader itself,
+// with `seq` and `historyId`; the log keeps the frame for resumes, written in batches beside the live
+// path. Both transports send the same numbered frames: SSE as they are (`id: <historyId>:<seq>`), a
+// socket as the events the frame map names (RECEIVE_STREAM with the whole text so far, TOOL_STATUS,
+// STREAM_STARTED, STREAM_COMPLETE, STREAM_ERROR, STREAM_DONE).
+import type { SocketEmit, SseFrame } from '../../platform/realtime/client-frames.js';
+import type { AnswerLog } from '../../platform/realtime/open-stream-log.js';
+import type { SseStream } from '../../platform/realtime/sse.js';
+import { sseFrames, type Numbering } from './sse-frames.js';
+import type { TurnResult } from './turn-types.js';
+
+export type NumberedFrame = SseFrame & Numbering;
+
+/** What a reader that reconnects sends back (Last-Event-ID), and what each SSE frame's `id:` says. */
+export const eventIdOf = (frame: Numbering): string => `${frame.historyId}:${frame.seq}`;
+
+/** Writes a numbered frame on an SSE stream, with its event id. */
+export function sendNumbered(sse: Pick<SseStream, 'send'>, frame: NumberedFrame): boolean {
+  return sse.send(frame, eventIdOf(frame));
+}
+
+/** The producer's side of one answer: numbers each frame, logs it, and hands it back to be sent. */
+export class AnswerFrames {
+  private ended = false;
+
+  constructor(
+    private readonly log: AnswerLog,
+    readonly historyId: string,
+  ) {}
+
+  next(frame: SseFrame): NumberedFrame {
+    const seq = this.log.append(this.historyId, frame);
+    return { ...frame, seq, historyId: this.historyId };
+  }
+
+  /** After `done`: the log writes what is pending with the end. Failures are the log's to report. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.log.end(this.historyId).catch(() => {});
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+}
+
+/** The frames that end an answer, before `done`: complete, or the failure, or nothing for a cancel. */
+export function endFrames(result: TurnResult): SseFrame[] {
+  if (result.failed) return [sseFrames.error(result.failed.message, 'MODEL_FAILED')];
+  if (result.cancelled) return [];
+  return [
+    sseFrames.complete({
+      usage: result.usage.totalTokens,
+      outputs: [result.answer],
+      credits: result.credits,
+      historyId: result.historyId,
+      conversationId: result.conversationId,
+    }),
+  ];
+}
+
+/**
+ * A numbered frame as a socket event. `textSoFar` is the answer up to and including this frame (a
+ * socket's RECEIVE_STREAM carries the whole text). Frames no socket event carries answer undefined.
+ */
+export function socketEmitOf(frame: NumberedFrame, textSoFar: string): SocketEmit | undefined {
+  const { seq, historyId } = frame;
+  switch (frame.type) {
+    case 'started':
+      return ['STREAM_STARTED', { historyId, conversationId: frame.conversationId, seq }];
+    case 'stream':
+      return ['RECEIVE_STREAM', { prompt: textSoFar, delta: frame.delta, type: 'STREAM', seq, historyId }];
+    case 'tool':
+      return ['TOOL_STATUS', { name: frame.name, status: frame.status, seq, historyId }];
+    case 'complete': {
+      const { type: _type, ...fields } = frame;
+      return ['STREAM_COMPLETE', { ...fields, seq, historyId }];
+    }
+    case 'error':
+      return ['STREAM_ERROR', { error: frame.error, seq, historyId }];
+    case 'done':
+      return ['STREAM_DONE', { seq, historyId }];
+    default:
+      return undefined;
+  }
+}

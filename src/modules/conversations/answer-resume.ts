@@ -1,0 +1,137 @@
+// Resuming an answer (contract: resumable answers): the frames after a seq replayed from the process's
+// frame log, then followed live to the end, whichever process produces them; over SSE
+// (GET /api/ai/stream/{historyId}) or a socket (RESUME_STREAM). Only the answer's owner; another
+// person's answer, or one that never was, is 404. An answer whose frames are no longer kept (ended more
+// than STREAM_RETENTION_SECONDS ago) is 410 STREAM_EXPIRED. An answer cut short by its process's death
+// ends with the INTERRUPTED error and done, also when the log never knew it (the embedded shape restarted).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Database } from '../../platform/db/client.js';
+import { AppError, NotFoundError } from '../../platform/http/errors.js';
+import type { AnswerLog } from '../../platform/realtime/open-stream-log.js';
+import { openSse } from '../../platform/realtime/sse.js';
+import type { Following } from '../../platform/realtime/stream-log.js';
+import { findHistory } from '../history/history.repo.js';
+import type { HistoryRow } from '../history/history.tables.js';
+import type { AnswerControl } from './answer-control.js';
+import { sendNumbered, socketEmitOf, type NumberedFrame } from './answer-frames.js';
+import type { StreamRouter } from './socket-events.js';
+import { INTERRUPTED_TURN_ERROR, interruptedFrames } from './turn-holds.js';
+
+export const ANSWER_NOT_FOUND = 'Answer not found';
+
+/** 410 STREAM_EXPIRED: the answer's frames are no longer kept; its record (GET /api/user/history/{id}) has the answer. */
+export class StreamExpiredError extends AppError {
+  constructor() {
+    super(410, 'The frames of this answer are no longer kept; read the answer from its history record', 'STREAM_EXPIRED');
+  }
+}
+
+
+export interface ResumeDeps {
+  db: Database;
+  streamLog: AnswerLog;
+  control: Pick<AnswerControl, 'reading' | 'cancel'>;
+  streams: Pick<StreamRouter, 'emitEvent'>;
+  /** SSE_HEARTBEAT_MS. */
+  heartbeatMs: number;
+}
+
+/** How long a resume waits for a running answer's first frames to reach the log (a tick, or a flush of another process). */
+const UNKNOWN_RETRIES = 5;
+const UNKNOWN_RETRY_MS = 200;
+
+export function createAnswerResume(deps: ResumeDeps) {
+  const { db, streamLog } = deps;
+
+  /** The caller's answer record, else 404. */
+  async function ownAnswer(ownerId: string, historyId: string): Promise<HistoryRow> {
+    const record = await findHistory(db, historyId);
+    if (!record || record.userId !== ownerId) throw new NotFoundError(ANSWER_NOT_FOUND, 'NOT_FOUND');
+    return record;
+  }
+
+  /**
+   * Follows the answer from afterSeq: `onFrame` gets each frame once, in order, to the end. Throws
+   * STREAM_EXPIRED when its frames are gone; answers the following (to stop it), or null when the
+   * answer's end was already delivered.
+   */
+  async function follow(record: HistoryRow, afterSeq: number, onFrame: (frame: NumberedFrame) => void): Promise<Following | null> {
+    const historyId = record.id;
+    const deliver = (frame: { seq: number; frame: unknown }) => onFrame({ ...(frame.frame as NumberedFrame), seq: frame.seq, historyId });
+    for (let attempt = 0; ; attempt++) {
+      const result = await streamLog.follow(historyId, afterSeq, deliver);
+      if (result.kind === 'following') return result;
+      if (result.kind !== 'unknown') throw new StreamExpiredError();
+      const now = await findHistory(db, historyId);
+      if (now?.status === 'streaming' && attempt < UNKNOWN_RETRIES) {
+        await new Promise((resolve) => setTimeout(resolve, UNKNOWN_RETRY_MS));
+        continue;
+      }
+      // Never logged, or forgotten: an answer cut short by its process's death still ends as it would have.
+      if (now?.status === 'streaming' || now?.error === INTERRUPTED_TURN_ERROR) {
+        interruptedFrames().forEach((frame, i) => onFrame({ ...frame, seq: afterSeq + i + 1, historyId }));
+        return null;
+      }
+      throw new StreamExpiredError();
+    }
+  }
+
+  return {
+    /** GET /api/ai/stream/{historyId}: the frames after `afterSeq` as SSE, then live to done. */
+    async resumeSse(ownerId: string, historyId: string, afterSeq: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      const record = await ownAnswer(ownerId, historyId);
+      // Frames may arrive before follow() answers (its replay): they wait until the stream is open.
+      const early: NumberedFrame[] = [];
+      let sse: ReturnType<typeof openSse> | undefined;
+      const following = await follow(record, afterSeq, (frame) => (sse ? sendNumbered(sse, frame) : early.push(frame)));
+      sse = openSse(request, reply, { heartbeatMs: deps.heartbeatMs });
+      // The replay leaves in one write, not one per frame.
+      reply.raw.cork();
+      for (const frame of early) sendNumbered(sse, frame);
+      reply.raw.uncork();
+      if (!following) return sse.close();
+      const leave = deps.control.reading(historyId);
+      sse.signal.addEventListener('abort', () => following.stop(), { once: true });
+      await following.done;
+      leave();
+      sse.close();
+    },
+
+    /** RESUME_STREAM on a socket: the same frames as its events (RECEIVE_STREAM with the whole text so far). */
+    async resumeSocket(ownerId: string, socketId: string, historyId: string, afterSeq: number, signal: AbortSignal): Promise<void> {
+      const record = await ownAnswer(ownerId, historyId);
+      // The socket's RECEIVE_STREAM carries the text so far: read from the start, send after afterSeq.
+      let text = '';
+      const following = await follow(record, 0, (frame) => {
+        if (frame.type === 'stream') text += frame.delta;
+        if (frame.seq <= afterSeq) return;
+        const event = socketEmitOf(frame, text);
+        if (event) deps.streams.emitEvent(socketId, ...event);
+      });
+      if (!following) return;
+      if (signal.aborted) return following.stop();
+      const leave = deps.control.reading(historyId);
+      signal.addEventListener('abort', () => following.stop(), { once: true });
+      await following.done;
+      leave();
+    },
+
+    /** POST /api/ai/stream/{historyId}/cancel: stops the answer on whichever process produces it. */
+    async cancel(ownerId: string, historyId: string): Promise<{ success: true; cancelled: boolean }> {
+      const record = await ownAnswer(ownerId, historyId);
+      if (record.status !== 'streaming') return { success: true, cancelled: false };
+      await deps.control.cancel(historyId);
+      return { success: true, cancelled: true };
+    },
+  };
+}
+
+export type AnswerResume = ReturnType<typeof createAnswerResume>;
+
+/** `Last-Event-ID: <historyId>:<seq>` (it wins) or `after=<seq>`; 0 (from the start) without either. */
+export function afterSeqOf(historyId: string, lastEventId: string | undefined, after: number | undefined): number {
+  if (lastEventId === undefined || lastEventId === '') return after ?? 0;
+  const match = /^([0-9a-f]{24}):(\d{1,9})$/i.exec(lastEventId.trim());
+  if (!match || match[1] !== historyId) throw new AppError(400, 'Last-Event-ID must be <historyId>:<seq> of this answer', 'INVALID_LAST_EVENT_ID');
+  return Number(match[2]);
+}
