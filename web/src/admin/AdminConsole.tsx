@@ -13,6 +13,7 @@ const Questions = lazy(() => import('./Questions'));
 const McpServers = lazy(() => import('./McpServers'));
 const Tools = lazy(() => import('./Tools'));
 const Lists = lazy(() => import('./Lists'));
+const Catalogs = lazy(() => import('./Catalogs'));
 const Subscription = lazy(() => import('./Subscription'));
 
 const SCREENS: Partial<Record<FamilyKey, React.ReactNode>> = {
@@ -23,6 +24,11 @@ const SCREENS: Partial<Record<FamilyKey, React.ReactNode>> = {
   mcp: <McpServers />,
   tools: <Tools />,
   subscription: <Subscription />,
+  assistants: <Catalogs family="assistants" />,
+  models: <Catalogs family="models" />,
+  sso: <Catalogs family="sso" />,
+  entitlements: <Catalogs family="entitlements" />,
+  accounts: <Catalogs family="accounts" />,
 };
 
 export default function AdminConsole() {
