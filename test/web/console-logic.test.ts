@@ -3,26 +3,33 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../web/src/api/api-error.js';
 import { previewCsv } from '../../web/src/admin/csv-preview.js';
-import { actionsFor, FAMILIES, familiesFor, PERMISSION_COUNT } from '../../web/src/admin/families.js';
+import { actionsFor, FAMILIES, familiesFor, type ProfileRights } from '../../web/src/admin/families.js';
 import { fieldErrors } from '../../web/src/admin/field-errors.js';
 import { buildBody, initialValues, type FieldSpec } from '../../web/src/admin/form-body.js';
+import { PERMISSION_NAMES } from '../../web/src/admin/permissions.js';
 import { PERMISSIONS, permissionsFor } from '../../src/platform/http/permissions.js';
 
-const labels = (rights: { accountType: string; permissions: readonly string[] }) => familiesFor(rights).map((family) => family.label);
+const labels = (rights: ProfileRights) => familiesFor(rights).map((family) => family.label);
 
 describe('the families a profile is offered', () => {
   it('gives a super admin every family, a twin admin all but accounts, a plain user none', () => {
     expect(labels({ accountType: 'super', permissions: permissionsFor('super', undefined, []) })).toEqual(FAMILIES.map((family) => family.label));
-    expect(labels({ accountType: 'user', permissions: permissionsFor('user', 'admin', []) })).toEqual(FAMILIES.filter((family) => family.key !== 'accounts').map((family) => family.label));
+    expect(labels({ accountType: 'user', permissions: permissionsFor('user', 'admin', []), role: 'admin' })).toEqual(FAMILIES.filter((family) => family.key !== 'accounts').map((family) => family.label));
     expect(labels({ accountType: 'user', permissions: permissionsFor('user', 'user', []) })).toEqual([]);
   });
 
   it('follows single grants, and names only permissions the service knows', () => {
     expect(labels({ accountType: 'user', permissions: ['questions.list', 'charts.view'] })).toEqual(['Charts', 'Questions']);
     for (const family of FAMILIES) if (!['super', 'twin-admin'].includes(family.needs)) expect(PERMISSIONS).toContain(family.needs);
-    // The subscription is for the twin's administrators, who hold every permission there.
-    expect(PERMISSION_COUNT).toBe(PERMISSIONS.length);
-    expect(labels({ accountType: 'user', permissions: PERMISSIONS.slice(1) })).not.toContain('Subscription');
+    // The subscription is for the twin's administrators (the role): every permission granted one by one is not enough.
+    expect(labels({ accountType: 'user', permissions: [...PERMISSIONS], role: 'user' })).not.toContain('Subscription');
+    expect(labels({ accountType: 'user', permissions: [...PERMISSIONS], role: 'user' })).toContain('Charts');
+    expect(labels({ accountType: 'user', permissions: permissionsFor('user', 'admin', []), role: 'admin' })).toContain('Subscription');
+    expect(labels({ accountType: 'super', permissions: [], role: null })).toContain('Subscription');
+  });
+
+  it("offers as grants exactly the service's permissions", () => {
+    expect([...PERMISSION_NAMES]).toEqual([...PERMISSIONS]);
   });
 
   it('offers only the actions the service would allow', () => {

@@ -295,10 +295,10 @@ describe("a super admin's forms", () => {
 
     await page.goto('/admin/people');
     await page.getByRole('button', { name: 'Edit zoe@example.test' }).click();
-    await page.getByLabel('Credits').fill('-5');
+    await page.getByLabel('Credits', { exact: true }).fill('-5');
     await page.getByRole('button', { name: 'Save person' }).click();
     await expect.poll(() => page.locator('.field-error').first().innerText(), POLL).not.toBe('');
-    await page.getByLabel('Credits').fill('42');
+    await page.getByLabel('Credits', { exact: true }).fill('42');
     await page.getByLabel('Given name').fill('Zoey');
     await page.getByRole('button', { name: 'Save person' }).click();
     await page.getByText(/^Saved\./).waitFor(POLL);
@@ -310,6 +310,23 @@ describe("a super admin's forms", () => {
     const after = await call<{ data: Array<{ memberships: Array<{ role: string }> }> }>('/api/admin/users?search=zoe@', rootToken);
     expect(after.data[0].memberships[0].role).toBe('admin');
     await checkScreen(page, 'console-people-edit');
+
+    // A member's single grant: Yan, a plain member, is granted the charts and then sees exactly that family.
+    await person('yan@example.test');
+    await page.getByRole('button', { name: 'Close' }).click();
+    await page.getByLabel('Search people').fill('yan@');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit yan@example.test' }).click();
+    await page.getByText('0 granted in Default Twin').click();
+    await page.getByRole('group', { name: 'Grants in Default Twin' }).getByLabel('charts.view').check();
+    await page.getByText('charts.view granted in Default Twin.').waitFor(POLL);
+    const yan = await call<{ data: Array<{ memberships: Array<{ permissions: string[] }> }> }>('/api/admin/users?search=yan@', rootToken);
+    expect(yan.data[0].memberships[0].permissions).toEqual(['charts.view']);
+    const granted = await signedIn('yan@example.test');
+    await granted.goto('/admin');
+    await consoleNav(granted).waitFor();
+    expect(await navLabels(granted)).toEqual(['Charts']);
+    await granted.context().close();
 
     // Free credits to the twin, then in its ledger.
     await page.goto('/admin/credits');
@@ -387,6 +404,15 @@ describe("a super admin's forms", () => {
     expect(pilot.data.find((row) => row.name === 'Pilot')).toMatchObject({ status: 'inactive', caps: { userDailyTurns: null, maxFiles: 3 } });
     expect(pilot.data.find((row) => row.name === 'Pilot')?.institution).toBeTruthy();
     await checkScreen(page, 'console-entitlements-edit');
+
+    // The charts of one twin of the scope.
+    await page.goto('/admin/charts');
+    const usage = page.getByRole('region', { name: 'Usage' });
+    await expect.poll(() => usage.innerText(), POLL).toContain('(every twin you administer)');
+    await page.getByLabel('Twin').selectOption({ label: 'Other twin' });
+    await page.getByRole('button', { name: 'Show' }).click();
+    await expect.poll(() => usage.innerText(), POLL).toContain('0 turns, 0 tokens, 0 credits');
+    expect(await usage.innerText()).toContain('(Other twin)');
     await page.context().close();
   }, JOURNEY_MS);
 });

@@ -1,7 +1,9 @@
 // The administration console at /admin: its own layout and its own bundle (no chat socket, none of the
 // chat's code). The navigation names the families the profile's permissions allow (families.ts); a
 // family's screen is loaded when opened.
+import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense } from 'react';
+import { api, unwrap } from '../api/client';
 import { Navigate, NavLink, Route, Routes, useNavigate } from 'react-router';
 import { useProfile, useSession } from '../session';
 import { familiesFor, type FamilyKey } from './families';
@@ -35,7 +37,10 @@ export default function AdminConsole() {
   const profile = useProfile();
   const session = useSession();
   const navigate = useNavigate();
-  const families = familiesFor(profile);
+  // The current twin's role (the subscription is its administrators'): the memberships the chat reads too.
+  const memberships = useQuery({ queryKey: ['memberships'], queryFn: () => unwrap(api.GET('/api/user/institutions')) });
+  const role = memberships.data?.data.find((membership) => membership.current)?.role ?? null;
+  const families = familiesFor({ ...profile, role });
   const signOut = async () => {
     await session.signOut();
     navigate('/signin');
@@ -71,7 +76,11 @@ export default function AdminConsole() {
           </nav>
         )}
         <main id="main" className="console-main">
-          {families.length === 0 ? (
+          {memberships.isPending ? (
+            <p className="loading" role="status">
+              Loading…
+            </p>
+          ) : families.length === 0 ? (
             <>
               <h1>Administration</h1>
               <p>Your account has no administration rights in this twin.</p>
