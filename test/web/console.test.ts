@@ -261,6 +261,13 @@ describe("a twin admin's journey", () => {
     await expect.poll(() => page.getByRole('region', { name: 'Usage' }).innerText(), POLL).toContain(`${turns} turns`);
     expect(await page.getByRole('img', { name: new RegExp(`^Turns per day: Turns ${turns} in all`) }).count()).toBe(1);
     await checkScreen(page, 'console-charts');
+
+    // A deployment-wide AI model is the super admins': listed, neither selectable nor editable here.
+    await call('/api/admin/ai-model', rootToken, { name: 'Shared model', model: 'shared-1', institution: null });
+    await consoleNav(page).getByRole('link', { name: 'AI models' }).click();
+    await page.getByRole('row', { name: /Shared model/ }).waitFor(POLL);
+    expect(await page.getByLabel('Select Shared model').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Edit Shared model' }).count()).toBe(0);
     await page.context().close();
   }, JOURNEY_MS);
 });

@@ -133,6 +133,7 @@ export default function Catalogs({ family }: { family: FamilyKey }) {
               queryKey="admin-models"
               rowLabel={(row) => row.name}
               bulk={remove('ai-models')}
+              selectable={(row) => Boolean(row.institution) || isSuper(profile)}
               columns={[
                 { header: 'Name', cell: (row) => row.name },
                 { header: 'Model', cell: (row) => row.model },
