@@ -149,7 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerCustomModels(app, { db, secrets: deps.secrets, policy: deps.outbound.policy });
   // Connectors (MCP servers): the catalog a turn takes is returned, and on the app as app.connectors.
   const connectors = registerConnectors(app, { db, secrets: deps.secrets, changes, outbound: deps.outbound, settings: config.connectors });
-  registerAdminUsers(app, { db, cache, startingCredits: config.billing.startingCredits });
+  registerAdminUsers(app, { db, cache, startingCredits: config.billing.startingCredits, database });
   registerCredits(app, { db });
   registerTwins(app, { db });
   registerMemberships(app, { db, cache, profiles });

@@ -72,6 +72,7 @@ beforeAll(async () => {
     OPENAI_API_KEY: 'sk-test',
     STARTING_CREDITS: '1000',
     CONNECTOR_ALLOWED_HOSTS: '127.0.0.1',
+    OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
     SUBSCRIPTION_ISSUER: deviceProvider.issuer,
     SUBSCRIPTION_CLIENT_ID: DEVICE_CLIENT_ID,
     SUBSCRIPTION_API_BASE: model.url,
@@ -236,9 +237,19 @@ describe("a twin admin's journey", () => {
     await page.getByText('Added “What is project Nightjar?”.').waitFor(POLL);
     await page.getByRole('button', { name: 'Later “What is project Nightjar?”' }).click();
     await expect.poll(() => page.getByRole('row', { name: /What is project Nightjar\?/ }).getByRole('cell').nth(2).innerText(), POLL).toBe('1');
+    // Its words edited: an empty text is refused at the field, then saved.
+    await page.getByRole('button', { name: 'Edit “What is project Nightjar?”' }).click();
+    const editQuestion = page.getByRole('region', { name: 'Edit “What is project Nightjar?”' });
+    await editQuestion.getByLabel('Question').fill('');
+    await editQuestion.getByRole('button', { name: 'Save question' }).click();
+    await expect.poll(() => editQuestion.locator('.field-error').innerText(), POLL).toMatch(/empty/);
+    await editQuestion.getByLabel('Question').fill('What is project Nightjar about?');
+    await editQuestion.getByRole('button', { name: 'Save question' }).click();
+    await editQuestion.getByText('Saved.').waitFor(POLL);
+    await expect.poll(() => page.getByRole('row', { name: /What is project Nightjar about\?/ }).count(), POLL).toBe(1);
     await checkScreen(page, 'console-questions');
     const chat = await signedIn('dan@example.test');
-    await chat.getByRole('list', { name: 'Suggested questions' }).getByRole('button', { name: 'What is project Nightjar?' }).waitFor(POLL);
+    await chat.getByRole('list', { name: 'Suggested questions' }).getByRole('button', { name: 'What is project Nightjar about?' }).waitFor(POLL);
     await chat.context().close();
 
     // The usage chart after three turns.
@@ -250,6 +261,13 @@ describe("a twin admin's journey", () => {
     await expect.poll(() => page.getByRole('region', { name: 'Usage' }).innerText(), POLL).toContain(`${turns} turns`);
     expect(await page.getByRole('img', { name: new RegExp(`^Turns per day: Turns ${turns} in all`) }).count()).toBe(1);
     await checkScreen(page, 'console-charts');
+
+    // A deployment-wide AI model is the super admins': listed, neither selectable nor editable here.
+    await call('/api/admin/ai-model', rootToken, { name: 'Shared model', model: 'shared-1', institution: null });
+    await consoleNav(page).getByRole('link', { name: 'AI models' }).click();
+    await page.getByRole('row', { name: /Shared model/ }).waitFor(POLL);
+    expect(await page.getByLabel('Select Shared model').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Edit Shared model' }).count()).toBe(0);
     await page.context().close();
   }, JOURNEY_MS);
 });
@@ -268,6 +286,12 @@ describe("a super admin's forms", () => {
     await page.getByRole('button', { name: 'Add account' }).click();
     await page.getByText(/^Added Northwind\./).waitFor(POLL);
     await expect.poll(() => page.getByRole('row', { name: /Northwind/ }).count(), POLL).toBe(1);
+    await page.getByRole('button', { name: 'Edit Northwind' }).click();
+    const editAccount = page.getByRole('region', { name: 'Edit Northwind' });
+    await editAccount.getByLabel('Account name').fill('Northwind Ltd');
+    await editAccount.getByRole('button', { name: 'Save' }).click();
+    await editAccount.getByText('Saved.').waitFor(POLL);
+    await expect.poll(() => page.getByRole('row', { name: /Northwind Ltd/ }).count(), POLL).toBe(1);
 
     await page.goto('/admin/twins');
     await page.getByText('Create a twin').click();
@@ -278,10 +302,10 @@ describe("a super admin's forms", () => {
 
     await page.goto('/admin/people');
     await page.getByRole('button', { name: 'Edit zoe@example.test' }).click();
-    await page.getByLabel('Credits').fill('-5');
+    await page.getByLabel('Credits', { exact: true }).fill('-5');
     await page.getByRole('button', { name: 'Save person' }).click();
     await expect.poll(() => page.locator('.field-error').first().innerText(), POLL).not.toBe('');
-    await page.getByLabel('Credits').fill('42');
+    await page.getByLabel('Credits', { exact: true }).fill('42');
     await page.getByLabel('Given name').fill('Zoey');
     await page.getByRole('button', { name: 'Save person' }).click();
     await page.getByText(/^Saved\./).waitFor(POLL);
@@ -294,6 +318,23 @@ describe("a super admin's forms", () => {
     expect(after.data[0].memberships[0].role).toBe('admin');
     await checkScreen(page, 'console-people-edit');
 
+    // A member's single grant: Yan, a plain member, is granted the charts and then sees exactly that family.
+    await person('yan@example.test');
+    await page.getByRole('button', { name: 'Close' }).click();
+    await page.getByLabel('Search people').fill('yan@');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByRole('button', { name: 'Edit yan@example.test' }).click();
+    await page.getByText('0 granted in Default Twin').click();
+    await page.getByRole('group', { name: 'Grants in Default Twin' }).getByLabel('charts.view').check();
+    await page.getByText('charts.view granted in Default Twin.').waitFor(POLL);
+    const yan = await call<{ data: Array<{ memberships: Array<{ permissions: string[] }> }> }>('/api/admin/users?search=yan@', rootToken);
+    expect(yan.data[0].memberships[0].permissions).toEqual(['charts.view']);
+    const granted = await signedIn('yan@example.test');
+    await granted.goto('/admin');
+    await consoleNav(granted).waitFor();
+    expect(await navLabels(granted)).toEqual(['Charts']);
+    await granted.context().close();
+
     // Free credits to the twin, then in its ledger.
     await page.goto('/admin/credits');
     await page.getByText('Award free credits to this twin').click();
@@ -301,6 +342,84 @@ describe("a super admin's forms", () => {
     await page.getByRole('button', { name: 'Award credits' }).click();
     await page.getByText('Awarded 25 credits.').waitFor(POLL);
     await expect.poll(() => page.getByRole('region', { name: 'Credits ledger' }).innerText(), POLL).toContain('25');
+    await page.context().close();
+  }, JOURNEY_MS);
+
+  it('edits an AI model and an SSO provider without ever showing their secrets, and creates and edits an entitlement', async () => {
+    const page = await signedIn(ROOT.email, ROOT.password);
+    await page.goto('/admin/ai-models');
+    await page.getByText('Add an AI model').click();
+    await page.getByLabel('Name people pick').fill('House model');
+    await page.getByLabel("Provider's model id").fill('house-1');
+    await page.getByLabel('Endpoint URL (empty: the deployment’s)').fill(model.url);
+    await page.getByLabel('API key').fill('sk-house-secret');
+    await page.getByRole('button', { name: 'Add model' }).click();
+    await page.getByText('Added House model.').waitFor(POLL);
+    await page.getByRole('button', { name: 'Edit House model' }).click();
+    const editModel = page.getByRole('region', { name: 'Edit House model' });
+    expect(await editModel.getByLabel('API key').inputValue()).toBe('');
+    await editModel.getByLabel('Endpoint URL (empty: the deployment’s)').fill('not a url');
+    await editModel.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => editModel.locator('.field-error').innerText(), POLL).not.toBe('');
+    expect(await editModel.getByLabel('Endpoint URL (empty: the deployment’s)').getAttribute('aria-invalid')).toBe('true');
+    await editModel.getByLabel('Endpoint URL (empty: the deployment’s)').fill(model.url);
+    await editModel.getByLabel('Max tokens').fill('900');
+    await editModel.getByRole('button', { name: 'Save' }).click();
+    await editModel.getByText('Saved.').waitFor(POLL);
+    const models = await call<{ data: Array<{ name: string; maxTokens: number; apiKeySet: boolean }> }>('/api/admin/ai-models?search=House', rootToken);
+    expect(models.data[0]).toMatchObject({ maxTokens: 900, apiKeySet: true });
+    await expect.poll(() => page.getByRole('row', { name: /House model/ }).innerText(), POLL).toContain('Set (hidden)');
+    expect(await page.content()).not.toContain('sk-house-secret');
+    await checkScreen(page, 'console-ai-models-edit');
+
+    await page.goto('/admin/sso-providers');
+    await page.getByText('Add an SSO provider').click();
+    await page.getByLabel('Name on the sign-in page').fill('Staff login');
+    await page.getByLabel('Issuer URL').fill(deviceProvider.issuer);
+    await page.getByLabel('Client id').fill('console-client');
+    await page.getByLabel('Client secret').fill('sso-secret-value');
+    await page.getByRole('button', { name: 'Add provider' }).click();
+    await page.getByText('Added Staff login.').waitFor(POLL);
+    await page.getByRole('button', { name: 'Edit Staff login' }).click();
+    const editSso = page.getByRole('region', { name: 'Edit Staff login' });
+    expect(await editSso.getByLabel('Client secret').inputValue()).toBe('');
+    await editSso.getByLabel('Name on the sign-in page').fill('Staff sign-in');
+    await editSso.getByRole('button', { name: 'Save' }).click();
+    await editSso.getByText('Saved.').waitFor(POLL);
+    await expect.poll(() => page.getByRole('row', { name: /Staff sign-in/ }).innerText(), POLL).toContain('Set (hidden)');
+    expect(await page.content()).not.toContain('sso-secret-value');
+
+    await page.goto('/admin/entitlements');
+    await page.getByText('Add an entitlement').click();
+    await page.getByLabel('Entitlement name').fill('Pilot');
+    await page.getByLabel('Turns a day per person (empty: no limit)').fill('-1');
+    await page.getByRole('button', { name: 'Add entitlement' }).click();
+    await expect.poll(() => page.locator('.field-error').first().innerText(), POLL).not.toBe('');
+    expect(await page.getByLabel('Turns a day per person (empty: no limit)').getAttribute('aria-invalid')).toBe('true');
+    await page.getByLabel('Turns a day per person (empty: no limit)').fill('20');
+    await page.getByRole('button', { name: 'Add entitlement' }).click();
+    await page.getByText('Added Pilot.').waitFor(POLL);
+    await page.getByRole('button', { name: 'Edit Pilot' }).click();
+    const editEntitlement = page.getByRole('region', { name: 'Edit Pilot' });
+    expect(await editEntitlement.getByLabel('Turns a day per person (empty: no limit)').inputValue()).toBe('20');
+    await editEntitlement.getByLabel('Status').selectOption('inactive');
+    await editEntitlement.getByLabel('Turns a day per person (empty: no limit)').fill('');
+    await editEntitlement.getByLabel('Files (empty: no limit)').fill('3');
+    await editEntitlement.getByRole('button', { name: 'Save' }).click();
+    await editEntitlement.getByText('Saved.').waitFor(POLL);
+    const pilot = await call<{ data: Array<{ name: string; status: string; institution: string | null; caps: Record<string, number | null> }> }>('/api/admin/entitlements', rootToken);
+    expect(pilot.data.find((row) => row.name === 'Pilot')).toMatchObject({ status: 'inactive', caps: { userDailyTurns: null, maxFiles: 3 } });
+    expect(pilot.data.find((row) => row.name === 'Pilot')?.institution).toBeTruthy();
+    await checkScreen(page, 'console-entitlements-edit');
+
+    // The charts of one twin of the scope.
+    await page.goto('/admin/charts');
+    const usage = page.getByRole('region', { name: 'Usage' });
+    await expect.poll(() => usage.innerText(), POLL).toContain('(every twin you administer)');
+    await page.getByLabel('Twin').selectOption({ label: 'Other twin' });
+    await page.getByRole('button', { name: 'Show' }).click();
+    await expect.poll(() => usage.innerText(), POLL).toContain('0 turns, 0 tokens, 0 credits');
+    expect(await usage.innerText()).toContain('(Other twin)');
     await page.context().close();
   }, JOURNEY_MS);
 });

@@ -7,6 +7,7 @@ import { PASSWORD_RULE } from '../../platform/crypto/passwords.js';
 import { ACCOUNT_TYPES } from '../users/users.tables.js';
 import { peopleFromCsv, type CsvPerson } from './csv.js';
 import { authorizeEnrol, enrol } from './admin-users.enrol.js';
+import { analyzeStaleTables } from '../../platform/db/maintenance.js';
 import { IMPORT_MAX_ROWS, type CreateUserInput, type ImportOutcome } from './admin-users.schemas.js';
 import type { AdminUsersDeps, AdminUsersService } from './admin-users.service.js';
 
@@ -78,6 +79,10 @@ export function createEnrolService(deps: AdminUsersDeps, users: AdminUsersServic
           results.push({ row: index + 1, email, outcome: 'error', message: error.message });
         }
       }
+      // Many new accounts at once can leave the embedded database's statistics (no autovacuum there) far
+      // behind, and the people list would be planned as over a handful of rows until the minute's job:
+      // brought up to date now. A failure only delays that to the job, which reports it.
+      if (deps.database && results.length > 0) await analyzeStaleTables(deps.database).catch(() => undefined);
       const count = (outcome: ImportOutcome['outcome']) => results.filter((result) => result.outcome === outcome).length;
       return {
         success: true as const,

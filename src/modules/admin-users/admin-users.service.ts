@@ -1,7 +1,7 @@
 // Account administration: list, edit (the spec's table and behaviour 3), soft delete and bulk status
 // (behaviour 13). Every change to a person's rights or status drops their cached sessions at once;
 // deactivating or deleting also revokes their sessions.
-import type { Database, Executor } from '../../platform/db/client.js';
+import type { Database, DatabaseHandle, Executor } from '../../platform/db/client.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { isSuper, type Actor } from '../../platform/http/actor.js';
 import { BadRequestError, ConflictError } from '../../platform/http/errors.js';
@@ -24,6 +24,8 @@ export interface AdminUsersDeps {
   cache: Pick<SessionCache, 'invalidate'>;
   /** Credits a new account starts with (STARTING_CREDITS). */
   startingCredits: number;
+  /** The database, for the embedded one's planner statistics after a large import. */
+  database?: Pick<DatabaseHandle, 'kind' | 'executeSql'>;
 }
 
 export const EMAIL_TAKEN = 'This email is already used by another account';

@@ -75,6 +75,9 @@ export const users = pgTable(
   (t) => [
     uniqueIndex('users_email_live_key').on(sql`lower(${t.email})`).where(sql`${t.deletedAt} is null`),
     index('users_current_institution_idx').on(t.currentTwinId),
+    // The administration's people list, newest first and paged (GET /api/admin/users): read backwards,
+    // this order is the list's (created_at desc, id desc) without a sort of every account.
+    index('users_listed_idx').on(t.createdAt, t.id).where(sql`${t.deletedAt} is null`),
     check('users_credits_nonnegative', sql`${t.credits} >= 0`),
     check('users_credits_held_nonnegative', sql`${t.creditsHeld} >= 0`),
   ],

@@ -1,7 +1,9 @@
 // The administration console at /admin: its own layout and its own bundle (no chat socket, none of the
 // chat's code). The navigation names the families the profile's permissions allow (families.ts); a
 // family's screen is loaded when opened.
+import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense } from 'react';
+import { api, unwrap } from '../api/client';
 import { Navigate, NavLink, Route, Routes, useNavigate } from 'react-router';
 import { useProfile, useSession } from '../session';
 import { familiesFor, type FamilyKey } from './families';
@@ -13,6 +15,7 @@ const Questions = lazy(() => import('./Questions'));
 const McpServers = lazy(() => import('./McpServers'));
 const Tools = lazy(() => import('./Tools'));
 const Lists = lazy(() => import('./Lists'));
+const Catalogs = lazy(() => import('./Catalogs'));
 const Subscription = lazy(() => import('./Subscription'));
 
 const SCREENS: Partial<Record<FamilyKey, React.ReactNode>> = {
@@ -23,13 +26,21 @@ const SCREENS: Partial<Record<FamilyKey, React.ReactNode>> = {
   mcp: <McpServers />,
   tools: <Tools />,
   subscription: <Subscription />,
+  assistants: <Catalogs family="assistants" />,
+  models: <Catalogs family="models" />,
+  sso: <Catalogs family="sso" />,
+  entitlements: <Catalogs family="entitlements" />,
+  accounts: <Catalogs family="accounts" />,
 };
 
 export default function AdminConsole() {
   const profile = useProfile();
   const session = useSession();
   const navigate = useNavigate();
-  const families = familiesFor(profile);
+  // The current twin's role (the subscription is its administrators'): the memberships the chat reads too.
+  const memberships = useQuery({ queryKey: ['memberships'], queryFn: () => unwrap(api.GET('/api/user/institutions')) });
+  const role = memberships.data?.data.find((membership) => membership.current)?.role ?? null;
+  const families = familiesFor({ ...profile, role });
   const signOut = async () => {
     await session.signOut();
     navigate('/signin');
@@ -65,7 +76,11 @@ export default function AdminConsole() {
           </nav>
         )}
         <main id="main" className="console-main">
-          {families.length === 0 ? (
+          {memberships.isPending ? (
+            <p className="loading" role="status">
+              Loading…
+            </p>
+          ) : families.length === 0 ? (
             <>
               <h1>Administration</h1>
               <p>Your account has no administration rights in this twin.</p>

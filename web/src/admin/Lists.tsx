@@ -1,11 +1,10 @@
-// The families shown as a list with their bulk delete: assistants, histories (with each record's
-// retrieval segments, or the notice that its detail expired), sessions, feedback, uploads, AI models, SSO
-// providers, entitlements, accounts, and the credits ledger of the current twin. Delete is offered only
-// where the profile's permissions allow it (families.ts).
+// The families shown as a list with their bulk delete: histories (with each record's retrieval
+// segments, or the notice that its detail expired), sessions, feedback, uploads, and the credits ledger
+// of the current twin. Delete is offered only where the profile's permissions allow it (families.ts).
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
-import type { Account, AdminAssistant, AdminFeedback, AdminHistory, AdminModel, AdminSession, AdminUpload, Entitlement, LedgerEntry, SsoProvider } from '../api/types';
+import type { AdminFeedback, AdminHistory, AdminSession, AdminUpload, LedgerEntry } from '../api/types';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useProfile } from '../session';
 import { adminSend, bulkDelete } from './admin-api';
@@ -21,22 +20,6 @@ export default function Lists({ family }: { family: FamilyKey }) {
   const title = FAMILIES.find((entry) => entry.key === family)?.label ?? family;
   const list = (() => {
     switch (family) {
-      case 'assistants':
-        return (
-          <AdminList<AdminAssistant>
-            title={title}
-            path="/api/admin/assistants"
-            queryKey="admin-assistants"
-            rowLabel={(row) => row.name}
-            bulk={can.assistants.remove ? remove('assistants') : []}
-            columns={[
-              { header: 'Name', cell: (row) => row.name },
-              { header: 'Scope', cell: (row) => row.scope },
-              { header: 'Status', cell: (row) => row.status },
-              { header: 'Created', cell: (row) => formatDate(row.created) },
-            ]}
-          />
-        );
       case 'histories':
         return (
           <AdminList<AdminHistory>
@@ -107,115 +90,6 @@ export default function Lists({ family }: { family: FamilyKey }) {
               { header: 'Uploaded', cell: (row) => formatDate(row.created) },
             ]}
           />
-        );
-      case 'models':
-        return (
-          <>
-          <SimpleForm
-            title="Add an AI model"
-            submitLabel="Add model"
-            invalidate="admin-models"
-            send={(body) => adminSend('POST', '/api/admin/ai-model', body)}
-            done={(body) => `Added ${body.name}.`}
-            fields={[
-              { name: 'name', label: 'Name people pick' },
-              { name: 'model', label: "Provider's model id" },
-              { name: 'provider', label: 'Provider', type: 'select', options: ['openai', 'openai-compatible'] },
-              { name: 'baseUrl', label: 'Endpoint URL (empty: the deployment’s)', type: 'url' },
-              { name: 'apiKey', label: 'API key', type: 'password', hint: 'Stored encrypted; never shown again.' },
-              { name: 'maxTokens', label: 'Max tokens', type: 'number' },
-            ]}
-          />
-          <AdminList<AdminModel>
-            title={title}
-            path="/api/admin/ai-models"
-            queryKey="admin-models"
-            rowLabel={(row) => row.name}
-            bulk={remove('ai-models')}
-            columns={[
-              { header: 'Name', cell: (row) => row.name },
-              { header: 'Model', cell: (row) => row.model },
-              { header: 'Key', cell: (row) => (row.apiKeySet ? 'Set (hidden)' : 'None') },
-              { header: 'Status', cell: (row) => row.status },
-            ]}
-          />
-          </>
-        );
-      case 'sso':
-        return (
-          <>
-          <SimpleForm
-            title="Add an SSO provider"
-            submitLabel="Add provider"
-            invalidate="admin-sso"
-            send={(body) => adminSend('POST', '/api/admin/sso-provider', body)}
-            done={(body) => `Added ${body.name}.`}
-            fields={[
-              { name: 'name', label: 'Name on the sign-in page' },
-              { name: 'issuer', label: 'Issuer URL', type: 'url' },
-              { name: 'clientId', label: 'Client id' },
-              { name: 'clientSecret', label: 'Client secret', type: 'password', hint: 'Stored encrypted; never shown again.' },
-            ]}
-          />
-          <AdminList<SsoProvider>
-            title={title}
-            path="/api/admin/sso-providers"
-            queryKey="admin-sso"
-            searchable={false}
-            rowLabel={(row) => row.name}
-            bulk={remove('sso-providers')}
-            columns={[
-              { header: 'Name', cell: (row) => row.name },
-              { header: 'Issuer', cell: (row) => row.issuer },
-              { header: 'Client secret', cell: (row) => (row.hasClientSecret ? 'Set (hidden)' : 'None') },
-            ]}
-          />
-          </>
-        );
-      case 'entitlements':
-        return (
-          <AdminList<Entitlement>
-            title={title}
-            path="/api/admin/entitlements"
-            queryKey="admin-entitlements"
-            rowLabel={(row) => row.name}
-            bulk={can.entitlements.edit ? remove('entitlements') : []}
-            columns={[
-              { header: 'Name', cell: (row) => row.name },
-              { header: 'Applies to', cell: (row) => (row.institution ? `twin ${row.institution}` : `account ${row.accountId}`) },
-              { header: 'Status', cell: (row) => row.status },
-              { header: 'Expires', cell: (row) => formatDate(row.expiresAt) },
-            ]}
-          />
-        );
-      case 'accounts':
-        return (
-          <>
-          <SimpleForm
-            title="Add an account"
-            submitLabel="Add account"
-            invalidate="admin-accounts"
-            send={(body) => adminSend('POST', '/api/admin/account', body)}
-            done={(body) => `Added ${body.name}. A twin joins it from its settings (Account id).`}
-            fields={[
-              { name: 'name', label: 'Account name' },
-              { name: 'contactEmail', label: 'Contact email', type: 'email' },
-            ]}
-          />
-          <AdminList<Account>
-            title={title}
-            path="/api/admin/accounts"
-            queryKey="admin-accounts"
-            rowLabel={(row) => row.name}
-            bulk={remove('accounts')}
-            columns={[
-              { header: 'Name', cell: (row) => row.name },
-              { header: 'Contact', cell: (row) => row.contactEmail },
-              { header: 'Id', cell: (row) => row._id },
-              { header: 'Twins', cell: (row) => row.institutions.map((twin) => twin.name).join(', ') || 'none' },
-            ]}
-          />
-          </>
         );
       case 'credits':
         return profile.institution ? (

@@ -10,6 +10,7 @@ import { useProfile } from '../session';
 import { adminSend, fieldErrors } from './admin-api';
 import { previewCsv, type Preview } from './csv-preview';
 import { actionsFor } from './families';
+import { Memberships } from './Memberships';
 import { AdminList, Field, formatDate, type BulkAction } from './ui';
 
 const bulk = (action: 'activate' | 'deactivate' | 'delete') => (ids: string[]) => unwrap(api.POST('/api/admin/users/bulk', { body: { action, ids } }));
@@ -130,82 +131,7 @@ function EditPerson({ user, makeSuper, onClose }: { user: AdminUser; makeSuper: 
         {saved && <p role="status">{saved}</p>}
         {Object.keys(errors).length === 0 && <ErrorNotice error={error} />}
       </form>
-      <Memberships user={user} />
-    </section>
-  );
-}
-
-/** The person's memberships in the twins the admin manages: role, or removal from the twin. */
-function Memberships({ user }: { user: AdminUser }) {
-  const queryClient = useQueryClient();
-  const [rows, setRows] = useState(user.memberships);
-  const [error, setError] = useState<unknown>(null);
-  const [done, setDone] = useState<string | null>(null);
-  const act = async (run: () => Promise<unknown>, message: string, after: (current: typeof rows) => typeof rows) => {
-    setError(null);
-    setDone(null);
-    try {
-      await run();
-      setRows(after);
-      setDone(message);
-      await queryClient.invalidateQueries({ queryKey: ['admin-users'] });
-    } catch (failure) {
-      setError(failure);
-    }
-  };
-  if (rows.length === 0) return null;
-  return (
-    <section aria-label="Memberships">
-      <h3>Memberships</h3>
-      <table>
-        <caption className="visually-hidden">Twins of {user.email}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Twin</th>
-            <th scope="col">Role</th>
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((membership) => (
-            <tr key={membership._id}>
-              <td>{membership.name}</td>
-              <td>
-                <select
-                  aria-label={`Role in ${membership.name}`}
-                  value={membership.role}
-                  onChange={(event) => {
-                    const role = event.target.value as 'user' | 'admin';
-                    void act(
-                      () => adminSend('PUT', `/api/admin/membership/${membership._id}`, { role }),
-                      `Role in ${membership.name}: ${role}.`,
-                      (current) => current.map((row) => (row._id === membership._id ? { ...row, role } : row)),
-                    );
-                  }}
-                >
-                  <option value="user">user</option>
-                  <option value="admin">admin</option>
-                </select>
-              </td>
-              <td>
-                <button
-                  type="button"
-                  className="button-link"
-                  onClick={() =>
-                    act(() => adminSend('DELETE', `/api/admin/membership/${membership._id}`), `Removed from ${membership.name}.`, (current) => current.filter((row) => row._id !== membership._id))
-                  }
-                >
-                  Remove from {membership.name}
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {done && <p role="status">{done}</p>}
-      <ErrorNotice error={error} />
+      <Memberships user={user} makeSuper={makeSuper} />
     </section>
   );
 }

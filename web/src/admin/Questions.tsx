@@ -1,23 +1,43 @@
-// Suggested questions of the twin: shown on its chat start screen and in its branding. Adding and
-// removing them needs questions.edit; the list is searchable and paged.
+// Suggested questions of the twin: shown on its chat start screen and in its branding. Adding, editing
+// (its words, order and assistant), moving and removing them needs questions.edit; the list is
+// searchable and paged.
 import { useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import type { AdminQuestion } from '../api/types';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useProfile } from '../session';
-import { bulkDelete, fieldErrors } from './admin-api';
+import { adminSend, bulkDelete, fieldErrors } from './admin-api';
 import { actionsFor } from './families';
+import { EditButton, SimpleForm } from './SimpleForm';
 import { AdminList, Field } from './ui';
 
 export default function Questions() {
   const profile = useProfile();
   const can = actionsFor(profile).questions;
+  const [editing, setEditing] = useState<AdminQuestion | null>(null);
   return (
     <>
       <h1>Questions</h1>
       <p className="muted">Suggested questions appear on the chat's start screen of {profile.institution?.name ?? 'the twin'} and in its branding, smaller order first.</p>
       {can.edit && profile.institution && <AddQuestion />}
+      {editing && (
+        <SimpleForm
+          key={editing._id}
+          title={`Edit “${editing.text}”`}
+          submitLabel="Save question"
+          record={editing}
+          fields={[
+            { name: 'text', label: 'Question' },
+            { name: 'order', label: 'Order', type: 'number' },
+            { name: 'assistantId', label: 'Assistant id (empty: any)', nullable: true },
+          ]}
+          invalidate="admin-questions"
+          send={(body) => adminSend('PUT', `/api/admin/question/${editing._id}`, body)}
+          done={() => 'Saved.'}
+          onClose={() => setEditing(null)}
+        />
+      )}
       <AdminList<AdminQuestion>
         title="Questions"
         path="/api/admin/questions"
@@ -29,7 +49,15 @@ export default function Questions() {
           { header: 'Order', cell: (row) => row.order },
           { header: 'Assistant', cell: (row) => row.assistantId ?? 'any' },
         ]}
-        rowActions={can.edit ? (row) => <MoveQuestion question={row} /> : undefined}
+        rowActions={
+          can.edit
+            ? (row) => (
+                <>
+                  <EditButton label={`“${row.text}”`} onClick={() => setEditing(row)} /> <MoveQuestion question={row} />
+                </>
+              )
+            : undefined
+        }
       />
     </>
   );

@@ -1,11 +1,14 @@
 // Which administration families the console shows, and which of their actions it offers: decided from
-// the profile alone (its accountType and the permissions it holds in the current twin), by the same
-// rule the service applies (src/platform/http/permissions.ts and modules/access/rules.ts). One table,
-// so the navigation, each screen's buttons and the tests read the same answer.
+// the profile (its accountType and the permissions it holds in the current twin) and, for the one family
+// kept to the twin's administrators, the role of the current membership (GET /api/user/institutions), by
+// the same rule the service applies (src/platform/http/permissions.ts and modules/access/rules.ts). One
+// table, so the navigation, each screen's buttons and the tests read the same answer.
 
 export interface ProfileRights {
   accountType: string;
   permissions: readonly string[];
+  /** The role in the current twin ("admin" or "user"), when known: the membership marked current. */
+  role?: string | null;
 }
 
 export type FamilyKey =
@@ -56,16 +59,13 @@ export const FAMILIES: readonly Family[] = [
   { key: 'accounts', label: 'Accounts', path: 'accounts', needs: 'super' },
 ];
 
-/** How many permissions the service names (src/platform/http/permissions.ts): an administrator holds them all. */
-export const PERMISSION_COUNT = 27;
-
 export const isSuper = (rights: ProfileRights) => rights.accountType === 'super';
 
 /** Holds the permission (a super admin holds every one everywhere). */
 export function holds(rights: ProfileRights, permission: string): boolean {
   if (permission === 'super') return isSuper(rights);
-  // The subscription belongs to the current twin's administrators (their role gives every permission there).
-  if (permission === 'twin-admin') return isSuper(rights) || PERMISSION_COUNT <= rights.permissions.length;
+  // The subscription belongs to the current twin's administrators: the role, not a set of grants.
+  if (permission === 'twin-admin') return isSuper(rights) || rights.role === 'admin';
   return isSuper(rights) || rights.permissions.includes(permission);
 }
 

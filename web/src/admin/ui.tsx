@@ -45,6 +45,7 @@ export function AdminList<Row extends { _id: string }>({
   rowActions,
   caption,
   rowLabel,
+  selectable,
 }: {
   title: string;
   path: string;
@@ -57,6 +58,8 @@ export function AdminList<Row extends { _id: string }>({
   caption?: string;
   /** What a row's checkbox is called ("Select ada@example.test"). */
   rowLabel: (row: Row) => string;
+  /** Whether the bulk actions may take this row (the service would skip it otherwise); every row when absent. */
+  selectable?: (row: Row) => boolean;
 }) {
   const queryClient = useQueryClient();
   const [search, setSearch] = useState('');
@@ -152,7 +155,9 @@ export function AdminList<Row extends { _id: string }>({
               <tr key={row._id}>
                 {bulk.length > 0 && (
                   <td>
-                    <input type="checkbox" aria-label={`Select ${rowLabel(row)}`} checked={selected.has(row._id)} onChange={() => toggle(row._id)} />
+                    {(selectable?.(row) ?? true) && (
+                      <input type="checkbox" aria-label={`Select ${rowLabel(row)}`} checked={selected.has(row._id)} onChange={() => toggle(row._id)} />
+                    )}
                   </td>
                 )}
                 {columns.map((column) => (

@@ -1,0 +1,1 @@
+CREATE INDEX "users_listed_idx" ON "users" USING btree ("created_at","id") WHERE "users"."deleted_at" is null;
