@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
-import { startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { readSse } from './support/sse-client.js';
 
 const ADMIN = { email: 'root@example.test', password: 'a long admin password' };
@@ -42,7 +42,7 @@ async function deploy(env: Record<string, string>): Promise<ServiceProcess> {
     Object.assign(base, { DATABASE_URL: '', REDIS_URL: '' });
   }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-fresh-'));
-  const service = await startProcess('src/main.ts', [], { DATA_DIR: dataDir, ...base });
+  const service = await startProcess(SERVICE_MAIN, [], { DATA_DIR: dataDir, ...base });
   cleanups.push(async () => {
     await stopProcess(service);
     await database?.close();

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAUNCH_SCOPE_ALLOW_LIST } from '../src/modules/auth/launch-scope.js';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
-import { startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { curlExamples, isNamed, literalMatches, namedRoutes, readmeBlocks, shownPromises, valuesOf, type CurlExample, type ReadmeBlock } from './support/readme.js';
 
 const README_PATH = path.join(import.meta.dirname, '..', 'README.md');
@@ -147,7 +147,7 @@ beforeAll(async () => {
   } else {
     Object.assign(env, { DATABASE_URL: '', REDIS_URL: '' });
   }
-  service = await startProcess('src/main.ts', [], env);
+  service = await startProcess(SERVICE_MAIN, [], env);
 }, 120_000);
 
 afterAll(async () => {

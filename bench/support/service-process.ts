@@ -4,7 +4,7 @@
 // ADMIN_EMAIL/ADMIN_PASSWORD. With BENCH_DATABASE_URL (+ BENCH_REDIS_URL) it runs the scaled shape on a
 // fresh database of that server (created here, dropped after) with API_PROCESSES one per core unless
 // BENCH_API_PROCESSES says otherwise. Stopped with SIGTERM, as a deployment stops it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { freePort } from '../../test/support/processes.js';
@@ -91,6 +91,8 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
   // The default level, as a deployment that sets none runs it; BENCH_LOG_LEVEL only for a figure beside it.
   delete env.LOG_LEVEL;
   if (process.env.BENCH_LOG_LEVEL) env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL;
+  // npm start's prestart: the compiled service (dist/) is built when missing or stale.
+  spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-server.mjs')], { stdio: 'inherit' });
   const command = startCommand();
   const entry = command.findIndex((arg) => arg.endsWith('.ts') || arg.endsWith('.js'));
   // BENCH_NODE_ARGS: more node options for a look inside (e.g. `--perf-basic-prof` for `perf record`).
