@@ -46,7 +46,7 @@ describe('the compiled service', () => {
     expect(statSync(path.join(ROOT, 'dist/.built')).mtimeMs).toBeGreaterThan(0);
   });
 
-  it('starts from its output alone, as the image ships it, and answers its first administrator', async () => {
+  it('starts from its output alone, as the image ships it, and answers its first administrator', { timeout: 180_000 }, async () => {
     const app = mkdtempSync(path.join(os.tmpdir(), 'dt-compiled-'));
     cleanups.push(() => rmSync(app, { recursive: true, force: true }));
     cpSync(path.join(ROOT, 'dist'), path.join(app, 'dist'), { recursive: true });

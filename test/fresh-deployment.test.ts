@@ -1,4 +1,4 @@
-// A fresh deployment as the README starts it (`src/main.ts`, the first admin from ADMIN_EMAIL and
+// A fresh deployment as the README starts it (`dist/main.js`, the first admin from ADMIN_EMAIL and
 // ADMIN_PASSWORD, a model endpoint, default settings otherwise) answers its people: the administrator
 // creates a person through the admin route, and that person's first question is answered on both
 // transports' routes, free, their STARTING_CREDITS untouched. An operator who prices the endpoint

@@ -1,4 +1,4 @@
-// API_PROCESSES=2: one port, a primary handing connections to two API processes (src/main.ts api, on
+// API_PROCESSES=2: one port, a primary handing connections to two API processes (dist/main.js api, on
 // one PostgreSQL database and one Redis). Long-polling Socket.IO sessions (no WebSocket, so every
 // request is a new HTTP request routed by the primary) stay on their process; answers stream over SSE
 // and to sockets wherever the turn runs; a process that dies is started again; SIGTERM lets the
@@ -52,7 +52,7 @@ describe.runIf(enabled)('two API processes on one port', () => {
 
   const sessionSlot = (socket: Socket) => socket.io.engine.id.split('-')[0];
   const apiProcesses = () =>
-    execFileSync('pgrep', ['-P', String(service.child.pid), '-f', 'main.ts'], { encoding: 'utf8' })
+    execFileSync('pgrep', ['-P', String(service.child.pid), '-f', 'main.js'], { encoding: 'utf8' })
       .split('\n')
       .filter(Boolean)
       .map(Number);

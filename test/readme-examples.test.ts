@@ -1,6 +1,6 @@
 // The README's examples, run as a newcomer runs them: every fenced `sh` block in order, in one bash
 // session, with the real curl and jq, against a fresh service started as the README starts it (its own
-// process from src/main.ts, a new data folder as ./data of the session's directory, ADMIN_EMAIL and
+// process from dist/main.js, a new data folder as ./data of the session's directory, ADMIN_EMAIL and
 // ADMIN_PASSWORD, no model endpoint: the built-in local model). Every curl goes through a shell
 // function that records its status and body; a status other than the one the README shows (2xx when
 // it shows none) stops the session at once. Then each `# →` answer is checked (keys and literal values)

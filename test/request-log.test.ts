@@ -1,4 +1,4 @@
-// The request log of a real process (`src/main.ts`, the default LOG_LEVEL, stdout to a file): its lines
+// The request log of a real process (`dist/main.js`, the default LOG_LEVEL, stdout to a file): its lines
 // are written in batches (platform/logging/batched-destination.ts), so this checks none is lost: each request's one line
 // (request, status and time together: platform/http/request-log.ts) is in the log within a fraction of
 // a second while the process runs on, and what was still buffered when SIGTERM came is flushed before

@@ -3,7 +3,7 @@
 // that socket: the turn runs on B (turn-handoff.ts), so its pieces never cross Redis, and A answers
 // the request. A cancel_request or cancel_streaming received by B acts on the turn, and a cancel_request
 // received by B stops a turn running on A (event bus). A's cached profile shows the balance a turn run on
-// B charged as soon as A answers. The processes run `src/main.ts api`, and the requests go to the real
+// B charged as soon as A answers. The processes run `dist/main.js api`, and the requests go to the real
 // Q&A route, POST /api/ai/personal/qanda.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';

@@ -1,4 +1,4 @@
-// Crash tests: the service as deployed (`src/main.ts` in child processes) on data that outlives them,
+// Crash tests: the service as deployed (`dist/main.js` in child processes) on data that outlives them,
 // killed with SIGKILL at chosen points and started again on the same data. The embedded shape is one
 // process on a PGlite data folder; the scaled shape is processes of given roles on one PostgreSQL
 // database with Redis. After the service stops, `inspect` opens the same data to count rows.

@@ -1,5 +1,5 @@
 // The web client in a real browser (Debian's Chromium driven by playwright-core) against the real
-// service, started as a deployment starts it (src/main.ts on a fresh embedded database, or a fresh
+// service, started as a deployment starts it (dist/main.js on a fresh embedded database, or a fresh
 // PostgreSQL database with Redis when TEST_DATABASE_URL is set), with the fake model server on loopback.
 // One browser for every journey, a fresh context (no shared storage) for each person. Each screen is
 // checked with axe (no serious or critical violation) and photographed in light and dark mode into
