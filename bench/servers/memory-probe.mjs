@@ -1,0 +1,36 @@
+// BENCH_INSIDE=1 (bench:footprint): loaded into each service process (`--import`, before the entry) to
+// say where its resident memory goes. Plain JavaScript, as `node dist/main.js` runs with no loader. Off by
+// default (the service then starts exactly as `npm start` starts it). On SIGUSR2 a process writes to
+// $BENCH_INSIDE_DIR/<pid>.json its main thread's V8 heap by space, its external and ArrayBuffer memory,
+// and from /proc/self/smaps the resident part of the WebAssembly memories (the embedded database's, in
+// its worker thread: each is a reservation of several GB of address space) and of the other mappings.
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import v8 from 'node:v8';
+
+const dir = process.env.BENCH_INSIDE_DIR;
+
+/** Resident KB of /proc/self/smaps by kind: WebAssembly reservations (≥ 1 GiB), files, anonymous. */
+function mappings() {
+  const kinds = { wasm: 0, file: 0, anonymous: 0 };
+  let kind = 'anonymous';
+  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (head) {
+      const size = Number(BigInt(`0x${head[2]}`) - BigInt(`0x${head[1]}`));
+      kind = size >= 2 ** 30 ? 'wasm' : head[4] && !head[4].startsWith('[') ? 'file' : 'anonymous';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) kinds[kind] += Number(rss[1]);
+  }
+  return kinds;
+}
+
+if (dir) {
+  process.on('SIGUSR2', () => {
+    const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]));
+    const report = { memory: process.memoryUsage(), heap: v8.getHeapStatistics(), spaces, mappingsKb: mappings() };
+    writeFileSync(path.join(dir, `${process.pid}.json`), JSON.stringify(report));
+  });
+}
