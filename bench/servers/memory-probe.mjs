@@ -10,19 +10,32 @@ import v8 from 'node:v8';
 
 const dir = process.env.BENCH_INSIDE_DIR;
 
-/** Resident KB of /proc/self/smaps by kind: WebAssembly reservations (≥ 1 GiB), files, anonymous. */
+/**
+ * Resident KB of /proc/self/smaps by kind. A WebAssembly memory is a read-write anonymous mapping
+ * followed by the inaccessible rest of its reservation (GBs of address space, ---p): counted as such.
+ */
 function mappings() {
   const kinds = { wasm: 0, file: 0, anonymous: 0 };
-  let kind = 'anonymous';
+  let current;
   for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
-    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ (\d+)\s*(.*)$/.exec(line);
     if (head) {
-      const size = Number(BigInt(`0x${head[2]}`) - BigInt(`0x${head[1]}`));
-      kind = size >= 2 ** 30 ? 'wasm' : head[4] && !head[4].startsWith('[') ? 'file' : 'anonymous';
+      const start = BigInt(`0x${head[1]}`);
+      const end = BigInt(`0x${head[2]}`);
+      const reservation = head[3] === '---p' && end - start >= 2n ** 32n;
+      const previous = current;
+      if (reservation && previous && previous.end === start && previous.kind === 'anonymous' && previous.perms === 'rw-p') {
+        kinds.anonymous -= previous.rss;
+        kinds.wasm += previous.rss;
+      }
+      current = { end, perms: head[3], kind: head[5] && !head[5].startsWith('[') ? 'file' : 'anonymous', rss: 0 };
       continue;
     }
     const rss = /^Rss:\s+(\d+) kB/.exec(line);
-    if (rss) kinds[kind] += Number(rss[1]);
+    if (rss && current) {
+      current.rss = Number(rss[1]);
+      kinds[current.kind] += current.rss;
+    }
   }
   return kinds;
 }
