@@ -34,6 +34,7 @@ if (INSIDE_DIR) process.env.BENCH_INSIDE_DIR = INSIDE_DIR;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;
+const signed = (kb: number) => `${kb < 0 ? '-' : '+'}${mb(Math.abs(kb))}`;
 
 /** VmRSS (KB) of each pid; 0 for one that is gone. */
 function rssOf(pids: number[]): number[] {
@@ -159,7 +160,7 @@ try {
   const rested = await read(running, `${REST_MS / 1000} s later`);
   console.log(`  sockets: ${perSocket.join('; ')}`);
   console.log(
-    `  at rest ${mb(rest.totalKb)}; burst +${mb(afterBurst.totalKb - beforeBurst.totalKb)}, after rest ${rested.totalKb >= beforeBurst.totalKb ? '+' : '-'}${mb(Math.abs(rested.totalKb - beforeBurst.totalKb))} against before the burst`,
+    `  at rest ${mb(rest.totalKb)}; burst ${signed(afterBurst.totalKb - beforeBurst.totalKb)}, after rest ${signed(rested.totalKb - beforeBurst.totalKb)} against before the burst`,
   );
   console.log(`load average ${load()} at the end`);
 } finally {
