@@ -12,7 +12,7 @@
 // Targets: embedded at rest ≤ 300 MB, an API process of the scaled shape ≤ 150 MB, ≤ 5 KB per idle
 // socket; start ≤ 3 s on an existing folder, ≤ 6 s on a fresh one. Figures: docs/performance.md.
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,13 +72,14 @@ async function inside(service: ServiceProcess): Promise<void> {
   for (const file of files.filter((f) => existsSync(f))) {
     const r = JSON.parse(readFileSync(file, 'utf8')) as {
       memory: NodeJS.MemoryUsage;
+      live?: number;
       spaces: Record<string, { size: number; used: number }>;
       mappingsKb: { wasm: number; file: number; anonymous: number };
     };
     const m = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)}`;
     const spaces = Object.entries(r.spaces).filter(([, s]) => s.size > 2 ** 20).map(([name, s]) => `${name.replace('_space', '')} ${m(s.used)}/${m(s.size)}`).join(', ');
     console.log(
-      `    pid ${path.basename(file, '.json')}: heap used/total ${m(r.memory.heapUsed)}/${m(r.memory.heapTotal)} MB (${spaces}); external ${m(r.memory.external)} MB, arrayBuffers ${m(r.memory.arrayBuffers)} MB; resident: WebAssembly ${mb(r.mappingsKb.wasm)}, files ${mb(r.mappingsKb.file)}, anonymous ${mb(r.mappingsKb.anonymous)}`,
+      `    pid ${path.basename(file, '.json')}: heap used/total ${m(r.memory.heapUsed)}/${m(r.memory.heapTotal)} MB${r.live === undefined ? '' : `, ${m(r.live)} MB live after a full collection`} (${spaces}); external ${m(r.memory.external)} MB, arrayBuffers ${m(r.memory.arrayBuffers)} MB; resident: WebAssembly ${mb(r.mappingsKb.wasm)}, files ${mb(r.mappingsKb.file)}, anonymous ${mb(r.mappingsKb.anonymous)}`,
     );
   }
 }
@@ -157,6 +158,7 @@ try {
   console.log(`  burst: ${BURST} answers in ${((performance.now() - burstStarted) / 1000).toFixed(1)} s, ${failed} failed`);
   const afterBurst = await read(running, `after ${BURST} answers`);
   await sleep(REST_MS);
+  if (INSIDE_DIR) writeFileSync(path.join(INSIDE_DIR, 'collect'), '');
   const rested = await read(running, `${REST_MS / 1000} s later`);
   console.log(`  sockets: ${perSocket.join('; ')}`);
   console.log(

@@ -2,13 +2,21 @@
 // say where its resident memory goes. Plain JavaScript, as `node dist/main.js` runs with no loader. Off by
 // default (the service then starts exactly as `npm start` starts it). On SIGUSR2 a process writes to
 // $BENCH_INSIDE_DIR/<pid>.json its main thread's V8 heap by space, its external and ArrayBuffer memory,
-// and from /proc/self/smaps the resident part of the WebAssembly memories (the embedded database's, in
+// at the bench's last reading its heap used after a full collection (what is live, against garbage
+// not yet collected), and from /proc/self/smaps the resident part of the WebAssembly memories (the embedded database's, in
 // its worker thread: each is a reservation of several GB of address space) and of the other mappings.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
+import vm from 'node:vm';
 
 const dir = process.env.BENCH_INSIDE_DIR;
+/** A full collection on demand, to tell what is live from garbage not yet collected (a leak from a late collection). */
+let collect;
+if (dir) {
+  v8.setFlagsFromString('--expose-gc');
+  collect = vm.runInNewContext('gc');
+}
 
 /**
  * Resident KB of /proc/self/smaps by kind. A WebAssembly memory is a read-write anonymous mapping
@@ -43,7 +51,10 @@ function mappings() {
 if (dir) {
   process.on('SIGUSR2', () => {
     const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]));
-    const report = { memory: process.memoryUsage(), heap: v8.getHeapStatistics(), spaces, mappingsKb: mappings() };
+    const memory = process.memoryUsage();
+    // Only when the bench asks (its last reading): a collection lowers every reading after it.
+    const live = existsSync(path.join(dir, 'collect')) ? (collect(), process.memoryUsage().heapUsed) : undefined;
+    const report = { memory, live, heap: v8.getHeapStatistics(), spaces, mappingsKb: mappings() };
     writeFileSync(path.join(dir, `${process.pid}.json`), JSON.stringify(report));
   });
 }
