@@ -2,7 +2,7 @@
 # process of the scaled shape (`npm run start:api`, `npm run start:worker`; compose.yaml). The README's
 # commands are the image's commands (test/compose.test.ts checks it).
 
-# --- build: every dependency, then the web client's bundle (web/dist)
+# --- build: every dependency, the service compiled to JavaScript (dist/), then the web client's bundle (web/dist)
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -11,9 +11,9 @@ COPY web/package.json web/package-lock.json web/
 RUN npm ci --no-audit --no-fund
 COPY . .
 # The OpenAPI document the web client is typed from is read from the app on a throw-away embedded database.
-RUN npm run build:web
+RUN node scripts/build-server.mjs && npm run build:web
 
-# --- runtime: production dependencies, the sources (run by tsx) and the built web client, as a non-root user
+# --- runtime: production dependencies, the compiled service and the built web client, as a non-root user
 FROM node:20-bookworm-slim AS runtime
 # npm runs a script through a shell and passes a stop's SIGTERM to that shell only: Debian's sh (dash)
 # would die and leave the service running until SIGKILL; bash replaces itself with node, which then
@@ -27,8 +27,10 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # No install scripts: the postinstall would install the web client's build tools, which the bundle no longer needs.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
-COPY tsconfig.json ./
-COPY src ./src
+# Only the output ships: the start command's build check (scripts/build-server.mjs) finds no sources
+# to compare with and runs what is there.
+COPY --from=build /app/dist ./dist
+COPY scripts ./scripts
 COPY web/scripts ./web/scripts
 COPY --from=build /app/web/dist ./web/dist
 # The start command's check (web/scripts/ensure-built.mjs) compares the bundle with the sources it

@@ -59,8 +59,9 @@ import { registerVoiceAgent } from './modules/voice-agent/voice-agent.module.js'
 import { registerRealtimeVoice } from './modules/realtime-voice/rt.module.js';
 import { createProfileService } from './modules/users/profile.service.js';
 import { registerUsers } from './modules/users/users.module.js';
+import { VERSION } from './version.js';
 
-export const VERSION = '2.0.262';
+export { VERSION };
 
 /** The platform of the process (platform.ts) and what the app adds on top. */
 export interface AppDeps extends Platform {
@@ -73,6 +74,8 @@ export interface AppDeps extends Platform {
   now?: () => Date;
   /** Where the built web client is (web/dist unless set); without one the service answers the API only. */
   webClientDir?: string;
+  /** A server already listening (platform/http/starting.ts), instead of one Fastify makes. */
+  serverFactory?: FastifyServerOptions['serverFactory'];
 }
 
 declare module 'fastify' {
@@ -95,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     childLoggerFactory: requestLoggerFactory,
     frameworkErrors: sendFrameworkError,
     routerOptions: { ignoreTrailingSlash: true },
+    ...(deps.serverFactory ? { serverFactory: deps.serverFactory } : {}),
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

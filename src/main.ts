@@ -1,20 +1,39 @@
 // Process entry: `all` (default: API + Socket.IO + job worker), `api`, or `worker`. With API_PROCESSES
 // above 1 (`all` or `api`) this process becomes the primary of a group of API processes sharing the
 // port (platform/http/process-group.ts), each of them running this file in that role.
-// SIGTERM/SIGINT stop accepting, let in-flight requests finish up to SHUTDOWN_GRACE_MS, then close.
+// The port listens from the start and answers 503 `starting` until the service is ready
+// (platform/http/starting.ts). SIGTERM/SIGINT stop accepting, let in-flight requests finish up to
+// SHUTDOWN_GRACE_MS, then close.
+import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
-import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type ProcessRole, type StartedConfig } from './config.js';
 import { LISTEN_BACKLOG, serveHandedConnections, startProcessGroup } from './platform/http/process-group.js';
-import { SOCKET_PATH } from './platform/realtime/socket.js';
-import { closePlatform, openPlatform } from './platform/platform.js';
+import { listenWhileStarting, type StartingInfo } from './platform/http/starting.js';
+import type { Platform } from './platform/platform.js';
 import { withSecrets } from './platform/secrets-at-start.js';
-import { bootstrapFirstAdmin } from './bootstrap.js';
 import { createBatchedDestination } from './platform/logging/batched-destination.js';
-import { defineJobs, scheduleJobs } from './jobs.js';
+import { SOCKET_PATH } from './platform/realtime/socket-path.js';
+import { VERSION } from './version.js';
+
+/**
+ * The rest of the service, loaded once the port listens: loading it is much of a start's time, and
+ * meanwhile the port answers 503 `starting` rather than refusing connections.
+ */
+async function loadService() {
+  const [{ buildApp }, { openPlatform, closePlatform }, { bootstrapFirstAdmin }, { defineJobs, scheduleJobs }] = await Promise.all([
+    import('./app.js'),
+    import('./platform/platform.js'),
+    import('./bootstrap.js'),
+    import('./jobs.js'),
+  ]);
+  return { buildApp, openPlatform, closePlatform, bootstrapFirstAdmin, defineJobs, scheduleJobs };
+}
+type Service = Awaited<ReturnType<typeof loadService>>;
 
 const ROLES: ProcessRole[] = ['all', 'api', 'worker'];
+/** Set by a group's primary in the short-lived child that migrates the database and makes the first admin. */
+const PREPARE_ONLY = 'SERVICE_PREPARE_ONLY';
 /** The log's writes: lines gathered up to this size, and written at least this often. */
 const LOG_BATCH_BYTES = 65_536;
 const LOG_FLUSH_MS = 200;
@@ -40,7 +59,12 @@ async function main(): Promise<void> {
   const destination = createBatchedDestination(1, { batchBytes: LOG_BATCH_BYTES, flushMs: LOG_FLUSH_MS });
   const logger = pino({ level: config.logLevel }, destination);
   const grouped = role !== 'worker' && config.apiProcesses > 1;
+  if (process.env[PREPARE_ONLY] === '1') return prepare(config, logger);
   if (grouped && cluster.isPrimary) return runGroupPrimary(config, role, logger);
+  // The port answers 503 `starting` from here on, while the database opens and the app is built.
+  const starting = role === 'worker' || grouped ? undefined : await listenWhileStarting({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG, info: startingInfo(config) });
+  const service = await loadService();
+  const { openPlatform, closePlatform, buildApp, defineJobs, scheduleJobs } = service;
   // The embedded database's thread stopping on its own leaves nothing to serve from: say so and exit
   // (non-zero, so a supervisor starts the process again), instead of answering every request with an error.
   const platform = await openPlatform(config, logger, role, (error) => {
@@ -48,15 +72,15 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   // In a group the primary has done it, once.
-  if (!grouped) await bootstrap(platform, config, logger);
+  if (!grouped) await bootstrap(service, platform, config, logger);
 
-  const app = role === 'worker' ? undefined : await buildApp({ ...platform, logger: { level: config.logLevel, stream: destination } });
+  const app = role === 'worker' ? undefined : await buildApp({ ...platform, logger: { level: config.logLevel, stream: destination }, serverFactory: starting?.serverFactory });
   // Without an app, the jobs the modules define are defined here (buildApp defines them otherwise).
   if (!app) await defineJobs({ ...platform, log: logger });
   await platform.jobs.start({ work: role !== 'api' });
   await scheduleJobs(platform.jobs, platform.database);
   if (app && grouped) await serveHandedConnections(app);
-  else if (app) await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
+  else if (app && starting) await starting.serve(app);
   if (!grouped) logger.info({ role, port: app ? config.port : undefined }, 'service started');
 
   let stopping = false;
@@ -80,24 +104,55 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-async function bootstrap(platform: Awaited<ReturnType<typeof openPlatform>>, config: StartedConfig, logger: Logger): Promise<void> {
-  const result = await bootstrapFirstAdmin(platform.database.db, config.admin, config.billing.startingCredits);
+function startingInfo(config: StartedConfig): StartingInfo {
+  return { version: VERSION, database: config.databaseUrl ? 'postgres' : 'pglite', redis: Boolean(config.redisUrl) };
+}
+
+async function bootstrap(service: Service, platform: Platform, config: StartedConfig, logger: Logger): Promise<void> {
+  const result = await service.bootstrapFirstAdmin(platform.database.db, config.admin, config.billing.startingCredits);
   if (result.created) logger.info({ email: config.admin?.email }, 'created the first super admin and "Default Twin"');
 }
 
+/** Migrates the database and makes the first admin, then exits (a group primary's child). */
+async function prepare(config: StartedConfig, logger: Logger): Promise<void> {
+  const service = await loadService();
+  const platform = await service.openPlatform(config, logger);
+  try {
+    await bootstrap(service, platform, config, logger);
+  } finally {
+    await service.closePlatform(platform);
+  }
+  process.exit(0);
+}
+
 /**
- * The primary of API_PROCESSES API processes: migrates the database and creates the first admin once,
- * starts the processes, listens for them, and on SIGTERM/SIGINT stops accepting and waits for each to
- * finish its in-flight requests.
+ * A group's primary prepares the database in a child process: loading the whole service for it and
+ * keeping it loaded cost the primary ~60 MB for as long as it runs (docs/decisions.md, "The service as
+ * deployed"). The child's log goes where the primary's goes; its failure fails the start.
+ */
+function prepareInChild(role: ProcessRole): Promise<void> {
+  const child = fork(process.argv[1], [role], { env: { ...process.env, [PREPARE_ONLY]: '1' }, stdio: 'inherit' });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`preparing the database failed (${signal ?? `exit code ${code}`})`))));
+  });
+}
+
+/**
+ * The primary of API_PROCESSES API processes: listens at once (503 `starting` until the group is up),
+ * migrates the database and creates the first admin once, starts the processes, hands them the
+ * connections, and on SIGTERM/SIGINT stops accepting and waits for each to finish its in-flight requests.
  */
 async function runGroupPrimary(config: StartedConfig, role: ProcessRole, logger: Logger): Promise<void> {
-  const platform = await openPlatform(config, logger);
-  try {
-    await bootstrap(platform, config, logger);
-  } finally {
-    await closePlatform(platform);
-  }
-  const group = await startProcessGroup({ processes: config.apiProcesses, port: config.port, host: config.host, socketPath: SOCKET_PATH, log: logger });
+  const group = await startProcessGroup({
+    processes: config.apiProcesses,
+    port: config.port,
+    host: config.host,
+    socketPath: SOCKET_PATH,
+    log: logger,
+    starting: startingInfo(config),
+    beforeStart: () => prepareInChild(role),
+  });
   logger.info({ role, port: group.port, processes: config.apiProcesses }, 'service started');
   let stopping = false;
   const stop = async (signal: string) => {

@@ -9,7 +9,7 @@ import { startFakeModelServer, type FakeModelServer } from './support/fake-model
 import { startMcpServer, type TestMcpServer } from './support/mcp-server.js';
 import { collect, connectSocket, register } from './support/socket-client.js';
 import { readSse } from './support/sse-client.js';
-import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { until } from './support/until.js';
 
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
@@ -25,7 +25,7 @@ describe.runIf(enabled)('an approval decided on another process', () => {
   beforeAll(async () => {
     [database, model, mcp] = await Promise.all([openTestDatabase(), startFakeModelServer(), startMcpServer({ transport: 'streamable-http', credential: 'mp-secret' })]);
     const env = { ...scaledEnv(database.url!, model.url), CONNECTOR_ALLOWED_HOSTS: '127.0.0.1' };
-    [a, b] = await Promise.all([startProcess('src/main.ts', ['api'], env), startProcess('src/main.ts', ['api'], env)]);
+    [a, b] = await Promise.all([startProcess(SERVICE_MAIN, ['api'], env), startProcess(SERVICE_MAIN, ['api'], env)]);
   }, 60_000);
 
   afterAll(async () => {

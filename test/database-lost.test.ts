@@ -6,7 +6,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from './support/processes.js';
+import { freePort, serviceArgs } from './support/processes.js';
 
 let dataDir: string | undefined;
 afterEach(() => {
@@ -25,7 +25,7 @@ describe('the embedded database thread stopping on its own', () => {
     env.FAULT_KILL_AT = 'database:600';
     delete env.LOG_LEVEL;
     const out = openSync(logFile, 'a');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', out, out] });
+    const child = spawn(process.execPath, serviceArgs(), { env, stdio: ['ignore', out, out] });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     let served = 0;
     const deadline = Date.now() + 60_000;

@@ -1,4 +1,4 @@
-// A fresh deployment as the README starts it (`src/main.ts`, the first admin from ADMIN_EMAIL and
+// A fresh deployment as the README starts it (`dist/main.js`, the first admin from ADMIN_EMAIL and
 // ADMIN_PASSWORD, a model endpoint, default settings otherwise) answers its people: the administrator
 // creates a person through the admin route, and that person's first question is answered on both
 // transports' routes, free, their STARTING_CREDITS untouched. An operator who prices the endpoint
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
-import { startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { readSse } from './support/sse-client.js';
 
 const ADMIN = { email: 'root@example.test', password: 'a long admin password' };
@@ -42,7 +42,7 @@ async function deploy(env: Record<string, string>): Promise<ServiceProcess> {
     Object.assign(base, { DATABASE_URL: '', REDIS_URL: '' });
   }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-fresh-'));
-  const service = await startProcess('src/main.ts', [], { DATA_DIR: dataDir, ...base });
+  const service = await startProcess(SERVICE_MAIN, [], { DATA_DIR: dataDir, ...base });
   cleanups.push(async () => {
     await stopProcess(service);
     await database?.close();

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { buildUser } from './support/factories.js';
-import { startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 
@@ -23,7 +23,7 @@ describe.runIf(enabled)('two API processes on one database and one Redis', () =>
       JWT_SECRET: randomBytes(32).toString('hex'),
       ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     };
-    [a, b] = await Promise.all([startProcess('src/main.ts', ['api'], env), startProcess('src/main.ts', ['api'], env)]);
+    [a, b] = await Promise.all([startProcess(SERVICE_MAIN, ['api'], env), startProcess(SERVICE_MAIN, ['api'], env)]);
   }, 60_000);
 
   afterAll(async () => {

@@ -1,4 +1,4 @@
-// API_PROCESSES=2: one port, a primary handing connections to two API processes (src/main.ts api, on
+// API_PROCESSES=2: one port, a primary handing connections to two API processes (dist/main.js api, on
 // one PostgreSQL database and one Redis). Long-polling Socket.IO sessions (no WebSocket, so every
 // request is a new HTTP request routed by the primary) stay on their process; answers stream over SSE
 // and to sockets wherever the turn runs; a process that dies is started again; SIGTERM lets the
@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { buildUser, type BuiltUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
-import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { collect, register } from './support/socket-client.js';
 import { readSse } from './support/sse-client.js';
 import { until } from './support/until.js';
@@ -26,7 +26,7 @@ describe.runIf(enabled)('two API processes on one port', () => {
 
   beforeAll(async () => {
     [database, model] = await Promise.all([openTestDatabase(), startFakeModelServer()]);
-    service = await startProcess('src/main.ts', ['api'], { ...scaledEnv(database.url!, model.url), API_PROCESSES: '2', SHUTDOWN_GRACE_MS: '10000' });
+    service = await startProcess(SERVICE_MAIN, ['api'], { ...scaledEnv(database.url!, model.url), API_PROCESSES: '2', SHUTDOWN_GRACE_MS: '10000' });
     ada = await buildUser(database.db, { credits: 1000 });
     token = await signInAt(service.url, ada.user.email, ada.password);
   }, 90_000);
@@ -52,7 +52,7 @@ describe.runIf(enabled)('two API processes on one port', () => {
 
   const sessionSlot = (socket: Socket) => socket.io.engine.id.split('-')[0];
   const apiProcesses = () =>
-    execFileSync('pgrep', ['-P', String(service.child.pid), '-f', 'main.ts'], { encoding: 'utf8' })
+    execFileSync('pgrep', ['-P', String(service.child.pid), '-f', 'main.js'], { encoding: 'utf8' })
       .split('\n')
       .filter(Boolean)
       .map(Number);

@@ -1,6 +1,6 @@
 // The README's examples, run as a newcomer runs them: every fenced `sh` block in order, in one bash
 // session, with the real curl and jq, against a fresh service started as the README starts it (its own
-// process from src/main.ts, a new data folder as ./data of the session's directory, ADMIN_EMAIL and
+// process from dist/main.js, a new data folder as ./data of the session's directory, ADMIN_EMAIL and
 // ADMIN_PASSWORD, no model endpoint: the built-in local model). Every curl goes through a shell
 // function that records its status and body; a status other than the one the README shows (2xx when
 // it shows none) stops the session at once. Then each `# →` answer is checked (keys and literal values)
@@ -17,7 +17,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAUNCH_SCOPE_ALLOW_LIST } from '../src/modules/auth/launch-scope.js';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
-import { startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { curlExamples, isNamed, literalMatches, namedRoutes, readmeBlocks, shownPromises, valuesOf, type CurlExample, type ReadmeBlock } from './support/readme.js';
 
 const README_PATH = path.join(import.meta.dirname, '..', 'README.md');
@@ -147,7 +147,7 @@ beforeAll(async () => {
   } else {
     Object.assign(env, { DATABASE_URL: '', REDIS_URL: '' });
   }
-  service = await startProcess('src/main.ts', [], env);
+  service = await startProcess(SERVICE_MAIN, [], env);
 }, 120_000);
 
 afterAll(async () => {

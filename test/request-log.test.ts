@@ -1,4 +1,4 @@
-// The request log of a real process (`src/main.ts`, the default LOG_LEVEL, stdout to a file): its lines
+// The request log of a real process (`dist/main.js`, the default LOG_LEVEL, stdout to a file): its lines
 // are written in batches (platform/logging/batched-destination.ts), so this checks none is lost: each request's one line
 // (request, status and time together: platform/http/request-log.ts) is in the log within a fraction of
 // a second while the process runs on, and what was still buffered when SIGTERM came is flushed before
@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
-import { freePort } from './support/processes.js';
+import { freePort, serviceArgs } from './support/processes.js';
 
 const scaled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 let dataDir: string | undefined;
@@ -36,7 +36,7 @@ async function requestsThenSigterm(
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir };
   delete childEnv.LOG_LEVEL; // the default: info
   const out = openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: childEnv, stdio: ['ignore', out, out] });
+  const child = spawn(process.execPath, serviceArgs(), { env: childEnv, stdio: ['ignore', out, out] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; !(await fetch(`${url}/api/test`).then((r) => r.ok, () => false)); attempt++) {

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createS3Storage, type S3Storage } from '../src/platform/storage/s3-storage.js';
 import { newStorageKey } from '../src/platform/storage/storage.js';
-import { freePort } from './support/processes.js';
+import { freePort, serviceArgs } from './support/processes.js';
 import { startS3, type TestS3 } from './support/s3.js';
 import { collect, fileStorageContract } from './support/storage-contract.js';
 
@@ -98,7 +98,7 @@ describe('createS3Storage on an S3 peer', () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'dt-s3-refused-'));
     try {
       // Asynchronously: the S3 peer answers from this process.
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'api'], {
+      const child = spawn(process.execPath, serviceArgs('api'), {
         env: {
           ...process.env,
           ...s3.env,

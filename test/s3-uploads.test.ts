@@ -10,7 +10,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { multipart } from './support/documents.js';
-import { signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { signInAt, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { startS3, type TestS3 } from './support/s3.js';
 
 const LIMIT = 4096;
@@ -47,7 +47,7 @@ describe('uploads into the S3 store through the service', () => {
       UPLOAD_LIMIT: String(LIMIT),
       ...(database ? { DATABASE_URL: database.url!, REDIS_URL: process.env.TEST_REDIS_URL! } : {}),
     };
-    service = await startProcess('src/main.ts', [database ? 'api' : 'all'], env);
+    service = await startProcess(SERVICE_MAIN, [database ? 'api' : 'all'], env);
     token = await signInAt(service.url, 'admin@example.org', 'a long password');
   }, 120_000);
 

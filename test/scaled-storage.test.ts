@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { makePdf, multipart } from './support/documents.js';
 import { buildUser } from './support/factories.js';
-import { freePort, signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { freePort, signInAt, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN, serviceArgs } from './support/processes.js';
 import { startS3, type TestS3 } from './support/s3.js';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp.js';
 
@@ -23,7 +23,7 @@ const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_
 /** A worker serves no HTTP: it is up once it logs that it started. */
 async function startWorker(env: Record<string, string>, timeoutMs = 120_000): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
+  const child = spawn(process.execPath, serviceArgs('worker'), {
     env: { ...process.env, ...env, LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -104,9 +104,9 @@ describe.runIf(enabled)('the scaled shape: API processes and a worker that share
       ...s3.env,
     };
     [api1, worker, api2] = await Promise.all([
-      startProcess('src/main.ts', ['api'], { ...shared, DATA_DIR: dataDirs[0] }),
+      startProcess(SERVICE_MAIN, ['api'], { ...shared, DATA_DIR: dataDirs[0] }),
       startWorker({ ...shared, DATA_DIR: dataDirs[1] }),
-      startProcess('src/main.ts', ['api'], { ...shared, DATA_DIR: dataDirs[2] }),
+      startProcess(SERVICE_MAIN, ['api'], { ...shared, DATA_DIR: dataDirs[2] }),
     ]);
     const person = await buildUser(database.db);
     email = person.user.email;

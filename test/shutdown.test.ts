@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
-import { startProcess } from './support/processes.js';
+import { startProcess, SERVICE_MAIN } from './support/processes.js';
 import { readSse } from './support/sse-client.js';
 
 let model: FakeModelServer;
@@ -22,7 +22,7 @@ afterAll(async () => {
 
 describe('SIGTERM', () => {
   it('finishes the answer in flight, refuses new work and exits 0', async () => {
-    const service = await startProcess('src/main.ts', [], {
+    const service = await startProcess(SERVICE_MAIN, [], {
       DATA_DIR: dataDir,
       ADMIN_EMAIL: 'root@example.test',
       ADMIN_PASSWORD: 'long-enough-password',

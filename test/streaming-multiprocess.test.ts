@@ -3,7 +3,7 @@
 // that socket: the turn runs on B (turn-handoff.ts), so its pieces never cross Redis, and A answers
 // the request. A cancel_request or cancel_streaming received by B acts on the turn, and a cancel_request
 // received by B stops a turn running on A (event bus). A's cached profile shows the balance a turn run on
-// B charged as soon as A answers. The processes run `src/main.ts api`, and the requests go to the real
+// B charged as soon as A answers. The processes run `dist/main.js api`, and the requests go to the real
 // Q&A route, POST /api/ai/personal/qanda.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -15,7 +15,7 @@ import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { buildUser, type BuiltUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { collect, connectSocket, register } from './support/socket-client.js';
-import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { until } from './support/until.js';
 
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
@@ -34,7 +34,7 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     [database, model] = await Promise.all([openTestDatabase(), startFakeModelServer()]);
     // Priced, so a turn changes its payer's balance (cached in the profile).
     env = { ...scaledEnv(database.url!, model.url), DEFAULT_PRICE_IN: '1', DEFAULT_PRICE_OUT: '1' };
-    [a, b] = await Promise.all([startProcess('src/main.ts', ['api'], env), startProcess('src/main.ts', ['api'], env)]);
+    [a, b] = await Promise.all([startProcess(SERVICE_MAIN, ['api'], env), startProcess(SERVICE_MAIN, ['api'], env)]);
     ada = await buildUser(database.db, { credits: 1000 });
     token = await signInAt(a.url, ada.user.email, ada.password);
   }, 60_000);
@@ -126,7 +126,7 @@ describe.runIf(enabled)('streaming across two API processes', () => {
     const socket = await socketOnB();
     const received = collect(socket, 'RECEIVE_STREAM');
     // A process added while sockets are open (scaling out) reaches them too.
-    const c = await startProcess('src/main.ts', ['api'], env);
+    const c = await startProcess(SERVICE_MAIN, ['api'], env);
     try {
       model.enqueue({ chunks: ['Late ', 'but ', 'here.'], gapMs: 20 });
       const answer = await fetch(`${c.url}/api/ai/personal/qanda`, {

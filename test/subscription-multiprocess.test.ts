@@ -11,7 +11,7 @@ import { DEVICE_CLIENT_ID, startDeviceProvider, type TestDeviceProvider } from '
 import { buildTwin, buildUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { askQanda } from './support/http.js';
-import { signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { signInAt, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 const BASE = '/api/user/agents/connect/subscription';
@@ -49,7 +49,7 @@ describe.runIf(enabled)('the subscription connection across two API processes', 
       DEFAULT_PRICE_IN: '1',
       DEFAULT_PRICE_OUT: '1',
     };
-    [a, b] = await Promise.all([startProcess('src/main.ts', ['api'], env), startProcess('src/main.ts', ['api'], env)]);
+    [a, b] = await Promise.all([startProcess(SERVICE_MAIN, ['api'], env), startProcess(SERVICE_MAIN, ['api'], env)]);
   }, 60_000);
 
   afterAll(async () => {

@@ -4,7 +4,7 @@
 // ADMIN_EMAIL/ADMIN_PASSWORD. With BENCH_DATABASE_URL (+ BENCH_REDIS_URL) it runs the scaled shape on a
 // fresh database of that server (created here, dropped after) with API_PROCESSES one per core unless
 // BENCH_API_PROCESSES says otherwise. Stopped with SIGTERM, as a deployment stops it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { freePort } from '../../test/support/processes.js';
@@ -22,6 +22,11 @@ export interface ServiceProcess {
   shape: string;
   processes: number;
   logFile: string;
+  /** ms from spawning the process to its first 200 on /api/test. */
+  startMs: number;
+  /** The data folder and (scaled shape) database it runs on: pass them to another start to reuse them. */
+  dataDir: string;
+  databaseUrl?: string;
   /** CPU time (ms, user + system) of the service's processes so far: the primary and its children. */
   cpuMs(): number;
   /** Every pid of the service (the primary first). */
@@ -63,13 +68,28 @@ export interface StartOptions {
   modelUrl?: string;
   /** Extra node options (BENCH_PROFILE's --cpu-prof), placed before the entry. */
   nodeArgs?: string[];
+  /** Start on this existing data folder (and BENCH_DATABASE_URL's database `databaseUrl`), left in place at stop. */
+  reuse?: { dataDir: string; databaseUrl?: string };
+  /** Leave the fresh data folder and database in place at stop (the caller reuses, then removes them with removeLeftovers). */
+  keep?: boolean;
+}
+
+/** Removes what a start with `keep` left: its data folder and database. */
+export async function removeLeftovers(service: Pick<ServiceProcess, 'dataDir' | 'databaseUrl'>): Promise<void> {
+  rmSync(service.dataDir, { recursive: true, force: true });
+  if (!service.databaseUrl || !process.env.BENCH_DATABASE_URL) return;
+  const client = new pg.Client({ connectionString: process.env.BENCH_DATABASE_URL });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS ${new URL(service.databaseUrl).pathname.slice(1)} WITH (FORCE)`);
+  await client.end();
 }
 
 export async function startService(options: StartOptions = {}): Promise<ServiceProcess> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-bench-'));
+  const dataDir = options.reuse?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'dt-bench-'));
   const logFile = process.env.BENCH_LOG ?? '/dev/null';
   const scaledUrl = process.env.BENCH_DATABASE_URL;
-  const database = scaledUrl ? await freshDatabase(scaledUrl) : undefined;
+  const reused = options.reuse?.databaseUrl;
+  const database = reused ? { url: reused, drop: async () => {} } : scaledUrl ? await freshDatabase(scaledUrl) : undefined;
   const processes = scaledUrl && process.env.BENCH_REDIS_URL ? Number(process.env.BENCH_API_PROCESSES ?? os.availableParallelism()) : 1;
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
@@ -91,6 +111,8 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
   // The default level, as a deployment that sets none runs it; BENCH_LOG_LEVEL only for a figure beside it.
   delete env.LOG_LEVEL;
   if (process.env.BENCH_LOG_LEVEL) env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL;
+  // npm start's prestart: the compiled service (dist/) is built when missing or stale.
+  spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-server.mjs')], { stdio: 'inherit' });
   const command = startCommand();
   const entry = command.findIndex((arg) => arg.endsWith('.ts') || arg.endsWith('.js'));
   // BENCH_NODE_ARGS: more node options for a look inside (e.g. `--perf-basic-prof` for `perf record`).
@@ -101,24 +123,27 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
   const log = openSync(logFile, 'a');
   const sink = process.env.BENCH_LOG_VIA === 'file' ? undefined : spawn('cat', [], { stdio: ['pipe', log, 'inherit'] });
   const out = sink?.stdin ?? log;
+  const spawnedAt = performance.now();
   const child = spawn(process.execPath, command, { cwd: ROOT, env, stdio: ['ignore', out, out] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('exit', () => sink?.stdin?.end());
   const url = `http://127.0.0.1:${port}`;
   const cleanUp = async () => {
+    if (options.reuse || options.keep) return;
     await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   };
   for (let attempt = 0; ; attempt++) {
-    const failure = child.exitCode !== null ? `the service exited with ${child.exitCode} (log: ${logFile})` : attempt > 600 ? 'the service did not start within 60 s' : undefined;
+    const failure = child.exitCode !== null ? `the service exited with ${child.exitCode} (log: ${logFile})` : attempt > 2400 ? 'the service did not start within 60 s' : undefined;
     if (failure) {
       child.kill('SIGKILL');
       await cleanUp(); // no database or folder left behind by a failed start
       throw new Error(failure);
     }
     if (await fetch(`${url}/api/test`).then((r) => r.ok, () => false)) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
+  const startMs = performance.now() - spawnedAt;
   const pids = () => [child.pid!, ...childrenOf(child.pid!)];
   return {
     url,
@@ -126,6 +151,9 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
     shape: database ? `PostgreSQL + Redis, ${processes} API process(es)` : 'embedded (PGlite, one process)',
     processes,
     logFile,
+    startMs,
+    dataDir,
+    databaseUrl: database?.url,
     pids,
     cpuMs: () => pids().reduce((sum, pid) => sum + cpuOf(pid), 0),
     async stop() {

@@ -1,4 +1,4 @@
-// Crash tests: the service as deployed (`src/main.ts` in child processes) on data that outlives them,
+// Crash tests: the service as deployed (`dist/main.js` in child processes) on data that outlives them,
 // killed with SIGKILL at chosen points and started again on the same data. The embedded shape is one
 // process on a PGlite data folder; the scaled shape is processes of given roles on one PostgreSQL
 // database with Redis. After the service stops, `inspect` opens the same data to count rows.
@@ -9,7 +9,7 @@ import path from 'node:path';
 import { openDatabase, type DatabaseHandle } from '../../src/platform/db/client.js';
 import { openTestDatabase, type TestDatabase } from './database.js';
 import { spawn } from 'node:child_process';
-import { freePort, stopProcess, type ServiceProcess } from './processes.js';
+import { freePort, stopProcess, type ServiceProcess, serviceArgs } from './processes.js';
 
 export const CRASH_ADMIN = { email: 'root@example.test', password: 'a long admin password' };
 
@@ -82,12 +82,12 @@ export async function deployForCrashes(env: Record<string, string>): Promise<Cra
   };
 }
 
-/** `node --import tsx src/main.ts <role>`, waited for until /api/test answers (a start takes tens of seconds on a loaded machine). */
+/** The deployed service (`node dist/main.js <role>`), waited for until /api/test answers (a start takes tens of seconds on a loaded machine). */
 async function startService(role: string, env: Record<string, string>, mayDie = false, timeoutMs = 180_000): Promise<ServiceProcess> {
   const port = await freePort();
   // A worker serves no HTTP: it is up once it logs that it started (its log is read, not shown).
   const worker = role === 'worker';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
+  const child = spawn(process.execPath, serviceArgs(role), {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', ...(worker ? { LOG_LEVEL: 'info' } : {}) },
     stdio: ['ignore', worker ? 'pipe' : 'inherit', 'inherit'],
   });

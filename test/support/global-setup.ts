@@ -1,5 +1,7 @@
-// Builds one migrated database template per test run: a PGlite data-dir tarball by default, or a
-// template database on the PostgreSQL server when TEST_DATABASE_URL is set. Each test file clones it.
+// Builds what a test run shares, once: the compiled service (dist/, as the start command's prestart
+// does; tests that start service processes run it) and one migrated database template: a PGlite data-dir
+// tarball by default, or a template database on the PostgreSQL server when TEST_DATABASE_URL is set.
+// Each test file clones it.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +9,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/platform/db/client.js';
 import { withDatabase } from './urls.js';
+import { ensureServerBuilt } from '../../scripts/build-server.mjs';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,6 +19,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  await ensureServerBuilt();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dt-test-'));
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {

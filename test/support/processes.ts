@@ -21,11 +21,24 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Runs `node --import tsx <script> [...args]` with the environment given, and waits until it serves. */
-/** Starts `script` on a free port, or on env.PORT when given (a test that must know its URL before the start). */
+/**
+ * The service's entry as deployed: the compiled output (`npm start` runs it; the tests' global set-up
+ * builds it, as the start command's prestart does). Tests start the same JavaScript a deployment runs.
+ */
+export const SERVICE_MAIN = 'dist/main.js';
+
+/** `node` arguments that run the deployed service in `role` (none: the default, `all`). */
+export function serviceArgs(...role: string[]): string[] {
+  return [SERVICE_MAIN, ...role];
+}
+
+/**
+ * Runs `node <script> [...args]` (a `.ts` script through tsx) with the environment given, and waits
+ * until it serves. On a free port, or on env.PORT when given (a test that must know its URL before the start).
+ */
 export async function startProcess(script: string, args: string[], env: Record<string, string>): Promise<ServiceProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const child = spawn(process.execPath, [...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -15,7 +15,7 @@ import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { DEVICE_CLIENT_ID, startDeviceProvider, type TestDeviceProvider } from '../support/device-provider.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
-import { freePort, startProcess, stopProcess, type ServiceProcess } from '../support/processes.js';
+import { freePort, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '../support/processes.js';
 import { until } from '../support/until.js';
 import { callService, checkScreen, launchBrowser, type Browser, type Page } from './browser.js';
 
@@ -82,7 +82,7 @@ beforeAll(async () => {
     Object.assign(env, { DATABASE_URL: database.url!, REDIS_URL: process.env.TEST_REDIS_URL ?? '', JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('hex') });
   } else Object.assign(env, { DATABASE_URL: '', REDIS_URL: '' });
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-console-'));
-  service = await startProcess('src/main.ts', [], { DATA_DIR: dataDir, ...env });
+  service = await startProcess(SERVICE_MAIN, [], { DATA_DIR: dataDir, ...env });
   rootToken = (await signInApi(ROOT.email, ROOT.password)).token;
   browser = await launchBrowser(CHROMIUM);
 }, 240_000);

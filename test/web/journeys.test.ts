@@ -1,5 +1,5 @@
 // The web client in a real browser (Debian's Chromium driven by playwright-core) against the real
-// service, started as a deployment starts it (src/main.ts on a fresh embedded database, or a fresh
+// service, started as a deployment starts it (dist/main.js on a fresh embedded database, or a fresh
 // PostgreSQL database with Redis when TEST_DATABASE_URL is set), with the fake model server on loopback.
 // One browser for every journey, a fresh context (no shared storage) for each person. Each screen is
 // checked with axe (no serious or critical violation) and photographed in light and dark mode into
@@ -16,7 +16,7 @@ import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { startIdentityProvider, type TestIdentityProvider } from '../support/oidc-provider.js';
-import { freePort, startProcess, stopProcess, type ServiceProcess } from '../support/processes.js';
+import { freePort, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '../support/processes.js';
 import { until } from '../support/until.js';
 import { callService, checkScreen, launchBrowser, type Browser, type Page } from './browser.js';
 
@@ -105,7 +105,7 @@ beforeAll(async () => {
     });
   } else Object.assign(env, { DATABASE_URL: '', REDIS_URL: '' });
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-web-'));
-  service = await startProcess('src/main.ts', [], { DATA_DIR: dataDir, ...env });
+  service = await startProcess(SERVICE_MAIN, [], { DATA_DIR: dataDir, ...env });
   const admin = await signInApi(ADMIN.email, ADMIN.password);
   adminToken = admin.token;
   defaultTwinId = admin.profile.institution._id;

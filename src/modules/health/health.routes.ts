@@ -1,10 +1,11 @@
-// /api/test: health and diagnostics. 503 with status "degraded" when the database does not answer.
+// /api/test: health and diagnostics. 503 with status "degraded" when the database does not answer, and
+// "starting" while the process starts (answered before the app exists: platform/http/starting.ts).
 import { z } from 'zod';
 import type { App } from '../../platform/http/schemas.js';
 
 const healthSchema = z.object({
   success: z.boolean(),
-  status: z.enum(['ok', 'degraded']),
+  status: z.enum(['ok', 'degraded', 'starting']).describe('ok; degraded (503) when the database does not answer; starting (503, Retry-After: 1) while the process starts, when every other route answers 503 STARTING too'),
   version: z.string(),
   database: z.enum(['pglite', 'postgres']),
   redis: z.boolean(),

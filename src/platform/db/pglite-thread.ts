@@ -64,15 +64,23 @@ const FROM_SOURCE = import.meta.url.split('?')[0].endsWith('.ts');
 const WORKER_URL = new URL(`./pglite-worker${FROM_SOURCE ? '.ts' : '.js'}`, import.meta.url);
 
 /**
+ * The thread's young generation: 12 MB (4 MB semi-spaces) rather than the process's 16 MB semi-spaces
+ * (`--max-semi-space-size=16`, V8 flags are the process's): the thread's objects are statements and
+ * results on their way across, short-lived and few at a time, and its new space, grown to 32 MB at the
+ * first busy moment, stayed resident (docs/decisions.md, "The service as deployed").
+ */
+const THREAD_LIMITS = { maxYoungGenerationSizeMb: 12 };
+
+/**
  * Run from TypeScript sources (as `npm start` and the tests run), the worker loads its module through
  * tsx's API: a worker thread does not take the `--import tsx` hooks of its process on Node 20.
  */
 function startWorker(init: ThreadInit): Worker {
-  if (!FROM_SOURCE) return new Worker(WORKER_URL, { workerData: init });
+  if (!FROM_SOURCE) return new Worker(WORKER_URL, { workerData: init, resourceLimits: THREAD_LIMITS });
   // The package's `import` build of tsx/esm/api (its `require` one cannot register from a worker).
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
   const bootstrap = `import(${JSON.stringify(tsx)}).then(({ tsImport }) => tsImport(${JSON.stringify(WORKER_URL.href)}, ${JSON.stringify(import.meta.url)}))`;
-  return new Worker(bootstrap, { eval: true, workerData: init });
+  return new Worker(bootstrap, { eval: true, workerData: init, resourceLimits: THREAD_LIMITS });
 }
 
 /**

@@ -15,8 +15,15 @@ const port = parentPort!;
 const init = workerData as ThreadInit;
 
 if (init.dataDir) mkdirSync(init.dataDir, { recursive: true });
+/**
+ * PostgreSQL's buffer cache lives in the WebAssembly memory and is touched whole at start: at the default
+ * 128 MB it was a third of the embedded service's resident memory at rest (docs/decisions.md, "The
+ * service as deployed"). Pages beyond it are read through PGlite's file layer (the OS keeps them cached).
+ */
+const SHARED_BUFFERS = '32MB';
 const raw = new PGlite(init.dataDir ?? 'memory://', {
   extensions: { vector },
+  startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`],
   loadDataDir: init.template ? new Blob([init.template as Uint8Array<ArrayBuffer>]) : undefined,
 });
 const client = withKeptStatements(raw);

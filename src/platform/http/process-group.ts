@@ -6,9 +6,10 @@
 // cannot keep a long-polling session on one process, hence this.
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import net from 'node:net';
+import { drainInFlightOnClose, rawStartingAnswer, type StartingInfo } from './starting.js';
 
 /**
  * Connections the kernel holds for us before we accept them (node's default is 511; the kernel caps it
@@ -62,31 +63,11 @@ export function joinEngineToGroup(engine: EngineLike, slot: number): void {
 
 /**
  * In an API process: serves the connections the primary hands over, then tells it this process is
- * ready. The server never listens, so Fastify's close would not wait for requests in flight: a
- * pre-close hook (after the sockets' own) waits for them, as a listening server's close does.
+ * ready. The server never listens: requests in flight are waited for at close (starting.ts).
  */
 export async function serveHandedConnections(app: FastifyInstance): Promise<void> {
   const server = app.server;
-  const inFlight = new Set<ServerResponse>();
-  let drained: (() => void) | undefined;
-  const settleDrain = (): void => {
-    server.closeIdleConnections();
-    if (inFlight.size === 0) drained?.();
-  };
-  // Added after Socket.IO attached its own: Node calls every listener, so this sees every request.
-  server.on('request', (_request, response: ServerResponse) => {
-    inFlight.add(response);
-    response.once('close', () => {
-      inFlight.delete(response);
-      if (drained) settleDrain();
-    });
-  });
-  app.addHook('preClose', async () => {
-    await new Promise<void>((resolve) => {
-      drained = resolve;
-      settleDrain();
-    });
-  });
+  drainInFlightOnClose(app, server);
   await app.ready();
   process.on('message', (message: HandedConnection | undefined, socket?: net.Socket) => {
     if (message?.type !== 'api-group:connection' || !socket) return;
@@ -105,6 +86,10 @@ export interface ProcessGroupOptions {
   /** Where Socket.IO's requests start, e.g. /socket.io. */
   socketPath: string;
   log: { info(details: object, message: string): void; error(details: object, message: string): void };
+  /** What `GET /api/test` says while the group starts (every request is answered 503 until then). */
+  starting: StartingInfo;
+  /** Run once the port listens and before the API processes start (the migrations, the first admin). */
+  beforeStart?: () => Promise<void>;
 }
 
 export interface ProcessGroup {
@@ -114,7 +99,10 @@ export interface ProcessGroup {
   stop(): Promise<void>;
 }
 
-/** In the primary: starts the API processes, waits until each is ready, then listens and hands out connections. */
+/**
+ * In the primary: listens at once (answering 503 while starting), runs `beforeStart`, starts the API
+ * processes, waits until each is ready, then hands out connections.
+ */
 export async function startProcessGroup(options: ProcessGroupOptions): Promise<ProcessGroup> {
   const slots: Array<Worker | undefined> = [];
   const ready = new Set<Worker>();
@@ -144,15 +132,6 @@ export async function startProcessGroup(options: ProcessGroupOptions): Promise<P
       });
     });
 
-  try {
-    await Promise.all(Array.from({ length: options.processes }, (_, slot) => start(slot)));
-  } catch (error) {
-    stopping = true;
-    for (const worker of slots) worker?.process.kill('SIGTERM');
-    throw error;
-  }
-  started = true;
-
   const sessionPattern = new RegExp(`^[A-Z]+ ${escapeRegExp(options.socketPath)}/?\\?(?:[^ ]*&)?sid=(\\d+)-`);
   const choose = (requestLine: string): Worker | undefined => {
     const slot = sessionPattern.exec(requestLine)?.[1];
@@ -170,11 +149,18 @@ export async function startProcessGroup(options: ProcessGroupOptions): Promise<P
       head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
       const lineEnd = head.indexOf('\n');
       if (lineEnd === -1 && head.length < MAX_HEAD_BYTES) return;
-      // Stop reading at once, in this callback: what follows stays in the kernel for the API process.
-      stopReading(socket);
       socket.off('data', onData);
       socket.setTimeout(0);
-      const target = choose(lineEnd === -1 ? '' : head.toString('latin1', 0, lineEnd));
+      const requestLine = lineEnd === -1 ? '' : head.toString('latin1', 0, lineEnd);
+      if (!started) {
+        // Still starting: answered here; the rest of the request is read and dropped.
+        socket.on('data', () => {});
+        socket.end(rawStartingAnswer(requestLine, options.starting));
+        return;
+      }
+      // Stop reading at once, in this callback: what follows stays in the kernel for the API process.
+      stopReading(socket);
+      const target = choose(requestLine);
       if (!target) {
         socket.destroy();
         return;
@@ -193,6 +179,22 @@ export async function startProcessGroup(options: ProcessGroupOptions): Promise<P
     server.once('error', reject);
     server.listen({ port: options.port, host: options.host, backlog: LISTEN_BACKLOG }, () => resolve());
   });
+  try {
+    await options.beforeStart?.();
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+  try {
+    await Promise.all(Array.from({ length: options.processes }, (_, slot) => start(slot)));
+  } catch (error) {
+    stopping = true;
+    for (const worker of slots) worker?.process.kill('SIGTERM');
+    server.close();
+    throw error;
+  }
+  started = true;
+
   const address = server.address();
 
   return {

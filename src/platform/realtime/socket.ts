@@ -6,8 +6,9 @@ import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import { Server } from 'socket.io';
 import { joinEngineToGroup, processGroupSlot } from '../http/process-group.js';
+import { SOCKET_PATH } from './socket-path.js';
 
-export const SOCKET_PATH = '/socket.io';
+export { SOCKET_PATH };
 
 export interface SocketServerOptions {
   /** The platform's Redis connection (the bus's): the adapter publishes on it and subscribes on a duplicate. */

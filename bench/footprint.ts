@@ -1,0 +1,173 @@
+// bench/footprint: what the service takes as deployed (bench/support/service-process.ts: `npm start`'s
+// command, the default log level). Start time from spawn to the first 200 on /api/test, on a fresh data
+// folder (and database) and again on the same one after a stop (median of BENCH_STARTS, 3); resident
+// memory (VmRSS of every process of the service: the primary and its children) after BENCH_SETTLE_MS
+// (10 s) of rest; after 1,000 and 10,000 (BENCH_SOCKETS) idle Socket.IO connections (websocket transport,
+// signed in and REGISTERed as the web client does, over BENCH_PEOPLE (20) people) → KB per socket; after
+// a burst of 1,000 (BENCH_BURST) streamed answers through the SSE route, BENCH_BURST_CLIENTS (250) at a
+// time, from the fake model (40 pieces 25 ms apart), and after 60 s (BENCH_REST_MS) of rest (a leak check).
+//   npm run bench:footprint                                    (embedded shape)
+//   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench:footprint
+//   BENCH_INSIDE=1 …  also where each process's memory goes (bench/servers/memory-probe.mjs)
+// Targets: embedded at rest ≤ 300 MB, an API process of the scaled shape ≤ 150 MB, ≤ 5 KB per idle
+// socket; start ≤ 3 s on an existing folder, ≤ 6 s on a fresh one. Figures: docs/performance.md.
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createPeople } from './support/people.js';
+import { removeLeftovers, startService, type ServiceProcess } from './support/service-process.js';
+import { connectSockets, viaSse } from './support/stream-clients.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const STARTS = Math.max(1, Number(process.env.BENCH_STARTS ?? 3));
+const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 10_000);
+const SOCKETS = (process.env.BENCH_SOCKETS ?? '1000,10000').split(',').map(Number).filter((n) => n > 0);
+const PEOPLE = Math.max(1, Number(process.env.BENCH_PEOPLE ?? 20));
+const BURST = Number(process.env.BENCH_BURST ?? 1000);
+const BURST_CLIENTS = Number(process.env.BENCH_BURST_CLIENTS ?? 250);
+const REST_MS = Number(process.env.BENCH_REST_MS ?? 60_000);
+const INSIDE_DIR = process.env.BENCH_INSIDE ? mkdtempSync(path.join(os.tmpdir(), 'dt-inside-')) : undefined;
+if (INSIDE_DIR) process.env.BENCH_INSIDE_DIR = INSIDE_DIR;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;
+const signed = (kb: number) => `${kb < 0 ? '-' : '+'}${mb(Math.abs(kb))}`;
+
+/** VmRSS (KB) of each pid; 0 for one that is gone. */
+function rssOf(pids: number[]): number[] {
+  return pids.map((pid) => {
+    try {
+      return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      return 0;
+    }
+  });
+}
+
+interface Reading {
+  label: string;
+  totalKb: number;
+  perProcessKb: number[];
+}
+const readings: Reading[] = [];
+
+async function read(service: ServiceProcess, label: string): Promise<Reading> {
+  const perProcessKb = rssOf(service.pids());
+  const reading = { label, totalKb: perProcessKb.reduce((a, b) => a + b, 0), perProcessKb };
+  readings.push(reading);
+  console.log(`  ${label.padEnd(34)} ${mb(reading.totalKb).padStart(8)}  (${perProcessKb.map(mb).join(' + ')})`);
+  if (INSIDE_DIR) await inside(service);
+  return reading;
+}
+
+/** BENCH_INSIDE: where each process's memory goes. */
+async function inside(service: ServiceProcess): Promise<void> {
+  const files = service.pids().map((pid) => path.join(INSIDE_DIR!, `${pid}.json`));
+  files.forEach((file) => rmSync(file, { force: true }));
+  service.pids().forEach((pid) => process.kill(pid, 'SIGUSR2'));
+  for (let i = 0; i < 40 && !files.every((file) => existsSync(file)); i++) await sleep(50);
+  for (const file of files.filter((f) => existsSync(f))) {
+    const r = JSON.parse(readFileSync(file, 'utf8')) as {
+      memory: NodeJS.MemoryUsage;
+      live?: number;
+      spaces: Record<string, { size: number; used: number }>;
+      mappingsKb: { wasm: number; file: number; anonymous: number };
+    };
+    const m = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)}`;
+    const spaces = Object.entries(r.spaces).filter(([, s]) => s.size > 2 ** 20).map(([name, s]) => `${name.replace('_space', '')} ${m(s.used)}/${m(s.size)}`).join(', ');
+    console.log(
+      `    pid ${path.basename(file, '.json')}: heap used/total ${m(r.memory.heapUsed)}/${m(r.memory.heapTotal)} MB${r.live === undefined ? '' : `, ${m(r.live)} MB live after a full collection`} (${spaces}); external ${m(r.memory.external)} MB, arrayBuffers ${m(r.memory.arrayBuffers)} MB; resident: WebAssembly ${mb(r.mappingsKb.wasm)}, files ${mb(r.mappingsKb.file)}, anonymous ${mb(r.mappingsKb.anonymous)}`,
+    );
+  }
+}
+
+function startChild(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(path.join(here, 'servers', script), { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env } });
+  return new Promise((resolve, reject) => {
+    child.once('message', (message: { url: string }) => resolve({ child, url: message.url }));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+const model = await startChild('fake-model.ts', { BENCH_CHUNKS: '40', BENCH_GAP_MS: '25' });
+const nodeArgs = INSIDE_DIR ? ['--import', path.join(here, 'servers', 'memory-probe.mjs')] : [];
+const load = () => os.loadavg().map((l) => l.toFixed(1)).join(', ');
+console.log(`bench:footprint, ${os.availableParallelism()} cores, load average ${load()} at the start`);
+
+let service: ServiceProcess | undefined;
+try {
+  // Start times: fresh folder (and database), then the same again after a stop; the last one is measured.
+  const fresh: number[] = [];
+  const existing: number[] = [];
+  for (let i = 0; i < STARTS; i++) {
+    const first = await startService({ modelUrl: model.url, nodeArgs, keep: true });
+    fresh.push(first.startMs);
+    await first.stop();
+    service = await startService({ modelUrl: model.url, nodeArgs, reuse: first });
+    existing.push(service.startMs);
+    if (i < STARTS - 1) {
+      await service.stop();
+      await removeLeftovers(first);
+      service = undefined;
+    } else {
+      const leftovers = first;
+      const running = service;
+      const stop = running.stop.bind(running);
+      running.stop = async () => {
+        await stop();
+        await removeLeftovers(leftovers);
+      };
+    }
+  }
+  const s = (ms: number[]) => `median ${(median(ms) / 1000).toFixed(2)} s (${ms.map((x) => (x / 1000).toFixed(2)).join(', ')})`;
+  console.log(`${service!.shape}\n  start, fresh folder:    ${s(fresh)}\n  start, existing folder: ${s(existing)}`);
+  const running = service!;
+
+  await sleep(SETTLE_MS);
+  const rest = await read(running, `at rest (${SETTLE_MS / 1000} s after start)`);
+  const people = await createPeople(running.url, PEOPLE);
+  await sleep(SETTLE_MS);
+  const before = await read(running, `${PEOPLE} people signed in, no socket`);
+  let open: Awaited<ReturnType<typeof connectSockets>> = [];
+  const perSocket: string[] = [];
+  for (const count of SOCKETS) {
+    open.push(...(await connectSockets(running.url, people, count - open.length)));
+    await sleep(SETTLE_MS);
+    const held = await read(running, `${count} idle sockets`);
+    perSocket.push(`${count}: ${((held.totalKb - before.totalKb) / count).toFixed(1)} KB per socket`);
+  }
+  open.forEach((socket) => socket.close());
+  open = [];
+  await sleep(SETTLE_MS);
+  const beforeBurst = await read(running, 'sockets closed');
+
+  let next = 0;
+  let failed = 0;
+  const burstStarted = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(BURST_CLIENTS, BURST) }, async (_, client) => {
+      while (next < BURST) {
+        next++;
+        await viaSse(running.url, people[client % people.length].token).catch(() => failed++);
+      }
+    }),
+  );
+  console.log(`  burst: ${BURST} answers in ${((performance.now() - burstStarted) / 1000).toFixed(1)} s, ${failed} failed`);
+  const afterBurst = await read(running, `after ${BURST} answers`);
+  await sleep(REST_MS);
+  if (INSIDE_DIR) writeFileSync(path.join(INSIDE_DIR, 'collect'), '');
+  const rested = await read(running, `${REST_MS / 1000} s later`);
+  console.log(`  sockets: ${perSocket.join('; ')}`);
+  console.log(
+    `  at rest ${mb(rest.totalKb)}; burst ${signed(afterBurst.totalKb - beforeBurst.totalKb)}, after rest ${signed(rested.totalKb - beforeBurst.totalKb)} against before the burst`,
+  );
+  console.log(`load average ${load()} at the end`);
+} finally {
+  await service?.stop();
+  model.child.kill();
+  if (INSIDE_DIR) rmSync(INSIDE_DIR, { recursive: true, force: true });
+}
+process.exit(0);
