@@ -9,7 +9,7 @@ import { buildUser, type BuiltUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { collect, connectSocket, register } from './support/socket-client.js';
 import { readSse, type SseReader } from './support/sse-client.js';
-import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { until } from './support/until.js';
 
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
@@ -28,7 +28,7 @@ describe.runIf(enabled)('resumable answers across two API processes', () => {
   beforeAll(async () => {
     [database, model] = await Promise.all([openTestDatabase(), startFakeModelServer()]);
     env = { ...scaledEnv(database.url!, model.url), PROCESS_TIMEOUT_SECONDS: '2' };
-    [a, b] = await Promise.all([startProcess('src/main.ts', ['api'], env), startProcess('src/main.ts', ['api'], env)]);
+    [a, b] = await Promise.all([startProcess(SERVICE_MAIN, ['api'], env), startProcess(SERVICE_MAIN, ['api'], env)]);
     ada = await buildUser(database.db, { credits: 1000 });
     token = await signInAt(a.url, ada.user.email, ada.password);
   }, 90_000);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { signInAt, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { startS3, type TestS3 } from './support/s3.js';
 
 const LIMIT = 200_000;
@@ -57,7 +57,7 @@ describe('transcription with an object store', () => {
     await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
     s3 = await startS3();
     peer = new S3Client({ region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true, credentials: s3.credentials });
-    service = await startProcess('src/main.ts', [], {
+    service = await startProcess(SERVICE_MAIN, [], {
       ...s3.env,
       DATA_DIR: dataDir,
       DATABASE_URL: '',

@@ -8,7 +8,7 @@ import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { buildTwin, buildUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { startMcpServer, type TestMcpServer } from './support/mcp-server.js';
-import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { until } from './support/until.js';
 
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
@@ -30,7 +30,7 @@ describe.runIf(enabled)('voice-agent calls across processes', () => {
   beforeAll(async () => {
     [database, model, mcp] = await Promise.all([openTestDatabase(), startFakeModelServer(), startMcpServer({ transport: 'streamable-http', credential: 'vm-secret' })]);
     const env = { ...scaledEnv(database.url!, model.url), CONNECTOR_ALLOWED_HOSTS: '127.0.0.1', VOICE_AGENT_SECRET: SECRET, APPROVAL_TIMEOUT_MS: '20000' };
-    [a, b] = await Promise.all([startProcess('src/main.ts', ['api'], env), startProcess('src/main.ts', ['api'], env)]);
+    [a, b] = await Promise.all([startProcess(SERVICE_MAIN, ['api'], env), startProcess(SERVICE_MAIN, ['api'], env)]);
     const twin = await buildTwin(database.db, { voiceAgentId: 'desk-agent' });
     const admin = await buildUser(database.db, { twin, role: 'admin' });
     const person = await buildUser(database.db, { twin });

@@ -8,7 +8,7 @@ import { openTestDatabase, type TestDatabase } from './support/database.js';
 import { buildTwin, buildUser } from './support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { startFakeRealtimeServer, type FakeRealtimeServer } from './support/fake-realtime-server.js';
-import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
+import { scaledEnv, signInAt, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { until } from './support/until.js';
 
 const enabled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
@@ -23,7 +23,7 @@ describe.runIf(enabled)('a voice session across processes', () => {
   beforeAll(async () => {
     [database, model, provider] = await Promise.all([openTestDatabase(), startFakeModelServer(), startFakeRealtimeServer()]);
     const env = { ...scaledEnv(database.url!, model.url), REALTIME_BASE_URL: provider.url, REALTIME_MODEL: 'fake-realtime', RT_PRICE_AUDIO_OUT: '1' };
-    [a, b] = await Promise.all([startProcess('src/main.ts', ['api'], env), startProcess('src/main.ts', ['api'], env)]);
+    [a, b] = await Promise.all([startProcess(SERVICE_MAIN, ['api'], env), startProcess(SERVICE_MAIN, ['api'], env)]);
   }, 60_000);
 
   afterAll(async () => {

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
-import { startProcess, stopProcess, type ServiceProcess } from '../support/processes.js';
+import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '../support/processes.js';
 import { launchBrowser, type Browser, type Page } from './browser.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -63,8 +63,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
   const providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`;
   [withProvider, withoutProvider] = await Promise.all([
-    startProcess('src/main.ts', [], serviceEnv(path.join(workDir, 'a'), { TRANSCRIBE_BASE_URL: providerUrl, TRANSCRIBE_MODEL: 'whisper-test' })),
-    startProcess('src/main.ts', [], serviceEnv(path.join(workDir, 'b'), {})),
+    startProcess(SERVICE_MAIN, [], serviceEnv(path.join(workDir, 'a'), { TRANSCRIBE_BASE_URL: providerUrl, TRANSCRIBE_MODEL: 'whisper-test' })),
+    startProcess(SERVICE_MAIN, [], serviceEnv(path.join(workDir, 'b'), {})),
   ]);
   browser = await launchBrowser(CHROMIUM, {
     extraArgs: ['--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream', `--use-file-for-fake-audio-capture=${wav}`],

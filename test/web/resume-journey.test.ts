@@ -1,4 +1,4 @@
-// A running answer outlives its page, in a real browser against the real service (src/main.ts, embedded
+// A running answer outlives its page, in a real browser against the real service (dist/main.js, embedded
 // database; PostgreSQL + Redis with TEST_DATABASE_URL): a reload mid-answer shows the same answer going
 // on, a second tab of the person shows it live, and Stop on the resumed answer ends it on the service.
 import { randomBytes } from 'node:crypto';
@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { startProcess, stopProcess, type ServiceProcess } from '../support/processes.js';
+import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '../support/processes.js';
 import { callService, launchBrowser, type Browser, type Page } from './browser.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -33,7 +33,7 @@ beforeAll(async () => {
     Object.assign(env, { DATABASE_URL: database.url!, REDIS_URL: process.env.TEST_REDIS_URL ?? '', JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('hex') });
   } else Object.assign(env, { DATABASE_URL: '', REDIS_URL: '' });
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-web-resume-'));
-  service = await startProcess('src/main.ts', [], { DATA_DIR: dataDir, ...env });
+  service = await startProcess(SERVICE_MAIN, [], { DATA_DIR: dataDir, ...env });
   browser = await launchBrowser(CHROMIUM);
 }, 240_000);
 

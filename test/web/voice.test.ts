@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
 import { startFakeRealtimeServer, type FakeRealtimeServer } from '../support/fake-realtime-server.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
-import { startProcess, stopProcess, type ServiceProcess } from '../support/processes.js';
+import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '../support/processes.js';
 import { callService, checkScreen, launchBrowser, type Browser } from './browser.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -38,7 +38,7 @@ beforeAll(async () => {
   // The second turn asks for the tool: its key is known once the connector is saved, so the fake hears it late.
   const transcripts = ['hello twin'];
   provider = await startFakeRealtimeServer({ hears: { transcripts, framesPerTurn: 50 } });
-  service = await startProcess('src/main.ts', [], {
+  service = await startProcess(SERVICE_MAIN, [], {
     DATA_DIR: path.join(dataDir, 'data'),
     DATABASE_URL: '',
     REDIS_URL: '',
