@@ -3,7 +3,7 @@
 // plain JavaScript with no loader at run time. One file out per file in (no bundle): dist/ mirrors src/
 // at the same depth, so paths a module finds beside itself (migrations, worker modules, web/dist) hold.
 // The output is written beside dist/ and swapped in whole, so a process never starts from half of it.
-import { cpSync, existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,8 +12,10 @@ const SOURCE = path.join(root, 'src');
 const OUTPUT = path.join(root, 'dist');
 /** Written last: its time is the build's. */
 const STAMP = '.built';
-/** Files that are not code but travel with it. */
-const ASSETS = ['platform/db/migrations'];
+/** Every other file under src/ (migrations, the embed page's browser files, ...) travels with the code, as is. */
+function isAsset(file) {
+  return !file.endsWith('.ts');
+}
 
 function isCode(file) {
   return file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.endsWith('.d.ts');
@@ -30,7 +32,7 @@ function walk(directory, visit) {
 function newestSource() {
   let latest = statSync(fileURLToPath(import.meta.url)).mtimeMs;
   walk(SOURCE, (file) => {
-    if (isCode(file) || ASSETS.some((asset) => file.startsWith(path.join(SOURCE, asset)))) latest = Math.max(latest, statSync(file).mtimeMs);
+    if (isCode(file) || isAsset(file)) latest = Math.max(latest, statSync(file).mtimeMs);
   });
   return latest;
 }
@@ -45,7 +47,11 @@ export function needsServerBuild() {
 export async function buildServer() {
   const { build } = await import('esbuild');
   const entryPoints = [];
-  walk(SOURCE, (file) => isCode(file) && entryPoints.push(file));
+  const assets = [];
+  walk(SOURCE, (file) => {
+    if (isCode(file)) entryPoints.push(file);
+    else if (isAsset(file)) assets.push(path.relative(SOURCE, file));
+  });
   const staging = `${OUTPUT}.building-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
   await build({
@@ -58,7 +64,10 @@ export async function buildServer() {
     sourcemap: 'linked',
     logLevel: 'warning',
   });
-  for (const asset of ASSETS) cpSync(path.join(SOURCE, asset), path.join(staging, asset), { recursive: true });
+  for (const asset of assets) {
+    mkdirSync(path.dirname(path.join(staging, asset)), { recursive: true });
+    cpSync(path.join(SOURCE, asset), path.join(staging, asset));
+  }
   writeFileSync(path.join(staging, STAMP), `${new Date().toISOString()}\n`);
   const previous = `${OUTPUT}.previous-${process.pid}`;
   if (existsSync(OUTPUT)) renameSync(OUTPUT, previous);

@@ -1,6 +1,6 @@
 // Production runs compiled JavaScript: `npm start` runs node on dist/ (built by its prestart when
 // missing or stale, scripts/build-server.mjs), with no TypeScript loader. Shown here: the start
-// commands name dist/main.js and no loader; the output holds every module of src/ and the migrations;
+// commands name dist/main.js and no loader; the output holds every module of src/ and its other files;
 // and that output alone (no src/, as the image ships it) starts on a fresh data folder, creates the first
 // administrator and answers them.
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
@@ -35,13 +35,15 @@ describe('the compiled service', () => {
     expect(scripts.dev).toContain('tsx watch src/main.ts');
   });
 
-  it('holds a module for every source module, and the migrations, and is not older than its sources', () => {
+  it('holds a module for every source module, every other file of src/ as is, and is not older than its sources', () => {
     const sources = files(path.join(ROOT, 'src')).filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'));
     const built = new Set(files(path.join(ROOT, 'dist')));
     const missing = sources.map((file) => file.replace(/\.ts$/, '.js')).filter((file) => !built.has(file));
     expect(missing).toEqual([]);
-    const migrations = files(path.join(ROOT, 'src/platform/db/migrations'));
-    expect(migrations.filter((file) => !built.has(path.join('platform/db/migrations', file)))).toEqual([]);
+    // Every other file travels as is: the migrations, the embed page's browser files.
+    const assets = files(path.join(ROOT, 'src')).filter((file) => !file.endsWith('.ts'));
+    expect(assets.filter((file) => file.startsWith('platform/db/migrations/')).length).toBeGreaterThan(0);
+    expect(assets.filter((file) => !built.has(file))).toEqual([]);
     expect(needsServerBuild()).toBe(false);
     expect(statSync(path.join(ROOT, 'dist/.built')).mtimeMs).toBeGreaterThan(0);
   });

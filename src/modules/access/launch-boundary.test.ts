@@ -1,7 +1,7 @@
 // A launch session is confined to its twin for everything it may reach (behaviour 16). The administrator
 // of twin B opens one as a person of twin A (a launch token names any address); through every route the
 // session may use, nothing the person owns in twin A is found: files (read, download, change, delete),
-// collections (ZIP), history, memory, approval cards, favorite assistants. The person's own full session
+// collections (ZIP), history, memory, approval cards, favorite assistants, resuming or stopping an answer. The person's own full session
 // still reaches all of it.
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,6 +100,14 @@ describe("a launch session of twin B and the person's rows of twin A", () => {
     expect((await as(launch, 'PATCH', `/api/user/memory/${owned.memory}`, { key_value: 'stolen' })).statusCode).toBe(404);
     expect((await as(launch, 'DELETE', `/api/user/memory/${owned.memory}`)).statusCode).toBe(404);
     expect((await as(personToken, 'GET', `/api/user/history/${owned.record}`)).statusCode).toBe(200);
+  });
+
+  it('neither resumes nor stops their answer (SSE resume and cancel answer 404)', async () => {
+    const bearer = (token: string, method: 'GET' | 'POST', url: string) => t.app.inject({ method, url, headers: { authorization: `Bearer ${token}` } });
+    expect((await bearer(launch, 'GET', `/api/ai/stream/${owned.record}?after=0`)).statusCode).toBe(404);
+    expect((await bearer(launch, 'POST', `/api/ai/stream/${owned.record}/cancel`)).statusCode).toBe(404);
+    // The person's own session finds it (an ended answer with no frames kept: not a 404).
+    expect((await bearer(personToken, 'POST', `/api/ai/stream/${owned.record}/cancel`)).statusCode).toBe(200);
   });
 
   it('cannot decide their approval card', async () => {

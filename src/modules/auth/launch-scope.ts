@@ -19,6 +19,8 @@ export const LAUNCH_SCOPE_ALLOW_LIST: readonly string[] = [
   // Conversations (question and answer, streaming, approvals).
   'POST /api/ai/personal/qanda',
   'POST /api/ai/personal-stream/qanda-stream',
+  'GET /api/ai/stream/:historyId',
+  'POST /api/ai/stream/:historyId/cancel',
   'POST /api/ai/approval/:approvalId',
   'POST /api/agent/embed/guide',
   'GET /api/user/approvals',

@@ -40,13 +40,19 @@ export interface ResumeDeps {
 const UNKNOWN_RETRIES = 5;
 const UNKNOWN_RETRY_MS = 200;
 
+/** Whose answers a caller may reach: a person's or a visitor's own; `twinId` confines them to one twin (a launch session, a visitor). */
+export interface AnswerOwner {
+  id: string;
+  twinId?: string;
+}
+
 export function createAnswerResume(deps: ResumeDeps) {
   const { db, streamLog } = deps;
 
-  /** The caller's answer record, else 404. */
-  async function ownAnswer(ownerId: string, historyId: string): Promise<HistoryRow> {
+  /** The caller's answer record, else 404 (an answer of another twin too, for a caller confined to one). */
+  async function ownAnswer(owner: AnswerOwner, historyId: string): Promise<HistoryRow> {
     const record = await findHistory(db, historyId);
-    if (!record || record.userId !== ownerId) throw new NotFoundError(ANSWER_NOT_FOUND, 'NOT_FOUND');
+    if (!record || record.userId !== owner.id || (owner.twinId && record.twinId !== owner.twinId)) throw new NotFoundError(ANSWER_NOT_FOUND, 'NOT_FOUND');
     return record;
   }
 
@@ -78,8 +84,8 @@ export function createAnswerResume(deps: ResumeDeps) {
 
   return {
     /** GET /api/ai/stream/{historyId}: the frames after `afterSeq` as SSE, then live to done. */
-    async resumeSse(ownerId: string, historyId: string, afterSeq: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-      const record = await ownAnswer(ownerId, historyId);
+    async resumeSse(owner: AnswerOwner, historyId: string, afterSeq: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      const record = await ownAnswer(owner, historyId);
       // Frames may arrive before follow() answers (its replay): they wait until the stream is open.
       const early: NumberedFrame[] = [];
       let sse: ReturnType<typeof openSse> | undefined;
@@ -98,8 +104,8 @@ export function createAnswerResume(deps: ResumeDeps) {
     },
 
     /** RESUME_STREAM on a socket: the same frames as its events (RECEIVE_STREAM with the whole text so far). */
-    async resumeSocket(ownerId: string, socketId: string, historyId: string, afterSeq: number, signal: AbortSignal): Promise<void> {
-      const record = await ownAnswer(ownerId, historyId);
+    async resumeSocket(owner: AnswerOwner, socketId: string, historyId: string, afterSeq: number, signal: AbortSignal): Promise<void> {
+      const record = await ownAnswer(owner, historyId);
       // The socket's RECEIVE_STREAM carries the text so far: read from the start, send after afterSeq.
       let text = '';
       const following = await follow(record, 0, (frame) => {
@@ -117,8 +123,8 @@ export function createAnswerResume(deps: ResumeDeps) {
     },
 
     /** POST /api/ai/stream/{historyId}/cancel: stops the answer on whichever process produces it. */
-    async cancel(ownerId: string, historyId: string): Promise<{ success: true; cancelled: boolean }> {
-      const record = await ownAnswer(ownerId, historyId);
+    async cancel(owner: AnswerOwner, historyId: string): Promise<{ success: true; cancelled: boolean }> {
+      const record = await ownAnswer(owner, historyId);
       if (record.status !== 'streaming') return { success: true, cancelled: false };
       await deps.control.cancel(historyId);
       return { success: true, cancelled: true };

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { callerOf } from '../../platform/http/auth-guard.js';
 import { isVisitor } from '../../platform/http/actor.js';
 import { failures, objectId, type App } from '../../platform/http/schemas.js';
-import { afterSeqOf, type AnswerResume } from './answer-resume.js';
+import { afterSeqOf, type AnswerOwner, type AnswerResume } from './answer-resume.js';
 
 const params = z.object({ historyId: objectId });
 const OWNER = "Only the answer's owner: another person's answer, or an unknown one, answers 404.";
@@ -32,7 +32,7 @@ export function answerStreamRoutes(app: App, resume: AnswerResume): void {
       const { historyId } = request.params;
       const header = request.headers['last-event-id'];
       const afterSeq = afterSeqOf(historyId, Array.isArray(header) ? header[0] : header, request.query.after);
-      await resume.resumeSse(ownerIdOf(caller), historyId, afterSeq, request, reply);
+      await resume.resumeSse(ownerOf(caller), historyId, afterSeq, request, reply);
     },
   );
 
@@ -50,11 +50,12 @@ export function answerStreamRoutes(app: App, resume: AnswerResume): void {
         response: { 200: z.object({ success: z.literal(true), cancelled: z.boolean() }), ...failures(400, 401, 404) },
       },
     },
-    async (request) => resume.cancel(ownerIdOf(callerOf(request)), request.params.historyId),
+    async (request) => resume.cancel(ownerOf(callerOf(request)), request.params.historyId),
   );
 }
 
-/** Whose answers a caller may resume: a person's, or a visitor session's own. */
-function ownerIdOf(caller: ReturnType<typeof callerOf>): string {
-  return isVisitor(caller) ? caller.visitorId : caller.userId;
+/** Whose answers a caller may resume: a person's, or a visitor session's own; a launch session's in its twin only. */
+function ownerOf(caller: ReturnType<typeof callerOf>): AnswerOwner {
+  if (isVisitor(caller)) return { id: caller.visitorId, twinId: caller.twinId };
+  return { id: caller.userId, twinId: caller.launchScope?.twinId };
 }

@@ -78,6 +78,6 @@ export async function registerConversations(app: App, deps: ConversationModuleDe
   conversationRoutes(app, service);
   const resume = createAnswerResume({ db: deps.db, streamLog: deps.streamLog, control, streams: deps.streams, heartbeatMs: deps.heartbeatMs });
   answerStreamRoutes(app, resume);
-  deps.streams.serveResume((request, signal) => resume.resumeSocket(request.userId, request.socketId, request.historyId, request.afterSeq, signal));
+  deps.streams.serveResume((request, signal) => resume.resumeSocket({ id: request.userId, twinId: request.launchTwinId ?? undefined }, request.socketId, request.historyId, request.afterSeq, signal));
   return { turnDeps: serviceDeps };
 }

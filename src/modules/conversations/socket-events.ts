@@ -101,7 +101,8 @@ export interface StreamRouter {
   close(): Promise<void>;
 }
 
-export type ResumeHandler = (request: { userId: string; socketId: string; historyId: string; afterSeq: number }, signal: AbortSignal) => Promise<void>;
+/** `launchTwinId`: the twin a launch session's socket is confined to. */
+export type ResumeHandler = (request: { userId: string; launchTwinId: string | null; socketId: string; historyId: string; afterSeq: number }, signal: AbortSignal) => Promise<void>;
 
 const resumePayload = z.object({ historyId: z.string().min(1).max(100), afterSeq: z.number().int().min(0).default(0) });
 
@@ -187,7 +188,7 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
       if (!resumeHandler) return fail('Resuming is not available', 'RESUME_FAILED');
       const gone = new AbortController();
       socket.once('disconnect', () => gone.abort());
-      resumeHandler({ userId, socketId: socket.id, ...parsed.data }, gone.signal).catch((error: unknown) => {
+      resumeHandler({ userId, launchTwinId: socket.data.launchTwinId, socketId: socket.id, ...parsed.data }, gone.signal).catch((error: unknown) => {
         const { message, code } = error as { message?: string; code?: string };
         fail(message ?? 'The answer could not be resumed', code ?? 'RESUME_FAILED');
       });
