@@ -37,7 +37,8 @@ describe('the families a profile is offered', () => {
     expect(lister.people).toEqual({ create: false, edit: false, remove: false, makeSuper: false });
     expect(lister.questions.edit).toBe(false);
     const twinAdmin = actionsFor({ accountType: 'admin', permissions: permissionsFor('admin', 'admin', []) });
-    expect(twinAdmin.twins).toEqual({ edit: true, create: false, remove: false, setAccount: false });
+    expect(twinAdmin.twins).toEqual({ edit: true, create: false, remove: false, setAccount: false, ltiPlatforms: true });
+    expect(actionsFor({ accountType: 'user', permissions: ['institutions.list', 'institutions.edit'] }).twins.ltiPlatforms).toBe(false);
     expect(twinAdmin.entitlements.edit).toBe(false);
     expect(actionsFor({ accountType: 'super', permissions: [] }).entitlements.edit).toBe(true);
   });

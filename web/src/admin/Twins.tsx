@@ -1,6 +1,7 @@
 // Twins: the list the admin may see (super admins: activate, deactivate, delete many), and the settings
 // of one twin (the current one first): guardrails, memory, reasoning, usage caps, voice and embedding
-// switches, authorized URLs; super admins also set its account. Each field shows the service's error.
+// switches, authorized URLs, course context ids and, for holders of sso.edit, its LTI platforms; super
+// admins also set its account. Each field shows the service's error.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
@@ -10,7 +11,8 @@ import { useProfile } from '../session';
 import { adminSend, fieldErrors } from './admin-api';
 import { SimpleForm } from './SimpleForm';
 import { EmbedSnippet } from './EmbedSnippet';
-import { actionsFor } from './families';
+import { actionsFor, isSuper } from './families';
+import { LtiPlatforms } from './LtiPlatforms';
 import { AdminList, Field, type BulkAction } from './ui';
 
 const bulk = (action: 'activate' | 'deactivate' | 'delete') => (ids: string[]) => unwrap(api.POST('/api/admin/institutions/bulk', { body: { action, ids } }));
@@ -29,6 +31,7 @@ type Settings = Pick<
   | 'embedGuidanceEnabled'
   | 'liveTranscriptEnabled'
   | 'publicAuthorizedUrls'
+  | 'ltiContextIds'
 >;
 
 const SETTING_KEYS = [
@@ -45,6 +48,7 @@ const SETTING_KEYS = [
   'embedGuidanceEnabled',
   'liveTranscriptEnabled',
   'publicAuthorizedUrls',
+  'ltiContextIds',
 ] as const satisfies readonly (keyof Settings)[];
 
 const settingsOf = (twin: AdminTwin): Settings => Object.fromEntries(SETTING_KEYS.map((key) => [key, twin[key]])) as Settings;
@@ -73,7 +77,8 @@ export default function Twins() {
           ]}
         />
       )}
-      {editing && <TwinSettings id={editing} editable={can.edit} setsAccount={can.setAccount} />}
+      {/* The profile's permissions are those of the current twin: the platforms of another only for super admins. */}
+      {editing && <TwinSettings id={editing} editable={can.edit} setsAccount={can.setAccount} platforms={can.ltiPlatforms && (isSuper(profile) || editing === profile.institution?._id)} />}
       <AdminList<AdminTwin>
         title="Twins"
         path="/api/admin/institutions"
@@ -96,11 +101,12 @@ export default function Twins() {
   );
 }
 
-function TwinSettings({ id, editable, setsAccount }: { id: string; editable: boolean; setsAccount: boolean }) {
+function TwinSettings({ id, editable, setsAccount, platforms }: { id: string; editable: boolean; setsAccount: boolean; platforms: boolean }) {
   const queryClient = useQueryClient();
   const twin = useQuery({ queryKey: ['admin-twin', id], queryFn: () => unwrap(api.GET('/api/admin/institution/{id}', { params: { path: { id } } })) });
   const [form, setForm] = useState<Settings | null>(null);
   const [urls, setUrls] = useState('');
+  const [courses, setCourses] = useState('');
   const [accountId, setAccountId] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
@@ -109,6 +115,7 @@ function TwinSettings({ id, editable, setsAccount }: { id: string; editable: boo
     if (!data) return;
     setForm(settingsOf(data));
     setUrls(data.publicAuthorizedUrls.join('\n'));
+    setCourses(data.ltiContextIds.join('\n'));
     setAccountId(data.accountId ?? '');
   }, [data]);
   const errors = fieldErrors(error);
@@ -120,7 +127,8 @@ function TwinSettings({ id, editable, setsAccount }: { id: string; editable: boo
     setError(null);
     setSaved(false);
     try {
-      const body = { ...form, publicAuthorizedUrls: urls.split('\n').map((url) => url.trim()).filter(Boolean), ...(setsAccount ? { accountId: accountId || null } : {}) };
+      const lines = (text: string) => text.split('\n').map((line) => line.trim()).filter(Boolean);
+      const body = { ...form, publicAuthorizedUrls: lines(urls), ltiContextIds: lines(courses), ...(setsAccount ? { accountId: accountId || null } : {}) };
       await unwrap(api.PUT('/api/admin/institution/{id}', { params: { path: { id } }, body }));
       setSaved(true);
       await queryClient.invalidateQueries({ queryKey: ['admin-twin', id] });
@@ -190,6 +198,9 @@ function TwinSettings({ id, editable, setsAccount }: { id: string; editable: boo
             {(props) => <textarea rows={3} {...props} disabled={!editable} value={urls} onChange={(event) => setUrls(event.target.value)} />}
           </Field>
           <EmbedSnippet publicId={data.publicId} authorizedUrls={data.publicAuthorizedUrls} />
+          <Field label="Course context ids a course platform may open this twin from (one per line)" error={errors.ltiContextIds}>
+            {(props) => <textarea rows={2} {...props} disabled={!editable} value={courses} onChange={(event) => setCourses(event.target.value)} />}
+          </Field>
         </fieldset>
         {setsAccount && (
           <Field label="Account id (empty for none)" error={errors.accountId}>
@@ -200,6 +211,7 @@ function TwinSettings({ id, editable, setsAccount }: { id: string; editable: boo
         {saved && <p role="status">Saved.</p>}
         <ErrorNotice error={error} />
       </form>
+      {platforms && <LtiPlatforms twinId={id} />}
     </section>
   );
 }

@@ -79,7 +79,7 @@ export function actionsFor(rights: ProfileRights) {
   const can = (permission: string) => holds(rights, permission);
   return {
     people: { create: can('users.create'), edit: can('users.edit'), remove: can('users.delete'), makeSuper: isSuper(rights) },
-    twins: { edit: can('institutions.edit'), create: isSuper(rights), remove: isSuper(rights), setAccount: isSuper(rights) },
+    twins: { edit: can('institutions.edit'), create: isSuper(rights), remove: isSuper(rights), setAccount: isSuper(rights), ltiPlatforms: can('sso.edit') },
     assistants: { edit: can('assistants.edit'), remove: can('assistants.delete') },
     histories: { remove: can('histories.delete') },
     sessions: { remove: can('sessions.delete') },
