@@ -32,7 +32,6 @@ type Ending = (typeof CLOSE)[keyof typeof CLOSE];
 
 /** Client events held while the provider's socket opens. */
 const MAX_PENDING = 256;
-const MINUTE_MS = 60_000;
 /** The person's speech is transcribed so the exchange's record has its question. */
 export const INPUT_TRANSCRIPTION_MODEL = 'gpt-4o-mini-transcribe';
 
@@ -96,8 +95,8 @@ export class VoiceCall {
     this.#memories = context.memories;
     this.#tools = tools;
     if (this.#abort.signal.aborted) return;
-    this.#timers.push(setTimeout(() => void this.end(CLOSE.maxMinutes), this.#deps.maxMinutes * MINUTE_MS));
-    this.#timers.push(setInterval(() => this.#holdAnotherMinute(), MINUTE_MS));
+    this.#timers.push(setTimeout(() => void this.end(CLOSE.maxMinutes), this.#deps.maxSessionMs));
+    this.#timers.push(setInterval(() => this.#holdAnotherMinute(), this.#deps.minuteMs));
     for (const timer of this.#timers) timer.unref();
     const provider = new WebSocket(providerUrl(realtime.baseUrl, row.model), { headers: realtime.apiKey ? { authorization: `Bearer ${realtime.apiKey}` } : {} });
     this.#provider = provider;
