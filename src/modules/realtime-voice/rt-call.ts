@@ -49,6 +49,8 @@ export class VoiceCall {
   #tools: TurnTools = { specs: [], calls: [] };
   #memories: MemoryEntry[] = [];
   #runningTools = 0;
+  /** Tool calls under way: the end waits for them (cancelled by then) so the record says how each ended. */
+  readonly #toolRuns = new Set<Promise<void>>();
   /** Record work (settles, openings), one at a time. */
   #queue: Promise<unknown> = Promise.resolve();
   #ended: Promise<void> | undefined;
@@ -168,7 +170,11 @@ export class VoiceCall {
         break;
       case 'response.output_item.done': {
         const item = event.item as { type?: string; call_id?: string; name?: string; arguments?: string } | undefined;
-        if (item?.type === 'function_call' && item.call_id && item.name) void this.#runTool(item.call_id, item.name, item.arguments ?? '');
+        if (item?.type === 'function_call' && item.call_id && item.name) {
+          const run = this.#runTool(item.call_id, item.name, item.arguments ?? '');
+          this.#toolRuns.add(run);
+          void run.finally(() => this.#toolRuns.delete(run));
+        }
         break;
       }
       case 'response.done': {
@@ -199,6 +205,9 @@ export class VoiceCall {
     this.#book!.draft.used = true;
     let output: string;
     try {
+      // The exchange before may still be ending: the tools of this exchange's record (its card, its
+      // record's calls) are in place once the record work queued so far is done.
+      await this.#queue;
       const spec = this.#tools.specs.find((candidate) => candidate.key === name);
       if (!spec) output = toolFailureText(`no tool named ${name}`);
       else {
@@ -244,6 +253,7 @@ export class VoiceCall {
     for (const timer of this.#timers) clearTimeout(timer);
     if (this.#client.readyState === WebSocket.OPEN || this.#client.readyState === WebSocket.CONNECTING) this.#client.close(ending.code, ending.reason);
     this.#provider?.close();
+    await Promise.all(this.#toolRuns);
     await this.#queue;
     const book = this.#book;
     try {
