@@ -72,6 +72,8 @@ export interface AppDeps extends Platform {
   socketRegisterTimeoutMs?: number;
   /** The clock of time-bound rules (an export's link expiry, the personal-data purge); tests move it. */
   now?: () => Date;
+  /** The length of a voice session's minute, in ms (60 s unless set: tests set it small); see realtime-voice/rt.module.ts. */
+  voiceMinuteMs?: number;
   /** Where the built web client is (web/dist unless set); without one the service answers the API only. */
   webClientDir?: string;
   /** A server already listening (platform/http/starting.ts), instead of one Fastify makes. */
@@ -175,7 +177,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerFiles(app, deps);
   await registerTranscription(app, deps);
   await registerVoiceAgent(app, { db, bus: deps.bus, tools, config });
-  await registerRealtimeVoice(app, { turn: conversations.turnDeps, bus: deps.bus, voice: config.voice, liveness: deps.liveness });
+  await registerRealtimeVoice(app, { turn: conversations.turnDeps, bus: deps.bus, voice: config.voice, minuteMs: deps.voiceMinuteMs, liveness: deps.liveness });
   registerPersonalData(app, { db, jobs: deps.jobs, storage: deps.storage, secrets: deps.secrets, throttle, now: deps.now });
 
   // The web client for people at `/` (web/dist, built by the start command), when it is built.

@@ -45,6 +45,8 @@ export interface TestAppOptions {
   logger?: AppDeps['logger'];
   /** Where the built web client is (web/dist unless given). */
   webClientDir?: string;
+  /** The length of a voice session's minute in ms (60 s unless given): its hold ticks and RT_MAX_MINUTES. */
+  voiceMinuteMs?: number;
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -75,7 +77,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     streamLog: openStreamLog(bus, config.resume.streamRetentionSeconds),
   };
   const authLimits = { keyPrefix: `test:${randomBytes(6).toString('hex')}:`, requestsPerMinute: 10_000, ...options.authLimits };
-  const app = await buildApp({ ...platform, logger: options.logger ?? false, authLimits, socketRegisterTimeoutMs: options.socketRegisterTimeoutMs, now: options.now, webClientDir: options.webClientDir });
+  const app = await buildApp({ ...platform, logger: options.logger ?? false, authLimits, socketRegisterTimeoutMs: options.socketRegisterTimeoutMs, now: options.now, webClientDir: options.webClientDir, voiceMinuteMs: options.voiceMinuteMs });
   await options.beforeReady?.(app);
   await app.ready();
   if (options.workers) await platform.jobs.start({ work: true });

@@ -2,8 +2,10 @@
 // talks to a fake Realtime provider on loopback (a WebSocket server that records what it receives). The
 // provider hears the service's instructions (assistant, guardrail, memory), never a client's replacement;
 // tool calls run in the service behind approval cards (the MCP server's own call count); each exchange is
-// a voice record of history, charged at RT_PRICE_*; refusals of the route and of the relay.
-import { eq } from 'drizzle-orm';
+// a voice record of history, charged at RT_PRICE_*; refusals of the route and of the relay. A second app
+// with a short minute (voiceMinuteMs) shows the session's minutes: its hold extended each one, its end at
+// RT_MAX_MINUTES.
+import { and, eq } from 'drizzle-orm';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
@@ -14,6 +16,7 @@ import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-se
 import { until } from '../../../test/support/until.js';
 import { TOOL_RESULT_TEXT } from '../conversations/turn-tools.js';
 import { releaseStaleTurns, STALE_TURN_MS } from '../conversations/turn-holds.js';
+import { creditLedger } from '../credits/credits.tables.js';
 import { history } from '../history/history.tables.js';
 import type { TwinRow } from '../twins/twins.tables.js';
 import { users } from '../users/users.tables.js';
@@ -26,6 +29,12 @@ let base: string;
 let twin: TwinRow;
 let echoKey: string;
 const sockets: WebSocket[] = [];
+let api: Kit['api'];
+let person: Kit['person'];
+let call: Kit['call'];
+let voiceRecords: Kit['voiceRecords'];
+let balance: Kit['balance'];
+let pendingCards: Kit['pendingCards'];
 
 // Each response.done of the fake: audio in 200, text in 100, audio out 500, text out 100 tokens.
 const PRICES = { RT_PRICE_AUDIO_IN: '1', RT_PRICE_TEXT_IN: '0.5', RT_PRICE_AUDIO_OUT: '2', RT_PRICE_TEXT_OUT: '4' };
@@ -34,16 +43,9 @@ const EXCHANGE_COST = (200 * 1 + 100 * 0.5 + 500 * 2 + 100 * 4) / 1000;
 beforeAll(async () => {
   provider = await startFakeRealtimeServer();
   mcp = await startMcpServer({ transport: 'streamable-http', credential: 'voice-secret' });
-  t = await startTestApp({
-    env: { REALTIME_BASE_URL: provider.url, REALTIME_API_KEY: 'rt-key', REALTIME_MODEL: 'fake-realtime', RT_APPROVAL_TIMEOUT_MS: '1500', CONNECTOR_ALLOWED_HOSTS: '127.0.0.1', ...PRICES },
-  });
-  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-  twin = await buildTwin(t.platform.database.db, { rtEnabled: true, guardrailsEnabled: true, guardrailsText: 'Never discuss the weather.' });
-  const admin = await signIn(t.app, (await buildUser(t.platform.database.db, { twin, role: 'admin' })).user.email);
-  const created = await api('POST', '/api/admin/mcp-server', admin, { name: 'Calendar', url: mcp.url, credential: 'voice-secret', requireApproval: true });
-  expect(created.status).toBe(201);
-  const tools = await api('GET', '/api/admin/tools', admin);
-  echoKey = (tools.body.data as Array<{ name: string; tool: string }>).find((tool) => tool.tool === 'echo')!.name;
+  const main = await startVoiceApp({ RT_APPROVAL_TIMEOUT_MS: '1500' });
+  ({ t, base, twin, echoKey } = main);
+  ({ api, person, call, voiceRecords, balance, pendingCards } = kit(main));
 });
 afterAll(async () => {
   for (const socket of sockets) socket.terminate();
@@ -52,15 +54,32 @@ afterAll(async () => {
   await provider?.close();
 });
 
-async function api(method: string, url: string, token: string, payload?: object): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await t.app.inject({ method: method as 'GET', url, payload, headers: { authorization: `Bearer ${token}` } });
-  return { status: response.statusCode, body: response.json() };
+interface VoiceApp {
+  t: TestApp;
+  base: string;
+  twin: TwinRow;
+  echoKey: string;
 }
 
-async function person(options: { credits?: number; role?: 'user' | 'admin'; of?: TwinRow } = {}) {
-  const built = await buildUser(t.platform.database.db, { twin: options.of ?? twin, role: options.role, credits: options.credits ?? 100 });
-  return { id: built.user.id, token: await signIn(t.app, built.user.email) };
+/** An app talking to the fake provider, its twin with voice on and the MCP server's tools (approval required). */
+async function startVoiceApp(env: Record<string, string>, voiceMinuteMs?: number): Promise<VoiceApp> {
+  const app = await startTestApp({
+    env: { REALTIME_BASE_URL: provider.url, REALTIME_API_KEY: 'rt-key', REALTIME_MODEL: 'fake-realtime', CONNECTOR_ALLOWED_HOSTS: '127.0.0.1', ...PRICES, ...env },
+    voiceMinuteMs,
+  });
+  const address = await app.app.listen({ port: 0, host: '127.0.0.1' });
+  const db = app.platform.database.db;
+  const voiceTwin = await buildTwin(db, { rtEnabled: true, guardrailsEnabled: true, guardrailsText: 'Never discuss the weather.' });
+  const admin = await signIn(app.app, (await buildUser(db, { twin: voiceTwin, role: 'admin' })).user.email);
+  const inject = async (method: 'GET' | 'POST', url: string, payload?: object) =>
+    app.app.inject({ method, url, payload, headers: { authorization: `Bearer ${admin}` } });
+  const created = await inject('POST', '/api/admin/mcp-server', { name: 'Calendar', url: mcp.url, credential: 'voice-secret', requireApproval: true });
+  expect(created.statusCode).toBe(201);
+  const tools = (await inject('GET', '/api/admin/tools')).json() as { data: Array<{ name: string; tool: string }> };
+  return { t: app, base: address, twin: voiceTwin, echoKey: tools.data.find((tool) => tool.tool === 'echo')!.name };
 }
+
+type Kit = ReturnType<typeof kit>;
 
 interface Call {
   ws: WebSocket;
@@ -71,24 +90,48 @@ interface Call {
   closed: Promise<{ code: number; reason: string }>;
 }
 
-/** Opens a session and its relay socket; resolves once the provider has the session's setup. */
-async function call(who: { token: string }, body: object = {}, via: 'query' | 'protocol' = 'query'): Promise<Call> {
-  const opened = await api('POST', '/api/ai/rt/session', who.token, body);
-  expect(opened.status, JSON.stringify(opened.body)).toBe(200);
-  const { url, token, sessionId } = opened.body as { url: string; token: string; sessionId: string };
-  const before = provider.connections.length;
-  const ws =
-    via === 'query' ? new WebSocket(`${base.replace('http', 'ws')}${url}&token=${token}`) : new WebSocket(`${base.replace('http', 'ws')}${url}`, ['realtime', `twin-token.${token}`]);
-  sockets.push(ws);
-  const events: Array<Record<string, unknown>> = [];
-  ws.on('message', (data) => events.push(JSON.parse(data.toString()) as Record<string, unknown>));
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  await until(() => provider.connections.length > before && provider.connections.at(-1)!.received.some((event) => event.type === 'session.update'));
-  return { ws, events, sessionId, token, provider: provider.connections.at(-1)!, closed };
+/** The helpers of one voice app. */
+function kit({ t, base, twin }: VoiceApp) {
+  const db = t.platform.database.db;
+
+  async function api(method: string, url: string, token: string, payload?: object): Promise<{ status: number; body: Record<string, unknown> }> {
+    const response = await t.app.inject({ method: method as 'GET', url, payload, headers: { authorization: `Bearer ${token}` } });
+    return { status: response.statusCode, body: response.json() };
+  }
+
+  async function person(options: { credits?: number; role?: 'user' | 'admin'; of?: TwinRow } = {}) {
+    const built = await buildUser(db, { twin: options.of ?? twin, role: options.role, credits: options.credits ?? 100 });
+    return { id: built.user.id, token: await signIn(t.app, built.user.email) };
+  }
+
+  /** Opens a session and its relay socket; resolves once the provider has the session's setup. */
+  async function call(who: { token: string }, body: object = {}, via: 'query' | 'protocol' = 'query'): Promise<Call> {
+    const opened = await api('POST', '/api/ai/rt/session', who.token, body);
+    expect(opened.status, JSON.stringify(opened.body)).toBe(200);
+    const { url, token, sessionId } = opened.body as { url: string; token: string; sessionId: string };
+    const before = provider.connections.length;
+    const ws =
+      via === 'query' ? new WebSocket(`${base.replace('http', 'ws')}${url}&token=${token}`) : new WebSocket(`${base.replace('http', 'ws')}${url}`, ['realtime', `twin-token.${token}`]);
+    sockets.push(ws);
+    const events: Array<Record<string, unknown>> = [];
+    ws.on('message', (data) => events.push(JSON.parse(data.toString()) as Record<string, unknown>));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    await until(() => provider.connections.length > before && provider.connections.at(-1)!.received.some((event) => event.type === 'session.update'));
+    return { ws, events, sessionId, token, provider: provider.connections.at(-1)!, closed };
+  }
+
+  const voiceRecords = (userId: string) => db.select().from(history).where(eq(history.userId, userId));
+  const balance = async (userId: string) => (await db.select({ credits: users.credits, held: users.creditsHeld }).from(users).where(eq(users.id, userId)))[0]!;
+
+  async function pendingCards(token: string) {
+    return (await api('GET', '/api/user/approvals', token)).body.approvals as Array<{ approvalId: string; tool: string }>;
+  }
+
+  return { api, person, call, voiceRecords, balance, pendingCards };
 }
 
 function say(ws: WebSocket, words: string): void {
@@ -97,12 +140,6 @@ function say(ws: WebSocket, words: string): void {
 }
 
 const setupOf = (connection: FakeRealtimeConnection) => connection.received.find((event) => event.type === 'session.update')!.session as Record<string, unknown>;
-const voiceRecords = (userId: string) => t.platform.database.db.select().from(history).where(eq(history.userId, userId));
-const balance = async (userId: string) => (await t.platform.database.db.select({ credits: users.credits, held: users.creditsHeld }).from(users).where(eq(users.id, userId)))[0]!;
-
-async function pendingCards(token: string) {
-  return (await api('GET', '/api/user/approvals', token)).body.approvals as Array<{ approvalId: string; tool: string }>;
-}
 
 describe('the session the provider hears', () => {
   it("carries the assistant's instructions, the guardrail and a memory; a client's replacement is dropped with SESSION_FIELD_LOCKED", async () => {
@@ -246,6 +283,71 @@ describe('tool calls wait for the approval card', () => {
     expect(mcp.calls('echo')).toBe(before);
     expect(outputOf(connection)).toEqual([]);
     await until(async () => (await balance(jo.id)).held === 0);
+  });
+});
+
+describe("a session's minutes (a short minute: the app's voiceMinuteMs)", () => {
+  // A minute of 600 ms; RT_MAX_MINUTES 5 ends a session after 3 s. A minute of talk holds 600 audio
+  // tokens in and 1,200 out: 0.6 + 2.4 = 3 credits; the opening holds two minutes, 6 credits.
+  const MINUTE_MS = 600;
+  const MAX_MINUTES = 5;
+  let clocked: VoiceApp;
+  let k: Kit;
+
+  beforeAll(async () => {
+    clocked = await startVoiceApp({ RT_MAX_MINUTES: String(MAX_MINUTES) }, MINUTE_MS);
+    k = kit(clocked);
+  });
+  afterAll(async () => {
+    await clocked?.t.close();
+  });
+
+  const sessionRow = async (id: string) => (await clocked.t.platform.database.db.select().from(rtSessions).where(eq(rtSessions.id, id)))[0]!;
+  const charges = (userId: string) =>
+    clocked.t.platform.database.db
+      .select({ delta: creditLedger.delta, balanceAfter: creditLedger.balanceAfter })
+      .from(creditLedger)
+      .where(and(eq(creditLedger.userId, userId), eq(creditLedger.reason, 'conversation.turn')));
+
+  it('ends at RT_MAX_MINUTES with 4001: the exchange under way is recorded and charged, its waiting card cancelled', async () => {
+    const quinn = await k.person({ credits: 100 });
+    const { ws, closed, sessionId, provider: connection } = await k.call(quinn);
+    say(ws, 'hello there');
+    await until(async () => (await k.voiceRecords(quinn.id)).some((record) => record.status === 'complete'));
+    const before = mcp.calls('echo');
+    say(ws, `call:${clocked.echoKey}`);
+    await until(async () => (await k.pendingCards(quinn.token)).length === 1);
+    expect(await closed).toEqual({ code: 4001, reason: 'RT_MAX_MINUTES' });
+    await until(async () => (await sessionRow(sessionId)).endReason === 'RT_MAX_MINUTES');
+    await until(async () => (await k.balance(quinn.id)).held === 0);
+    await until(() => connection.closed);
+    expect(await k.pendingCards(quinn.token)).toEqual([]);
+    expect(mcp.calls('echo')).toBe(before);
+    const records = (await k.voiceRecords(quinn.id)).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+    expect(records).toHaveLength(2);
+    expect(records[0]).toMatchObject({ question: 'hello there', answer: 'You said: hello there', status: 'complete', credits: EXCHANGE_COST, heldCredits: 0 });
+    // The tool's request was answered by the provider (its usage known); the session ended while the card waited.
+    expect(records[1]).toMatchObject({ question: `call:${clocked.echoKey}`, mode: 'voice', status: 'cancelled', credits: EXCHANGE_COST, heldCredits: 0 });
+    expect(records[0]!.toolCalls).toEqual([]);
+    expect(records[1]!.toolCalls).toMatchObject([{ tool: 'echo', status: 'declined', approval: { decision: 'cancelled' } }]);
+    expect(await k.balance(quinn.id)).toEqual({ credits: 100 - 2 * EXCHANGE_COST, held: 0 });
+  });
+
+  it('extends the hold each minute and closes with 4002 INSUFFICIENT_CREDITS when the balance cannot hold the next; never overdrawn', async () => {
+    // 12 credits: after one exchange 12 - 1.65 = 10.35 remain; the next record holds 6, one minute more 9, a second would be 12.
+    const rae = await k.person({ credits: 12 });
+    const { ws, closed, sessionId } = await k.call(rae);
+    say(ws, 'how long can we talk');
+    await until(async () => (await k.voiceRecords(rae.id)).some((record) => record.status === 'complete'));
+    await until(async () => (await k.balance(rae.id)).held === 9);
+    expect(await closed).toEqual({ code: 4002, reason: 'INSUFFICIENT_CREDITS' });
+    await until(async () => (await sessionRow(sessionId)).endReason === 'INSUFFICIENT_CREDITS');
+    await until(async () => (await k.balance(rae.id)).held === 0);
+    const records = await k.voiceRecords(rae.id);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ question: 'how long can we talk', status: 'complete', credits: EXCHANGE_COST, heldCredits: 0 });
+    expect(await k.balance(rae.id)).toEqual({ credits: 12 - EXCHANGE_COST, held: 0 });
+    expect(await charges(rae.id)).toEqual([{ delta: -EXCHANGE_COST, balanceAfter: 12 - EXCHANGE_COST }]);
   });
 });
 

@@ -32,7 +32,6 @@ type Ending = (typeof CLOSE)[keyof typeof CLOSE];
 
 /** Client events held while the provider's socket opens. */
 const MAX_PENDING = 256;
-const MINUTE_MS = 60_000;
 /** The person's speech is transcribed so the exchange's record has its question. */
 export const INPUT_TRANSCRIPTION_MODEL = 'gpt-4o-mini-transcribe';
 
@@ -50,6 +49,8 @@ export class VoiceCall {
   #tools: TurnTools = { specs: [], calls: [] };
   #memories: MemoryEntry[] = [];
   #runningTools = 0;
+  /** Tool calls under way: the end waits for them (cancelled by then) so the record says how each ended. */
+  readonly #toolRuns = new Set<Promise<void>>();
   /** Record work (settles, openings), one at a time. */
   #queue: Promise<unknown> = Promise.resolve();
   #ended: Promise<void> | undefined;
@@ -96,8 +97,8 @@ export class VoiceCall {
     this.#memories = context.memories;
     this.#tools = tools;
     if (this.#abort.signal.aborted) return;
-    this.#timers.push(setTimeout(() => void this.end(CLOSE.maxMinutes), this.#deps.maxMinutes * MINUTE_MS));
-    this.#timers.push(setInterval(() => this.#holdAnotherMinute(), MINUTE_MS));
+    this.#timers.push(setTimeout(() => void this.end(CLOSE.maxMinutes), this.#deps.maxSessionMs));
+    this.#timers.push(setInterval(() => this.#holdAnotherMinute(), this.#deps.minuteMs));
     for (const timer of this.#timers) timer.unref();
     const provider = new WebSocket(providerUrl(realtime.baseUrl, row.model), { headers: realtime.apiKey ? { authorization: `Bearer ${realtime.apiKey}` } : {} });
     this.#provider = provider;
@@ -169,7 +170,11 @@ export class VoiceCall {
         break;
       case 'response.output_item.done': {
         const item = event.item as { type?: string; call_id?: string; name?: string; arguments?: string } | undefined;
-        if (item?.type === 'function_call' && item.call_id && item.name) void this.#runTool(item.call_id, item.name, item.arguments ?? '');
+        if (item?.type === 'function_call' && item.call_id && item.name) {
+          const run = this.#runTool(item.call_id, item.name, item.arguments ?? '');
+          this.#toolRuns.add(run);
+          void run.finally(() => this.#toolRuns.delete(run));
+        }
         break;
       }
       case 'response.done': {
@@ -200,6 +205,9 @@ export class VoiceCall {
     this.#book!.draft.used = true;
     let output: string;
     try {
+      // The exchange before may still be ending: the tools of this exchange's record (its card, its
+      // record's calls) are in place once the record work queued so far is done.
+      await this.#queue;
       const spec = this.#tools.specs.find((candidate) => candidate.key === name);
       if (!spec) output = toolFailureText(`no tool named ${name}`);
       else {
@@ -245,6 +253,7 @@ export class VoiceCall {
     for (const timer of this.#timers) clearTimeout(timer);
     if (this.#client.readyState === WebSocket.OPEN || this.#client.readyState === WebSocket.CONNECTING) this.#client.close(ending.code, ending.reason);
     this.#provider?.close();
+    await Promise.all(this.#toolRuns);
     await this.#queue;
     const book = this.#book;
     try {

@@ -9,7 +9,10 @@ export interface RelayDeps {
   turn: Pick<TurnDeps, 'db' | 'reads' | 'providers' | 'tools' | 'changes'>;
   realtime: { baseUrl: string; apiKey?: string };
   prices: RtPrices;
-  maxMinutes: number;
+  /** A minute of the session, in ms: each holds another minute of talk (60 s; tests set it small). */
+  minuteMs: number;
+  /** The session's longest life, in ms (RT_MAX_MINUTES minutes): then it ends with 4001 RT_MAX_MINUTES. */
+  maxSessionMs: number;
   /** How long a tool call waits for the person's approval (RT_APPROVAL_TIMEOUT_MS, 45 s). */
   approvalTimeoutMs: number;
   processId: string | undefined;

@@ -10,10 +10,17 @@ import { endSessionsOfGoneProcesses } from './rt-sessions.repo.js';
 import { createRtSessionService } from './rt-session.service.js';
 import { rtRoutes } from './rt.routes.js';
 
+const MINUTE_MS = 60_000;
+
 export interface RtModuleDeps {
   turn: TurnDeps;
   bus: EventBus;
   voice: Config['voice'];
+  /**
+   * The length of a session's minute in ms (60 s unless set): each one holds another minute of talk, and
+   * RT_MAX_MINUTES of them end the session. Tests set it small; operators only ever set RT_MAX_MINUTES.
+   */
+  minuteMs?: number;
   liveness: ProcessLiveness | undefined;
 }
 
@@ -23,7 +30,8 @@ export async function registerRealtimeVoice(app: App, deps: RtModuleDeps): Promi
   const service = createRtSessionService({ turn: deps.turn, bus: deps.bus, realtime, prices, processId });
   rtRoutes(app, service);
   if (realtime) {
-    const relay = await attachRelay(app.server, deps.bus, { turn: deps.turn, realtime, prices, maxMinutes, approvalTimeoutMs, processId, log: app.log });
+    const minuteMs = deps.minuteMs ?? MINUTE_MS;
+    const relay = await attachRelay(app.server, deps.bus, { turn: deps.turn, realtime, prices, minuteMs, maxSessionMs: maxMinutes * minuteMs, approvalTimeoutMs, processId, log: app.log });
     app.addHook('preClose', () => relay.close());
   }
   const liveness = deps.liveness;
