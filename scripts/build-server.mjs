@@ -13,7 +13,7 @@ const OUTPUT = path.join(root, 'dist');
 /** Written last: its time is the build's. */
 const STAMP = '.built';
 /** Files that are not code but travel with it. */
-const ASSETS = ['platform/db/migrations'];
+const ASSETS = ['platform/db/migrations', 'modules/embed/browser'];
 
 function isCode(file) {
   return file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.endsWith('.d.ts');
