@@ -1,6 +1,6 @@
 // Data access for administering accounts: scoped lists, memberships of many people, status changes.
 import { and, desc, eq, exists, ilike, inArray, isNull, ne, or, sql, type SQL } from 'drizzle-orm';
-import type { Executor } from '../../platform/db/client.js';
+import { inTransaction, type Executor } from '../../platform/db/client.js';
 import { twins, memberships } from '../twins/twins.tables.js';
 import { users, type UserRow, type UserStatus } from '../users/users.tables.js';
 
@@ -22,11 +22,10 @@ export function inScope(scope: 'all' | string[], twinFilter?: string): SQL | und
   );
 }
 
-export async function listUsers(
-  db: Executor,
-  filter: { scope: 'all' | string[]; search?: string; twinId?: string; status?: UserStatus },
-  page: { offset: number; limit: number },
-): Promise<{ rows: UserRow[]; total: number }> {
+type ListFilter = { scope: 'all' | string[]; search?: string; twinId?: string; status?: UserStatus };
+
+/** The people list's two statements (a page, the count of matches), unrun: bench/people-search-plan.ts explains them. */
+export function peopleListQueries(db: Executor, filter: ListFilter, page: { offset: number; limit: number }) {
   const pattern = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
   const where = and(
     isNull(users.deletedAt),
@@ -34,8 +33,40 @@ export async function listUsers(
     filter.status ? eq(users.status, filter.status) : undefined,
     pattern ? or(ilike(users.email, pattern), ilike(users.fname, pattern), ilike(users.lname, pattern)) : undefined,
   );
-  const rows = await db.select().from(users).where(where).orderBy(desc(users.createdAt), desc(users.id)).offset(page.offset).limit(page.limit);
-  const [count] = await db.select({ total: sql<number>`count(*)::int` }).from(users).where(where);
+  return {
+    rows: db.select().from(users).where(where).orderBy(desc(users.createdAt), desc(users.id)).offset(page.offset).limit(page.limit),
+    count: db.select({ total: sql<number>`count(*)::int` }).from(users).where(where),
+  };
+}
+
+/** Shortest search the trigram indexes (users.tables.ts) can answer: one trigram. */
+export const TRIGRAM = 3;
+/**
+ * The planner's cost of an operator while a search is planned. Its default (0.0025) prices an ILIKE of a
+ * UTF-8 text (both sides lowercased on each row) at about a twentieth of its time, and a trigram index
+ * by its most frequent trigrams (a domain every account shares): it read every account for an exact
+ * email, 30 ms where the index takes 1. At this cost a rare fragment takes the indexes and a fragment
+ * most accounts match still reads the table, its faster way (docs/decisions.md, "People search").
+ */
+export const SEARCH_OPERATOR_COST = 0.05;
+
+export async function listUsers(db: Executor, filter: ListFilter, page: { offset: number; limit: number }): Promise<{ rows: UserRow[]; total: number }> {
+  if (!filter.search || filter.search.length < TRIGRAM) return readPeople(db, filter, page);
+  return inTransaction(db, async (tx) => {
+    await tx.execute(sql.raw(`set local cpu_operator_cost = ${SEARCH_OPERATOR_COST}`));
+    const found = await readPeople(tx, filter, page);
+    await tx.execute(sql`set local cpu_operator_cost to default`);
+    return found;
+  });
+}
+
+async function readPeople(db: Executor, filter: ListFilter, page: { offset: number; limit: number }): Promise<{ rows: UserRow[]; total: number }> {
+  const queries = peopleListQueries(db, filter, page);
+  const rows = await queries.rows;
+  // A page neither full nor past the end holds the last matches: it tells the count without reading
+  // every match again (an exact email, a rare name).
+  if (rows.length < page.limit && (rows.length > 0 || page.offset === 0)) return { rows, total: page.offset + rows.length };
+  const [count] = await queries.count;
   return { rows, total: count.total };
 }
 

@@ -242,6 +242,14 @@ describe('GET /api/admin/users', () => {
     expect(all.body.data).toHaveLength(2);
     const searched = await req(token, 'GET', '/api/admin/users?search=al');
     expect(searched.body.data.map((u: { fname: string }) => u.fname).sort()).toEqual(['Alba', 'Alma']);
+    expect(searched.body.total).toBe(2);
+    // The last page, partly full, and a page past the end both tell the whole count.
+    expect((await req(token, 'GET', '/api/admin/users?limit=3&page=2')).body).toMatchObject({ total: 4, data: [expect.anything()] });
+    expect((await req(token, 'GET', '/api/admin/users?limit=3&page=5')).body).toMatchObject({ total: 4, data: [] });
+    // A fragment inside a name, in another case; a percent sign is a character, not a wildcard.
+    const inside = await req(token, 'GET', '/api/admin/users?search=RUN');
+    expect(inside.body).toMatchObject({ total: 1, data: [{ fname: 'Bruno' }] });
+    expect((await req(token, 'GET', '/api/admin/users?search=%25l%25')).body).toMatchObject({ total: 0, data: [] });
     expect((await req(token, 'GET', `/api/admin/users?institution=${twinB.id}`)).body.total).toBe(0);
 
     const asSuper = await req(tokenSuper, 'GET', `/api/admin/users?search=${outsider.user.email}`);

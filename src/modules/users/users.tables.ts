@@ -78,6 +78,11 @@ export const users = pgTable(
     // The administration's people list, newest first and paged (GET /api/admin/users): read backwards,
     // this order is the list's (created_at desc, id desc) without a sort of every account.
     index('users_listed_idx').on(t.createdAt, t.id).where(sql`${t.deletedAt} is null`),
+    // Its search (a fragment of the email or either name, case-insensitive): trigram indexes answer the
+    // ILIKE '%...%' of each column without reading every account (docs/decisions.md, "People search").
+    index('users_email_trgm_idx').using('gin', t.email.op('gin_trgm_ops')).with({ fastupdate: false }).where(sql`${t.deletedAt} is null`),
+    index('users_fname_trgm_idx').using('gin', t.fname.op('gin_trgm_ops')).with({ fastupdate: false }).where(sql`${t.deletedAt} is null`),
+    index('users_lname_trgm_idx').using('gin', t.lname.op('gin_trgm_ops')).with({ fastupdate: false }).where(sql`${t.deletedAt} is null`),
     check('users_credits_nonnegative', sql`${t.credits} >= 0`),
     check('users_credits_held_nonnegative', sql`${t.creditsHeld} >= 0`),
   ],

@@ -7,6 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { withKeptStatements } from './pglite-statements.js';
 import type { ThreadInit, ThreadRequest, ThreadAnswer, WireError } from './pglite-thread.js';
@@ -22,7 +23,8 @@ if (init.dataDir) mkdirSync(init.dataDir, { recursive: true });
  */
 const SHARED_BUFFERS = '32MB';
 const raw = new PGlite(init.dataDir ?? 'memory://', {
-  extensions: { vector },
+  // pg_trgm: the people list's search by fragment of a name or an email (admin-users.repo.ts).
+  extensions: { vector, pg_trgm },
   startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`],
   loadDataDir: init.template ? new Blob([init.template as Uint8Array<ArrayBuffer>]) : undefined,
 });
