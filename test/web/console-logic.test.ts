@@ -6,7 +6,6 @@ import { previewCsv } from '../../web/src/admin/csv-preview.js';
 import { actionsFor, FAMILIES, familiesFor, type ProfileRights } from '../../web/src/admin/families.js';
 import { fieldErrors } from '../../web/src/admin/field-errors.js';
 import { buildBody, initialValues, type FieldSpec } from '../../web/src/admin/form-body.js';
-import { PERMISSION_NAMES } from '../../web/src/admin/permissions.js';
 import { PERMISSIONS, permissionsFor } from '../../src/platform/http/permissions.js';
 
 const labels = (rights: ProfileRights) => familiesFor(rights).map((family) => family.label);
@@ -26,10 +25,6 @@ describe('the families a profile is offered', () => {
     expect(labels({ accountType: 'user', permissions: [...PERMISSIONS], role: 'user' })).toContain('Charts');
     expect(labels({ accountType: 'user', permissions: permissionsFor('user', 'admin', []), role: 'admin' })).toContain('Subscription');
     expect(labels({ accountType: 'super', permissions: [], role: null })).toContain('Subscription');
-  });
-
-  it("offers as grants exactly the service's permissions", () => {
-    expect([...PERMISSION_NAMES]).toEqual([...PERMISSIONS]);
   });
 
   it('offers only the actions the service would allow', () => {

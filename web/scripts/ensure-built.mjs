@@ -7,7 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const web = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SOURCES = ['src', 'public', 'scripts', 'index.html', 'vite.config.ts', 'tsconfig.json', 'package.json', 'package-lock.json'];
+// The service's permission list is part of the console's bundle (web/src/admin/Memberships.tsx).
+const SOURCES = ['src', 'public', 'scripts', 'index.html', 'vite.config.ts', 'tsconfig.json', 'package.json', 'package-lock.json', '../src/platform/http/permissions.ts'];
 const GENERATED = new Set(['schema.json', 'schema.d.ts']);
 
 function newest(target) {

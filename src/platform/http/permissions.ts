@@ -1,5 +1,6 @@
 // The permission strings, decided once. A twin's admins hold them all in that twin; a member with
 // the user role holds only the grants on their membership; a super admin holds them all everywhere.
+// The console imports this file for the grants it offers: keep it free of imports.
 
 export const PERMISSIONS = [
   'institutions.list',

@@ -8,6 +8,7 @@ import { ErrorNotice } from '../components/ErrorNotice';
 import { adminGet, adminSend, type Page } from './admin-api';
 import type { FieldSpec } from './form-body';
 import { EditButton, SimpleForm } from './SimpleForm';
+import { DataTable, type Column } from './ui';
 
 export interface LtiPlatform {
   _id: string;
@@ -29,6 +30,12 @@ const FIELDS: FieldSpec[] = [
 ];
 
 const QUERY_KEY = 'admin-lti-platforms';
+
+const PLATFORM_COLUMNS: Column<LtiPlatform>[] = [
+  { header: 'Issuer', cell: (platform) => platform.issuer },
+  { header: 'Client id', cell: (platform) => platform.clientId },
+  { header: 'Deployments', cell: (platform) => platform.deploymentIds.join(', ') || 'none' },
+];
 
 export function LtiPlatforms({ twinId }: { twinId: string }) {
   const queryClient = useQueryClient();
@@ -68,34 +75,19 @@ export function LtiPlatforms({ twinId }: { twinId: string }) {
               <code>{rows[0].toolLaunchUrl}</code>
             </dd>
           </dl>
-          <table>
-            <caption className="visually-hidden">Registered course platforms</caption>
-            <thead>
-              <tr>
-                <th scope="col">Issuer</th>
-                <th scope="col">Client id</th>
-                <th scope="col">Deployments</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((platform) => (
-                <tr key={platform._id}>
-                  <td>{platform.issuer}</td>
-                  <td>{platform.clientId}</td>
-                  <td>{platform.deploymentIds.join(', ') || 'none'}</td>
-                  <td className="button-row">
-                    <EditButton label={platform.issuer} onClick={() => setEditing(platform)} />
-                    <button type="button" className="button-link" onClick={() => setRemoving(platform)}>
-                      Remove<span className="visually-hidden"> {platform.issuer}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            caption="Registered course platforms"
+            rows={rows}
+            columns={PLATFORM_COLUMNS}
+            rowActions={(platform) => (
+              <span className="button-row">
+                <EditButton label={platform.issuer} onClick={() => setEditing(platform)} />
+                <button type="button" className="button-link" onClick={() => setRemoving(platform)}>
+                  Remove<span className="visually-hidden"> {platform.issuer}</span>
+                </button>
+              </span>
+            )}
+          />
         </>
       )}
       {list.isSuccess && rows.length === 0 && <p className="muted">No platform is registered yet.</p>}

@@ -8,7 +8,9 @@ import type { AdminUser } from '../api/types';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { useProfile } from '../session';
 import { adminSend } from './admin-api';
-import { PERMISSION_NAMES } from './permissions';
+import { DataTable } from './ui';
+// The service's own list (a plain file without imports), so the grants offered are exactly the ones it knows.
+import { PERMISSIONS as PERMISSION_NAMES } from '../../../src/platform/http/permissions';
 
 type Row = AdminUser['memberships'][number];
 
@@ -45,65 +47,56 @@ export function Memberships({ user, makeSuper }: { user: AdminUser; makeSuper: b
     <section aria-label="Memberships">
       <h3>Memberships</h3>
       {!editable && <p className="muted">{user._id === profile._id ? 'Your own memberships are changed by another administrator.' : "A super admin's memberships are changed by super admins."}</p>}
-      <table>
-        <caption className="visually-hidden">Twins of {user.email}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Twin</th>
-            <th scope="col">Role</th>
-            <th scope="col">Grants</th>
-            {editable && (
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            )}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((membership) => (
-            <tr key={membership._id}>
-              <td>{membership.name}</td>
-              <td>
-                {editable ? (
-                  <select
-                    aria-label={`Role in ${membership.name}`}
-                    value={membership.role}
-                    onChange={(event) => {
-                      const role = event.target.value as 'user' | 'admin';
-                      void change(membership, { role }, `Role in ${membership.name}: ${role}.`);
-                    }}
-                  >
-                    <option value="user">user</option>
-                    <option value="admin">admin</option>
-                  </select>
-                ) : (
-                  membership.role
-                )}
-              </td>
-              <td>
-                {membership.role === 'admin' ? (
-                  'every permission'
-                ) : (
-                  <Grants membership={membership} editable={editable} onChange={(permissions, message) => change(membership, { permissions }, message)} />
-                )}
-              </td>
-              {editable && (
-                <td>
-                  <button
-                    type="button"
-                    className="button-link"
-                    onClick={() =>
-                      act(() => adminSend('DELETE', `/api/admin/membership/${membership._id}`), `Removed from ${membership.name}.`, (current) => current.filter((row) => row._id !== membership._id))
-                    }
-                  >
-                    Remove from {membership.name}
-                  </button>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <DataTable
+        caption={`Twins of ${user.email}`}
+        rows={rows}
+        columns={[
+          { header: 'Twin', cell: (membership) => membership.name },
+          {
+            header: 'Role',
+            cell: (membership) =>
+              editable ? (
+                <select
+                  aria-label={`Role in ${membership.name}`}
+                  value={membership.role}
+                  onChange={(event) => {
+                    const role = event.target.value as 'user' | 'admin';
+                    void change(membership, { role }, `Role in ${membership.name}: ${role}.`);
+                  }}
+                >
+                  <option value="user">user</option>
+                  <option value="admin">admin</option>
+                </select>
+              ) : (
+                membership.role
+              ),
+          },
+          {
+            header: 'Grants',
+            cell: (membership) =>
+              membership.role === 'admin' ? (
+                'every permission'
+              ) : (
+                <Grants membership={membership} editable={editable} onChange={(permissions, message) => change(membership, { permissions }, message)} />
+              ),
+          },
+        ]}
+        rowActions={
+          editable
+            ? (membership) => (
+                <button
+                  type="button"
+                  className="button-link"
+                  onClick={() =>
+                    act(() => adminSend('DELETE', `/api/admin/membership/${membership._id}`), `Removed from ${membership.name}.`, (current) => current.filter((row) => row._id !== membership._id))
+                  }
+                >
+                  Remove from {membership.name}
+                </button>
+              )
+            : undefined
+        }
+      />
       {done && <p role="status">{done}</p>}
       <ErrorNotice error={error} />
     </section>

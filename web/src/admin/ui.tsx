@@ -128,47 +128,13 @@ export function AdminList<Row extends { _id: string }>({
       )}
       {outcome && <p role="status">{outcome}</p>}
       <ErrorNotice error={error ?? list.error} />
-      <div className="table-scroll">
-        <table>
-          <caption className="visually-hidden">{caption ?? title}</caption>
-          <thead>
-            <tr>
-              {bulk.length > 0 && (
-                <th scope="col">
-                  <span className="visually-hidden">Select</span>
-                </th>
-              )}
-              {columns.map((column) => (
-                <th scope="col" key={column.header}>
-                  {column.header}
-                </th>
-              ))}
-              {rowActions && (
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr key={row._id}>
-                {bulk.length > 0 && (
-                  <td>
-                    {(selectable?.(row) ?? true) && (
-                      <input type="checkbox" aria-label={`Select ${rowLabel(row)}`} checked={selected.has(row._id)} onChange={() => toggle(row._id)} />
-                    )}
-                  </td>
-                )}
-                {columns.map((column) => (
-                  <td key={column.header}>{column.cell(row)}</td>
-                ))}
-                {rowActions && <td className="row-actions">{rowActions(row)}</td>}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        caption={caption ?? title}
+        rows={rows}
+        columns={columns}
+        rowActions={rowActions}
+        select={bulk.length > 0 ? { label: rowLabel, selectable, selected, toggle } : undefined}
+      />
       {list.isSuccess && rows.length === 0 && <p className="muted">Nothing to show.</p>}
       <nav className="pager" aria-label={`${title} pages`}>
         <button type="button" className="button-secondary" disabled={page <= 1} onClick={() => setPage(page - 1)}>
@@ -182,6 +148,65 @@ export function AdminList<Row extends { _id: string }>({
         </button>
       </nav>
     </section>
+  );
+}
+
+/** A table of rows: a column per field, an optional checkbox column and a last column of actions. */
+export function DataTable<Row extends { _id: string }>({
+  caption,
+  rows,
+  columns,
+  rowActions,
+  select,
+}: {
+  caption: string;
+  rows: Row[];
+  columns: Column<Row>[];
+  rowActions?: (row: Row) => ReactNode;
+  select?: { label: (row: Row) => string; selectable?: (row: Row) => boolean; selected: Set<string>; toggle: (id: string) => void };
+}) {
+  return (
+    <div className="table-scroll">
+      <table>
+        <caption className="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            {select && (
+              <th scope="col">
+                <span className="visually-hidden">Select</span>
+              </th>
+            )}
+            {columns.map((column) => (
+              <th scope="col" key={column.header}>
+                {column.header}
+              </th>
+            ))}
+            {rowActions && (
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row._id}>
+              {select && (
+                <td>
+                  {(select.selectable?.(row) ?? true) && (
+                    <input type="checkbox" aria-label={`Select ${select.label(row)}`} checked={select.selected.has(row._id)} onChange={() => select.toggle(row._id)} />
+                  )}
+                </td>
+              )}
+              {columns.map((column) => (
+                <td key={column.header}>{column.cell(row)}</td>
+              ))}
+              {rowActions && <td className="row-actions">{rowActions(row)}</td>}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
