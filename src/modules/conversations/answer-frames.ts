@@ -3,7 +3,8 @@
 // with `seq` and `historyId`; the log keeps the frame for resumes, written in batches beside the live
 // path. Both transports send the same numbered frames: SSE as they are (`id: <historyId>:<seq>`), a
 // socket as the events the frame map names (RECEIVE_STREAM with the whole text so far, TOOL_STATUS,
-// STREAM_STARTED, STREAM_COMPLETE, STREAM_ERROR, STREAM_DONE).
+// STREAM_STARTED, STREAM_COMPLETE, STREAM_ERROR, STREAM_DONE, and an approval card as TOOL_APPROVAL and
+// its ending as TOOL_APPROVAL_DECIDED).
 import type { SocketEmit, SseFrame } from '../../platform/realtime/client-frames.js';
 import type { AnswerLog } from '../../platform/realtime/open-stream-log.js';
 import type { SseStream } from '../../platform/realtime/sse.js';
@@ -80,6 +81,14 @@ export function socketEmitOf(frame: NumberedFrame, textSoFar: string): SocketEmi
     }
     case 'error':
       return ['STREAM_ERROR', { error: frame.error, seq, historyId }];
+    case 'approval': {
+      const { type: _type, ...card } = frame;
+      return ['TOOL_APPROVAL', { ...card, seq, historyId }];
+    }
+    case 'approval_decided': {
+      const { type: _type, ...decided } = frame;
+      return ['TOOL_APPROVAL_DECIDED', decided];
+    }
     case 'done':
       return ['STREAM_DONE', { seq, historyId }];
     default:
