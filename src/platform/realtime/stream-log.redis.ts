@@ -6,7 +6,7 @@
 // expired answer is told from an unknown one. Followers of every answer share one blocking XREAD
 // connection per process; a new follower interrupts its block with CLIENT UNBLOCK.
 import type { Redis } from 'ioredis';
-import type { FrameListener, FrameStore, Following, LogMissing, LogRead, StoredBatch } from './stream-log.js';
+import { ORPHAN_SEQ_GAP, type FrameListener, type FrameStore, type Following, type LogMissing, type LogRead, type StoredBatch } from './stream-log.js';
 
 export interface RedisStoreOptions {
   /** Key prefix of the answers' streams. */
@@ -26,6 +26,8 @@ interface Entry {
   idSeq: number;
   frames: unknown[];
   end: boolean;
+  /** The crash sweep's entry (field `o`): the last seq stored before it; its frames jump past the seqs between. */
+  follows?: number;
 }
 
 /** Decodes entries with one parse of all their frame arrays: a parse per entry costs about twice as much. */
@@ -34,14 +36,16 @@ function parseEntries(raw: RawEntry[]): Entry[] {
   const entries = raw.map(([id, fields]) => {
     let end = false;
     let frames = -1;
+    let follows: number | undefined;
     for (let i = 0; i < fields.length; i += 2) {
       if (fields[i] === 'f') frames = texts.push(fields[i + 1]) - 1;
       else if (fields[i] === 'e') end = true;
+      else if (fields[i] === 'o') follows = Number(fields[i + 1]);
     }
-    return { idSeq: Number(id.slice(id.indexOf('-') + 1)), frames, end };
+    return { idSeq: Number(id.slice(id.indexOf('-') + 1)), frames, end, follows };
   });
   const decoded = texts.length > 0 ? (JSON.parse(`[${texts.join(',')}]`) as unknown[][]) : [];
-  return entries.map(({ idSeq, frames, end }) => ({ idSeq, end, frames: frames >= 0 ? decoded[frames] : [] }));
+  return entries.map(({ idSeq, frames, end, follows }) => ({ idSeq, end, follows, frames: frames >= 0 ? decoded[frames] : [] }));
 }
 
 /** The frames of an entry with their seqs; an end of its own has none. */
@@ -52,6 +56,8 @@ function numbered(entry: Entry): Array<{ seq: number; frame: unknown }> {
 
 /** First seq an entry accounts for: its first frame, or its own position for an end without frames. */
 const firstSeqOf = (entry: Entry): number => entry.idSeq - entry.frames.length + (entry.frames.length > 0 ? 1 : 0);
+/** First seq a reader needs before this entry: the crash sweep's entry skips the seqs after the last stored one. */
+const coversFrom = (entry: Entry): number => (entry.follows !== undefined ? entry.follows + 1 : firstSeqOf(entry));
 
 const isConflict = (error: unknown): boolean => String(error).includes('equal or smaller');
 
@@ -114,7 +120,7 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
     }
     const entries = parseEntries(raw);
     const first = entries.find((entry) => entry.idSeq > afterSeq || entry.end);
-    if (first && firstSeqOf(first) > afterSeq + 1) return { kind: 'truncated', firstSeq: firstSeqOf(first) };
+    if (first && coversFrom(first) > afterSeq + 1) return { kind: 'truncated', firstSeq: firstSeqOf(first) };
     return { entries, ended: entries.some((entry) => entry.end) };
   }
 
@@ -275,13 +281,14 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
         const { last, gone } = await lastEntry(answerId);
         if (last?.end || (!last && gone)) return null;
         const lastSeq = last?.idSeq ?? 0;
-        const fields = frames.length > 0 ? ['f', JSON.stringify(frames), 'e', '1'] : ['e', '1'];
-        const id = frames.length > 0 ? `0-${lastSeq + frames.length}` : '0-*';
+        const fields = frames.length > 0 ? ['f', JSON.stringify(frames), 'e', '1', 'o', String(lastSeq)] : ['e', '1'];
+        const lastOrphanSeq = lastSeq + ORPHAN_SEQ_GAP + frames.length;
+        const id = frames.length > 0 ? `0-${lastOrphanSeq}` : '0-*';
         const pipeline = command.pipeline().xadd(keyOf(answerId), 'MAXLEN', '~', maxEntries, id, ...fields);
         endCommands(pipeline, answerId, retentionSeconds);
         try {
           await exec(pipeline);
-          return frames.length > 0 ? lastSeq + frames.length : null;
+          return frames.length > 0 ? lastOrphanSeq : null;
         } catch (error) {
           // The producer (or another sweeper) wrote after our look: look again.
           if (!isConflict(error)) throw error;

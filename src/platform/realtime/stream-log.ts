@@ -12,6 +12,14 @@ export const DEFAULT_FLUSH_MS = 20;
 /** A batch this long is written at once without waiting for the interval. */
 export const DEFAULT_MAX_BATCH_FRAMES = 256;
 
+/**
+ * How far past the last stored frame the crash sweep numbers an orphan's frames (the INTERRUPTED error,
+ * done). A producer sends each frame live before the log stores it (at the next flush, or later when the
+ * store is failing), so a reader may have seen frames the log never got; the orphan frames must come after
+ * all of them. The numbers skipped are a jump, not a loss: readers and resumes pass over it.
+ */
+export const ORPHAN_SEQ_GAP = 1_000_000;
+
 export interface LoggedFrame<F> {
   seq: number;
   frame: F;
@@ -57,8 +65,9 @@ export interface FrameStore {
   /** Replays after afterSeq, then delivers later frames in order until the end; never one twice. */
   follow(answerId: string, afterSeq: number, onFrame: FrameListener): Promise<Following | LogMissing>;
   /**
-   * Ends an answer whose producer is gone: appends frames after the last stored one and the end,
-   * unless the answer already ended. Resolves with the seq of the last frame appended, or null.
+   * Ends an answer whose producer is gone: appends frames numbered from the last stored seq +
+   * ORPHAN_SEQ_GAP + 1, and the end, unless the answer already ended. The skipped numbers are no
+   * truncation. Resolves with the seq of the last frame appended, or null.
    */
   endOrphan(answerId: string, frames: unknown[], retentionSeconds: number): Promise<number | null>;
   /** What the store holds now, to report its bound: entries are frames (memory) or batches (Redis). */
