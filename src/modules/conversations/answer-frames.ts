@@ -31,7 +31,7 @@ export class AnswerFrames {
   ) {}
 
   next(frame: SseFrame): NumberedFrame {
-    const seq = this.log.append(this.historyId, frame);
+    const seq = this.log.append(this.historyId, withoutHistoryId(frame));
     return { ...frame, seq, historyId: this.historyId };
   }
 
@@ -45,6 +45,16 @@ export class AnswerFrames {
   get isEnded(): boolean {
     return this.ended;
   }
+}
+
+/**
+ * What the log keeps of a frame: the frame without the answer's historyId (a complete or an approval card
+ * carries it), since every replay adds `seq` and `historyId` to the stored text as it is (answer-resume.ts).
+ */
+function withoutHistoryId(frame: SseFrame): SseFrame {
+  if (!('historyId' in frame)) return frame;
+  const { historyId: _historyId, ...rest } = frame;
+  return rest as unknown as SseFrame;
 }
 
 /** The frames that end an answer, before `done`: complete, or the failure, or nothing for a cancel. */

@@ -45,7 +45,7 @@ export interface StoredBatch {
  */
 export type LogMissing = { kind: 'unknown' } | { kind: 'expired' } | { kind: 'truncated'; firstSeq: number };
 
-export type LogRead<F> = { kind: 'frames'; frames: LoggedFrame<F>[]; ended: boolean } | LogMissing;
+export type LogRead<F, Item = LoggedFrame<F>> = { kind: 'frames'; frames: Item[]; ended: boolean } | LogMissing;
 
 export interface Following {
   kind: 'following';
@@ -54,16 +54,17 @@ export interface Following {
   stop(): void;
 }
 
-export type FrameListener = (frame: LoggedFrame<unknown>) => void;
+/** Frames as the store keeps them (their JSON text), in seq order: the replay in one call, then each batch stored. */
+export type TextListener = (frames: EncodedFrame[]) => void;
 
-/** The part each store implements; the log above it owns numbering and batching. */
+/** The part each store implements; the log above it owns numbering, batching and decoding. */
 export interface FrameStore {
   readonly kind: 'memory' | 'redis';
   /** Writes the batches of several answers, each in seq order; resolves once stored. */
   write(batches: StoredBatch[], retentionSeconds: number): Promise<void>;
-  read(answerId: string, afterSeq: number): Promise<LogRead<unknown>>;
+  read(answerId: string, afterSeq: number): Promise<LogRead<unknown, EncodedFrame>>;
   /** Replays after afterSeq, then delivers later frames in order until the end; never one twice. */
-  follow(answerId: string, afterSeq: number, onFrame: FrameListener): Promise<Following | LogMissing>;
+  follow(answerId: string, afterSeq: number, onFrames: TextListener): Promise<Following | LogMissing>;
   /**
    * Ends an answer whose producer is gone: appends frames numbered from the last stored seq +
    * ORPHAN_SEQ_GAP + 1, and the end, unless the answer already ended. The skipped numbers are no
@@ -155,13 +156,25 @@ export class StreamLog<F = unknown> {
     return answer.ended;
   }
 
-  read(answerId: string, afterSeq = 0): Promise<LogRead<F>> {
-    return this.store.read(answerId, afterSeq) as Promise<LogRead<F>>;
+  async read(answerId: string, afterSeq = 0): Promise<LogRead<F>> {
+    const found = await this.store.read(answerId, afterSeq);
+    if (found.kind !== 'frames') return found;
+    return { kind: 'frames', frames: decodeLogged<F>(found.frames), ended: found.ended };
   }
 
   /** Replays the frames after afterSeq, then the live ones in order until the end, from any process. */
   follow(answerId: string, afterSeq: number, onFrame: (frame: LoggedFrame<F>) => void): Promise<Following | LogMissing> {
-    return this.store.follow(answerId, afterSeq, onFrame as FrameListener);
+    return this.store.follow(answerId, afterSeq, (frames) => {
+      for (const frame of decodeLogged<F>(frames)) onFrame(frame);
+    });
+  }
+
+  /**
+   * follow() without decoding: the frames' stored JSON text (the frame without `seq` and `historyId`),
+   * the replay in one call; for a reader that writes them out as they are (the SSE resume).
+   */
+  followText(answerId: string, afterSeq: number, onFrames: TextListener): Promise<Following | LogMissing> {
+    return this.store.follow(answerId, afterSeq, onFrames);
   }
 
   /** Ends, from another process, an answer whose producer died (the crash sweep's INTERRUPTED frames). */
@@ -243,12 +256,9 @@ function encode(frame: unknown): string {
   return json;
 }
 
-/** Decodes stored frames with one parse; the texts were written by append() from frames of the same log. */
-export function decodeFrames(jsons: string[]): unknown[] {
-  return JSON.parse(`[${jsons.join(',')}]`) as unknown[];
-}
-
-/** Decodes a stored frame; the text was written by append() from a frame of the same log. */
-export function decodeFrame(json: string): unknown {
-  return JSON.parse(json) as unknown;
+/** Decodes stored frames with one parse (a parse per frame costs about twice as much); the texts were written by append(). */
+export function decodeLogged<F>(frames: EncodedFrame[]): LoggedFrame<F>[] {
+  if (frames.length === 0) return [];
+  const decoded = (frames.length === 1 ? [JSON.parse(frames[0].json)] : JSON.parse(`[${frames.map((f) => f.json).join(',')}]`)) as F[];
+  return frames.map((frame, i) => ({ seq: frame.seq, frame: decoded[i] }));
 }
