@@ -82,6 +82,8 @@ export interface StreamLogOptions {
   maxBatchFrames?: number;
   /** Told about failed writes (they are retried on the next flush, in order). */
   onError?: (error: unknown, context: { answerId?: string }) => void;
+  /** false (STREAM_LOG=off, for the bench only): append() numbers the frame and keeps nothing. */
+  keep?: boolean;
 }
 
 interface Running {
@@ -105,6 +107,7 @@ export class StreamLog<F = unknown> {
   private timerImmediate = false;
   private flushing: Promise<void> = Promise.resolve();
   private closed = false;
+  private readonly keep: boolean;
 
   constructor(
     readonly store: FrameStore,
@@ -114,6 +117,7 @@ export class StreamLog<F = unknown> {
     this.flushMs = options.flushMs ?? DEFAULT_FLUSH_MS;
     this.maxBatchFrames = options.maxBatchFrames ?? DEFAULT_MAX_BATCH_FRAMES;
     this.onError = options.onError ?? ((error, context) => console.error(`[stream-log] ${context.answerId ?? ''}`, error));
+    this.keep = options.keep ?? true;
   }
 
   /**
@@ -127,6 +131,7 @@ export class StreamLog<F = unknown> {
     if (!answer) this.running.set(answerId, (answer = { nextSeq: 1, pending: [], raw: [], ending: false }));
     if (answer.ending) throw new Error(`Answer ${answerId} has ended; no frame may follow its end`);
     const seq = answer.nextSeq++;
+    if (!this.keep) return seq;
     answer.raw.push({ seq, frame });
     this.dirty.add(answerId);
     // The first frame goes out on the next tick: from then on every process knows the answer (a resume
@@ -150,6 +155,10 @@ export class StreamLog<F = unknown> {
     // Not running here (no frame, or already ended and written): the store ends it unless it has ended.
     if (!answer) return this.store.endOrphan(answerId, [], this.retentionSeconds).then(() => undefined);
     if (answer.ended) return answer.ended;
+    if (!this.keep) {
+      this.running.delete(answerId);
+      return Promise.resolve();
+    }
     answer.ending = true;
     this.dirty.add(answerId);
     answer.ended = this.flush();
@@ -254,6 +263,19 @@ function encode(frame: unknown): string {
   const json = JSON.stringify(frame);
   if (json === undefined) throw new TypeError('Stream frames must be JSON-serialisable');
   return json;
+}
+
+/** The store of a log that keeps nothing (STREAM_LOG=off, for the bench only): every answer reads as unknown. */
+export function createNullFrameStore(): FrameStore {
+  return {
+    kind: 'memory',
+    write: async () => {},
+    read: async () => ({ kind: 'unknown' }),
+    follow: async () => ({ kind: 'unknown' }),
+    endOrphan: async () => null,
+    stats: async () => ({ answers: 0, entries: 0, bytes: 0 }),
+    close: async () => {},
+  };
 }
 
 /** Decodes stored frames with one parse (a parse per frame costs about twice as much); the texts were written by append(). */
