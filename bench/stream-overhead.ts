@@ -231,9 +231,11 @@ function compareLog(rounds: Array<Partial<Record<Name, Figures>>>, memory: Redis
     const first = (name: Name, key: 'first50' | 'first99') => m(name, (figures) => figures[key]) - median(rounds.map((r) => r.direct![key]));
     const cpu = (name: Name) => m(name, (figures) => figures.cpuPerAnswer ?? NaN);
     const [p50On, p50Off, p99On, p99Off] = [first(on, 'first50'), first(off, 'first50'), first(on, 'first99'), first(off, 'first99')];
+    // The same round's on and off ran a minute apart under the same load: the median of their ratios.
+    const paired = median(rounds.map((r) => (r[on]!.cpuPerAnswer ?? NaN) / (r[off]!.cpuPerAnswer ?? NaN)));
     console.log(
       `    ${label.padEnd(10)} added first chunk p50 ${f(p50On)} on, ${f(p50Off)} off (${ratio(p50On, p50Off)}) | p99 ${f(p99On)} on, ${f(p99Off)} off (${ratio(p99On, p99Off)})` +
-        ` | service CPU per answer ${cpu(on).toFixed(2)} ms on, ${cpu(off).toFixed(2)} ms off (${ratio(cpu(on), cpu(off))})`,
+        ` | service CPU per answer ${cpu(on).toFixed(2)} ms on, ${cpu(off).toFixed(2)} ms off (${ratio(cpu(on), cpu(off))}; per round ${paired.toFixed(3)}x)`,
     );
   }
   if (memory.length === 0) return;
