@@ -44,6 +44,8 @@ const WATCH_DIR = process.env.BENCH_WATCH ? mkdtempSync(path.join(os.tmpdir(), '
 const FLOOR = process.env.BENCH_FLOOR === '1';
 const COMPARE = process.env.BENCH_STREAM_LOG === 'compare';
 const REDIS_URL = process.env.BENCH_DATABASE_URL ? process.env.BENCH_REDIS_URL : undefined;
+/** A running answer's stream expires in hours (its running TTL); an ended one within its retention (minutes). */
+const RUNNING_TTL_FLOOR_MS = 3_600_000;
 const TARGET = { first50: 5, first99: 25, gap99: 10, relayRatio: 1.5 };
 
 function startChild(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
@@ -252,17 +254,20 @@ interface RedisSample {
   bytes: number;
 }
 
-/** A running answer's stream expires in hours (its running TTL); an ended one within its retention (minutes). */
-const RUNNING_TTL_FLOOR_MS = 3_600_000;
 
-/** Samples, every 2 s until stopped, the Redis memory of the streams of the answers running. */
+/**
+ * Samples, every 2 s until stopped, the Redis memory of the streams of the answers running; streams
+ * already running when it starts (an earlier run's, left by a crash) are not counted.
+ */
 function sampleRedis(client: Redis): { stop(): Promise<RedisSample[]> } {
   const samples: RedisSample[] = [];
   let stopped = false;
   const pause = () => new Promise((resolve) => setTimeout(resolve, 2_000));
   const loop = (async () => {
-    for (await pause(); !stopped; await pause()) samples.push(await runningStreams(client));
-  })();
+    const before = new Set<string>();
+    await runningStreams(client, new Set(), before);
+    for (await pause(); !stopped; await pause()) samples.push(await runningStreams(client, before));
+  })().catch((error: unknown) => console.error('redis sampling failed:', error));
   return {
     async stop() {
       stopped = true;
@@ -272,7 +277,7 @@ function sampleRedis(client: Redis): { stop(): Promise<RedisSample[]> } {
   };
 }
 
-async function runningStreams(client: Redis): Promise<RedisSample> {
+async function runningStreams(client: Redis, skip: Set<string>, seen?: Set<string>): Promise<RedisSample> {
   let cursor = '0';
   const sample = { running: 0, bytes: 0 };
   do {
@@ -281,7 +286,8 @@ async function runningStreams(client: Redis): Promise<RedisSample> {
     const streams = keys.filter((key) => !key.endsWith(':gone'));
     if (streams.length === 0) continue;
     const ttls = ((await client.pipeline(streams.map((key) => ['pttl', key])).exec()) ?? []).map(([, ttl]) => Number(ttl));
-    const running = streams.filter((_, i) => ttls[i] > RUNNING_TTL_FLOOR_MS);
+    const running = streams.filter((key, i) => ttls[i] > RUNNING_TTL_FLOOR_MS && !skip.has(key));
+    running.forEach((key) => seen?.add(key));
     if (running.length === 0) continue;
     const usage = (await client.pipeline(running.map((key) => ['memory', 'USAGE', key, 'SAMPLES', '0'])).exec()) ?? [];
     sample.running += running.length;
