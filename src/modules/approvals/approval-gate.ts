@@ -138,18 +138,28 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
     }, recheckMs);
     try {
       const wire = presentCard(card);
-      const seq = options.number?.({ type: 'approval', ...wire });
+      const seq = numberFrame(options.number, { type: 'approval', ...wire });
       const numbered = seq === undefined ? wire : { ...wire, seq };
       await tabs.send(request.userId, { twinId: request.twinId, socket: [APPROVAL_EVENTS.card, numbered], frame: { type: 'approval', ...numbered } });
       const result = await ended;
       // A resume replays the card: its ending follows it, so a replayed card closes as the live one did.
-      options.number?.({ type: 'approval_decided', approvalId: card.id, decision: result.decision, decidedAt: result.decidedAt.toISOString() });
+      numberFrame(options.number, { type: 'approval_decided', approvalId: card.id, decision: result.decision, decidedAt: result.decidedAt.toISOString() });
       return { approvalId: card.id, ...result };
     } finally {
       clearTimeout(timer);
       clearInterval(recheck);
       options.signal?.removeEventListener('abort', onAbort);
       waiting.delete(card.id);
+    }
+  }
+
+  /** The answer's numbering of a card; a log that cannot take it (closing) costs the card its seq, never the call. */
+  function numberFrame(number: NumberApprovalFrame | undefined, frame: ApprovalFrame): number | undefined {
+    try {
+      return number?.(frame);
+    } catch (err) {
+      deps.log?.warn({ err }, 'approval card not numbered in its answer');
+      return undefined;
     }
   }
 
