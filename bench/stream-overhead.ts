@@ -13,8 +13,13 @@
 //   BENCH_LOG=/tmp/service.log … (keep the service's log; default /dev/null)
 //   BENCH_FLOOR=1 … also the relay plus the two rows a turn writes, on the same database as the service
 //     (bench/servers/record-relay.ts): the floor under any service that records its turns there
+//   BENCH_STREAM_LOG=compare … the answer frame log's cost: a second service with STREAM_LOG=off, measured
+//     in the same rounds (on and off alternating which goes first); added first chunk p50/p99 and service
+//     CPU per answer with the log on and off and their ratio (target: within 5%); with Redis, its memory
+//     per running answer (MEMORY USAGE of the running answers' streams, sampled every 2 s, / their number)
 // Figures: docs/performance.md ("bench:stream").
 import { fork, type ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,6 +42,10 @@ const TRANSPORTS = (process.env.BENCH_TRANSPORTS ?? 'sse,socket').split(',');
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const WATCH_DIR = process.env.BENCH_WATCH ? mkdtempSync(path.join(os.tmpdir(), 'dt-watch-')) : undefined;
 const FLOOR = process.env.BENCH_FLOOR === '1';
+const COMPARE = process.env.BENCH_STREAM_LOG === 'compare';
+const REDIS_URL = process.env.BENCH_DATABASE_URL ? process.env.BENCH_REDIS_URL : undefined;
+/** A running answer's stream expires in hours (its running TTL); an ended one within its retention (minutes). */
+const RUNNING_TTL_FLOOR_MS = 3_600_000;
 const TARGET = { first50: 5, first99: 25, gap99: 10, relayRatio: 1.5 };
 
 function startChild(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
@@ -59,6 +68,8 @@ interface Figures {
   first50: number;
   first99: number;
   gap99: number;
+  /** CPU of what serves the stream, ms per answer (measure's). */
+  cpuPerAnswer?: number;
 }
 
 function figuresOf(turns: Timing[]): Figures {
@@ -75,8 +86,16 @@ async function watched(service: ServiceProcess): Promise<ProcessFigures | undefi
   return combine(files.filter((file) => existsSync(file)).map((file) => JSON.parse(readFileSync(file, 'utf8')) as ProcessFigures));
 }
 
-type Name = 'direct' | 'relay' | 'floor' | 'sse' | 'socket';
-const LABEL: Record<Name, string> = { direct: 'model directly', relay: 'bare relay', floor: 'relay + records', sse: 'service SSE', socket: 'service Socket.IO' };
+type Name = 'direct' | 'relay' | 'floor' | 'sse' | 'socket' | 'sseOff' | 'socketOff';
+const LABEL: Record<Name, string> = {
+  direct: 'model directly',
+  relay: 'bare relay',
+  floor: 'relay + records',
+  sse: COMPARE ? 'SSE, log on' : 'service SSE',
+  socket: COMPARE ? 'Socket.IO, log on' : 'service Socket.IO',
+  sseOff: 'SSE, log off',
+  socketOff: 'Socket.IO, log off',
+};
 
 async function measure(name: Name, clients: number, run: (client: number) => Promise<Timing>, service?: ServiceProcess): Promise<Figures> {
   if (service) await watched(service);
@@ -94,8 +113,9 @@ async function measure(name: Name, clients: number, run: (client: number) => Pro
   const cpu = cpuUsed() - cpuBefore;
   const gc = service && (await watched(service));
   const more = gc ? `; busiest second ${(gc.busiestSecond * 100).toFixed(0)}%, GC ${gc.gc.minor.count} minor (longest ${f(gc.gc.minor.longest)}), ${gc.gc.major.count} full (longest ${f(gc.gc.major.longest)})` : '';
-  console.log(`      ${service ? 'service' : name === 'direct' ? 'model' : name} CPU ${(cpu / 1000).toFixed(1)} s, ${(cpu / Math.max(1, result.turns.length)).toFixed(2)} ms per answer${more}`);
-  return figures;
+  const cpuPerAnswer = cpu / Math.max(1, result.turns.length);
+  console.log(`      ${service ? 'service' : name === 'direct' ? 'model' : name} CPU ${(cpu / 1000).toFixed(1)} s, ${cpuPerAnswer.toFixed(2)} ms per answer${more}`);
+  return { ...figures, cpuPerAnswer };
 }
 
 const added = (through: Figures, direct: Figures): Figures => ({ first50: through.first50 - direct.first50, first99: through.first99 - direct.first99, gap99: through.gap99 - direct.gap99 });
@@ -114,17 +134,31 @@ const service = await startService({ modelUrl: model.url, nodeArgs }).catch((err
   floor?.child.kill();
   throw error;
 });
+const serviceOff = COMPARE
+  ? await startService({ modelUrl: model.url, nodeArgs, env: { STREAM_LOG: 'off' } }).catch(async (error: unknown) => {
+      await service.stop();
+      model.child.kill();
+      relay.child.kill();
+      floor?.child.kill();
+      throw error;
+    })
+  : undefined;
+const redis = COMPARE && REDIS_URL ? new Redis(REDIS_URL) : undefined;
 let ok = true;
 try {
   const people = await createPeople(service.url, PEOPLE);
+  const peopleOff = serviceOff ? await createPeople(serviceOff.url, PEOPLE) : [];
   console.log(
     `service: ${service.shape}, as npm start runs it (LOG_LEVEL default, log to ${service.logFile}); ${PEOPLE} people; ` +
       `answers of ${CHUNKS} pieces ${GAP_MS} ms apart; closed loop, ${WINDOW_MS / 1000} s measured; ${ROUNDS} round(s)`,
   );
   await closedLoop(10, ANSWER_MS, ANSWER_MS, (i) => viaSse(service.url, people[i % PEOPLE].token)); // warm-up
+  if (serviceOff) await closedLoop(10, ANSWER_MS, ANSWER_MS, (i) => viaSse(serviceOff.url, peopleOff[i % PEOPLE].token));
   for (const level of LEVELS) {
     const rounds: Array<Partial<Record<Name, Figures>>> = [];
     const sockets = TRANSPORTS.includes('socket') ? await connectSockets(service.url, people, level) : [];
+    const socketsOff = serviceOff && TRANSPORTS.includes('socket') ? await connectSockets(serviceOff.url, peopleOff, level) : [];
+    const memory: RedisSample[] = [];
     console.log(`\n${level} clients`);
     for (let round = 1; round <= ROUNDS; round++) {
       console.log(`  round ${round}`);
@@ -132,18 +166,30 @@ try {
       r.direct = await measure('direct', level, () => direct(model.url));
       r.relay = await measure('relay', level, () => direct(relay.url));
       if (floor) r.floor = await measure('floor', level, () => direct(floor.url));
-      if (TRANSPORTS.includes('sse')) r.sse = await measure('sse', level, (i) => viaSse(service.url, people[i % PEOPLE].token), service);
-      if (sockets.length) r.socket = await measure('socket', level, (i) => viaSocket(service.url, people[i % PEOPLE].token, sockets[i], CHUNKS), service);
+      // With BENCH_STREAM_LOG=compare, log on and off alternate which runs first, round after round.
+      const modes = !serviceOff ? ['on'] : round % 2 === 1 ? ['on', 'off'] : ['off', 'on'];
+      for (const mode of modes) {
+        const on = mode === 'on';
+        const [target, who, socks] = on ? [service, people, sockets] : [serviceOff!, peopleOff, socketsOff];
+        const sampler = on && redis ? sampleRedis(redis) : undefined;
+        if (TRANSPORTS.includes('sse')) r[on ? 'sse' : 'sseOff'] = await measure(on ? 'sse' : 'sseOff', level, (i) => viaSse(target.url, who[i % PEOPLE].token), target);
+        if (socks.length) r[on ? 'socket' : 'socketOff'] = await measure(on ? 'socket' : 'socketOff', level, (i) => viaSocket(target.url, who[i % PEOPLE].token, socks[i], CHUNKS), target);
+        if (sampler) memory.push(...(await sampler.stop()));
+      }
       rounds.push(r);
     }
     sockets.forEach((socket) => socket.close());
+    socketsOff.forEach((socket) => socket.close());
     verdict(level, rounds); // a missed target is a finding; a failed run is an error
+    if (serviceOff) compareLog(rounds, memory);
   }
 } catch (error) {
   console.error('bench failed:', error);
   ok = false;
 } finally {
   await service.stop(); // SIGTERM: a --cpu-prof run writes its profiles on exit
+  await serviceOff?.stop();
+  redis?.disconnect();
   model.child.kill();
   relay.child.kill();
   floor?.child.kill();
@@ -154,7 +200,7 @@ process.exit(ok ? 0 : 1);
 /** The medians of the rounds, and the targets: absolute at 100 clients, against the bare relay at 1,000. */
 function verdict(level: number, rounds: Array<Partial<Record<Name, Figures>>>): void {
   const relayAdded = rounds.map((r) => added(r.relay!, r.direct!));
-  const m = (values: Figures[], key: keyof Figures) => median(values.map((v) => v[key]));
+  const m = (values: Figures[], key: 'first50' | 'first99' | 'gap99') => median(values.map((v) => v[key]));
   const relay = { first50: m(relayAdded, 'first50'), first99: m(relayAdded, 'first99'), gap99: m(relayAdded, 'gap99') };
   console.log(`  median of ${ROUNDS}, added to the model read directly:`);
   console.log(`    bare relay         first chunk p50 ${f(relay.first50)} p99 ${f(relay.first99)} | between chunks p99 ${f(relay.gap99)}`);
@@ -175,4 +221,77 @@ function verdict(level: number, rounds: Array<Partial<Record<Name, Figures>>>): 
     }
     console.log(line);
   }
+}
+
+/** The log on against off, medians of the rounds: added first chunk and service CPU per answer, and their ratio. */
+function compareLog(rounds: Array<Partial<Record<Name, Figures>>>, memory: RedisSample[]): void {
+  console.log(`  the answer frame log, on against off (median of ${ROUNDS}; target: within 5%):`);
+  const ratio = (on: number, off: number) => (off > 0.05 ? `${(on / off).toFixed(3)}x` : 'n/a');
+  for (const [on, off, label] of [['sse', 'sseOff', 'SSE'], ['socket', 'socketOff', 'Socket.IO']] as const) {
+    if (!rounds[0][on] || !rounds[0][off]) continue;
+    const m = (name: Name, pick: (figures: Figures) => number) => median(rounds.map((r) => pick(r[name]!)));
+    const first = (name: Name, key: 'first50' | 'first99') => m(name, (figures) => figures[key]) - median(rounds.map((r) => r.direct![key]));
+    const cpu = (name: Name) => m(name, (figures) => figures.cpuPerAnswer ?? NaN);
+    const [p50On, p50Off, p99On, p99Off] = [first(on, 'first50'), first(off, 'first50'), first(on, 'first99'), first(off, 'first99')];
+    // The same round's on and off ran a minute apart under the same load: the median of their ratios.
+    const paired = median(rounds.map((r) => (r[on]!.cpuPerAnswer ?? NaN) / (r[off]!.cpuPerAnswer ?? NaN)));
+    console.log(
+      `    ${label.padEnd(10)} added first chunk p50 ${f(p50On)} on, ${f(p50Off)} off (${ratio(p50On, p50Off)}) | p99 ${f(p99On)} on, ${f(p99Off)} off (${ratio(p99On, p99Off)})` +
+        ` | service CPU per answer ${cpu(on).toFixed(2)} ms on, ${cpu(off).toFixed(2)} ms off (${ratio(cpu(on), cpu(off))}; per round ${paired.toFixed(3)}x)`,
+    );
+  }
+  if (memory.length === 0) return;
+  const perAnswer = memory.filter((sample) => sample.running > 0).map((sample) => sample.bytes / sample.running);
+  const running = memory.map((sample) => sample.running);
+  console.log(
+    `    Redis memory per running answer: median ${(median(perAnswer) / 1024).toFixed(1)} KiB, max ${(Math.max(...perAnswer) / 1024).toFixed(1)} KiB ` +
+      `(${memory.length} samples, ${Math.min(...running)} to ${Math.max(...running)} answers running)`,
+  );
+}
+
+interface RedisSample {
+  running: number;
+  bytes: number;
+}
+
+
+/**
+ * Samples, every 2 s until stopped, the Redis memory of the streams of the answers running; streams
+ * already running when it starts (an earlier run's, left by a crash) are not counted.
+ */
+function sampleRedis(client: Redis): { stop(): Promise<RedisSample[]> } {
+  const samples: RedisSample[] = [];
+  let stopped = false;
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 2_000));
+  const loop = (async () => {
+    const before = new Set<string>();
+    await runningStreams(client, new Set(), before);
+    for (await pause(); !stopped; await pause()) samples.push(await runningStreams(client, before));
+  })().catch((error: unknown) => console.error('redis sampling failed:', error));
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return samples;
+    },
+  };
+}
+
+async function runningStreams(client: Redis, skip: Set<string>, seen?: Set<string>): Promise<RedisSample> {
+  let cursor = '0';
+  const sample = { running: 0, bytes: 0 };
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', 'stream-log:*', 'COUNT', 1000);
+    cursor = next;
+    const streams = keys.filter((key) => !key.endsWith(':gone'));
+    if (streams.length === 0) continue;
+    const ttls = ((await client.pipeline(streams.map((key) => ['pttl', key])).exec()) ?? []).map(([, ttl]) => Number(ttl));
+    const running = streams.filter((key, i) => ttls[i] > RUNNING_TTL_FLOOR_MS && !skip.has(key));
+    running.forEach((key) => seen?.add(key));
+    if (running.length === 0) continue;
+    const usage = (await client.pipeline(running.map((key) => ['memory', 'USAGE', key, 'SAMPLES', '0'])).exec()) ?? [];
+    sample.running += running.length;
+    sample.bytes += usage.reduce((sum, [, bytes]) => sum + Number(bytes ?? 0), 0);
+  } while (cursor !== '0');
+  return sample;
 }

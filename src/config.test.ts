@@ -175,7 +175,7 @@ describe('loadConfig', () => {
   it('reads resume, voice, transcription, voice agent and embedding settings with their documented defaults', () => {
     const dir = tempDir();
     expect(loadConfig({ DATA_DIR: dir })).toMatchObject({
-      resume: { streamRetentionSeconds: 600, graceSeconds: 30 },
+      resume: { streamRetentionSeconds: 600, graceSeconds: 30, log: true },
       voice: { realtime: undefined, maxMinutes: 30, prices: { audioInPer1k: 0, audioOutPer1k: 0, textInPer1k: 0, textOutPer1k: 0 } },
       transcription: { provider: undefined, limitBytes: 25 * 1024 * 1024 },
       voiceAgent: { secret: undefined },
@@ -197,6 +197,9 @@ describe('loadConfig', () => {
     expect(set.voice.prices.audioInPer1k).toBe(3.2);
     expect(set.transcription.provider).toEqual({ baseUrl: 'https://stt.example/v1', apiKey: undefined, model: 'whisper-1' });
     expect(set).toMatchObject({ voiceAgent: { secret: 'v'.repeat(32) }, embed: { sessionsPerHour: 5 }, resume: { streamRetentionSeconds: 60 } });
+    // The frame log off is for the bench only; anything but on/off is refused by name.
+    expect(loadConfig({ DATA_DIR: dir, STREAM_LOG: 'off' }).resume.log).toBe(false);
+    expect(reason({ DATA_DIR: dir, STREAM_LOG: 'no' })).toContain('STREAM_LOG');
     expect(reason({ DATA_DIR: dir, REALTIME_API_KEY: 'rt-key' })).toBe('Invalid configuration: REALTIME_BASE_URL is required when REALTIME_API_KEY or REALTIME_MODEL is set');
     expect(reason({ DATA_DIR: dir, VOICE_AGENT_SECRET: 'short' })).toBe('Invalid configuration: VOICE_AGENT_SECRET must be at least 32 characters');
   });

@@ -194,6 +194,12 @@ const variables = z.object({
   STREAM_RETENTION_SECONDS: count(0, 86_400, 600),
   /** How long a `resumable` answer runs on with no reader, in seconds. */
   RESUME_GRACE_SECONDS: count(0, 3600, 30),
+  /**
+   * For the bench only (bench:stream with BENCH_STREAM_LOG=compare measures the answer frame log's cost
+   * against this): `off` keeps no frames, so frames are still numbered but no answer can be resumed and
+   * a crashed process's readers are not told. A deployment leaves it `on`.
+   */
+  STREAM_LOG: z.enum(['on', 'off']).default('on'),
   /** The real-time voice provider (OpenAI Realtime protocol), e.g. https://api.openai.com/v1; unset: voice answers 503 RT_NOT_CONFIGURED. */
   REALTIME_BASE_URL: url(),
   /** Its key, sent as a bearer token. */
@@ -338,7 +344,7 @@ function grouped(vars: Variables) {
           }
         : undefined,
     /** Resumable answers: frames kept after an answer ends, and how long a resumable answer runs with no reader. */
-    resume: { streamRetentionSeconds: vars.STREAM_RETENTION_SECONDS, graceSeconds: vars.RESUME_GRACE_SECONDS },
+    resume: { streamRetentionSeconds: vars.STREAM_RETENTION_SECONDS, graceSeconds: vars.RESUME_GRACE_SECONDS, log: vars.STREAM_LOG === 'on' },
     /** Real-time voice: the provider (unset: voice off), the longest session, prices per 1,000 tokens. */
     voice: {
       realtime: provider(vars.REALTIME_BASE_URL, vars.REALTIME_API_KEY, vars.REALTIME_MODEL),

@@ -72,6 +72,8 @@ export interface StartOptions {
   reuse?: { dataDir: string; databaseUrl?: string };
   /** Leave the fresh data folder and database in place at stop (the caller reuses, then removes them with removeLeftovers). */
   keep?: boolean;
+  /** Settings of this start beyond the deployment's (bench:stream's STREAM_LOG=off). */
+  env?: Record<string, string>;
 }
 
 /** Removes what a start with `keep` left: its data folder and database. */
@@ -107,6 +109,7 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
     JWT_SECRET: database ? randomBytes(32).toString('hex') : '',
     ENCRYPTION_KEY: database ? randomBytes(32).toString('hex') : '',
     API_PROCESSES: String(processes),
+    ...options.env,
   };
   // The default level, as a deployment that sets none runs it; BENCH_LOG_LEVEL only for a figure beside it.
   delete env.LOG_LEVEL;

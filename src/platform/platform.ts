@@ -65,7 +65,7 @@ export async function openPlatform(
     secrets: createSecretBox(config.encryptionKey),
     liveness,
     outbound: createOutbound({ allowedHosts: config.outbound.allowedHosts }),
-    streamLog: openStreamLog(bus, config.resume.streamRetentionSeconds, (err) => logger.error({ err }, 'stream log write failed')),
+    streamLog: openStreamLog(bus, config.resume.streamRetentionSeconds, (err) => logger.error({ err }, 'stream log write failed'), config.resume.log),
   };
 }
 

@@ -4,7 +4,7 @@
 // store of the process) and keeps beside it what only that store does (its bound, its commands).
 import { randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
-import type { FrameStore, LoggedFrame, StreamLog, StreamLogOptions } from '../../src/platform/realtime/stream-log.js';
+import { ORPHAN_SEQ_GAP, type FrameStore, type LoggedFrame, type StreamLog, type StreamLogOptions } from '../../src/platform/realtime/stream-log.js';
 
 export interface TestFrame {
   type: 'delta' | 'done' | 'error';
@@ -194,11 +194,20 @@ export function streamLogContract(subject: () => LogUnderTest): void {
     await producer.flush();
     const { frames, following } = await record(reader, id, 3);
     const interrupted: TestFrame[] = [{ type: 'error', code: 'INTERRUPTED' }, { type: 'done' }];
-    expect(await sweeper.endOrphan(id, interrupted)).toBe(7);
+    // Numbered past anything the producer may have sent live and never stored (a jump, not a loss).
+    const [errorSeq, doneSeq] = [5 + ORPHAN_SEQ_GAP + 1, 5 + ORPHAN_SEQ_GAP + 2];
+    expect(await sweeper.endOrphan(id, interrupted)).toBe(doneSeq);
     expect(await sweeper.endOrphan(id, interrupted)).toBeNull();
     expect(await following.done).toBe('ended');
-    expect(frames.map((frame) => [frame.seq, frame.frame.type])).toEqual([[4, 'delta'], [5, 'delta'], [6, 'error'], [7, 'done']]);
-    expect(await reader.read(id, 5)).toEqual({ kind: 'frames', ended: true, frames: [{ seq: 6, frame: interrupted[0] }, { seq: 7, frame: interrupted[1] }] });
+    expect(frames.map((frame) => [frame.seq, frame.frame.type])).toEqual([[4, 'delta'], [5, 'delta'], [errorSeq, 'error'], [doneSeq, 'done']]);
+    const ending = { kind: 'frames', ended: true, frames: [{ seq: errorSeq, frame: interrupted[0] }, { seq: doneSeq, frame: interrupted[1] }] };
+    expect(await reader.read(id, 5)).toEqual(ending);
+    // A reader that saw frames 6 and 7 live (sent, never stored) resumes after 7: the error and done, no truncation.
+    expect(await reader.read(id, 7)).toEqual(ending);
+    const late = await record(reader, id, 7);
+    expect(await late.following.done).toBe('ended');
+    expect(seqs(late.frames)).toEqual([errorSeq, doneSeq]);
+    expect(await reader.read(id, errorSeq)).toEqual({ ...ending, frames: [ending.frames[1]] });
     // A producer that was only slow finds the answer ended: its late frames are refused, never interleaved.
     producer.append(id, delta(6));
     await producer.flush();

@@ -9,6 +9,7 @@ import { AppError, NotFoundError } from '../../platform/http/errors.js';
 import { isObjectId } from '../../platform/ids/ids.js';
 import { requireAccess } from '../access/access.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
+import type { SseFrameOf } from '../../platform/realtime/client-frames.js';
 import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import { conversationGrant, decideCard, endCard, findCard, insertCard, listPending } from './approvals.repo.js';
 import { APPROVAL_EVENTS, decidedEvent, presentCard, type ApprovalCardWire, type DecidedEventWire } from './approvals.schemas.js';
@@ -50,9 +51,24 @@ export interface CardOutcome {
   decidedAt: Date;
 }
 
+/** A card, or how it ended, as a frame of the answer the call belongs to. */
+export type ApprovalFrame = SseFrameOf<'approval'> | SseFrameOf<'approval_decided'>;
+/**
+ * Numbers an approval frame as the next frame of its answer (logged with the answer's frames, so a resume
+ * replays it) and answers its seq; undefined when the answer keeps no numbered frames (a JSON answer, voice).
+ */
+export type NumberApprovalFrame = (frame: ApprovalFrame) => number | undefined;
+
+export interface AskOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** The answer's numbering: the card goes to every tab with its seq, and its ending is logged after it. */
+  number?: NumberApprovalFrame;
+}
+
 export interface ApprovalGate {
   /** Resolves once the call may run (approve, approve_conversation) or not (deny, expired, cancelled). */
-  ask(request: CardRequest, options: { timeoutMs: number; signal?: AbortSignal }): Promise<CardOutcome>;
+  ask(request: CardRequest, options: AskOptions): Promise<CardOutcome>;
   /** A person's decision: 404 for a card that is not theirs, 409 APPROVAL_DECIDED once it has ended. */
   decide(actor: Actor, approvalId: string, decision: PersonDecision): Promise<{ decision: PersonDecision; decidedAt: Date }>;
   /** The person's cards still waiting in their current twin (a tab opened later shows them). */
@@ -90,7 +106,7 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
     ]);
   }
 
-  async function ask(request: CardRequest, options: { timeoutMs: number; signal?: AbortSignal }): Promise<CardOutcome> {
+  async function ask(request: CardRequest, options: AskOptions): Promise<CardOutcome> {
     const granted = await conversationGrant(db, request);
     if (granted) return { approvalId: null, decision: 'approve_conversation', decidedAt: granted };
     if (options.signal?.aborted) return { approvalId: null, decision: 'cancelled', decidedAt: new Date() };
@@ -122,14 +138,28 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
     }, recheckMs);
     try {
       const wire = presentCard(card);
-      await tabs.send(request.userId, { twinId: request.twinId, socket: [APPROVAL_EVENTS.card, wire], frame: { type: 'approval', ...wire } });
+      const seq = numberFrame(options.number, { type: 'approval', ...wire });
+      const numbered = seq === undefined ? wire : { ...wire, seq };
+      await tabs.send(request.userId, { twinId: request.twinId, socket: [APPROVAL_EVENTS.card, numbered], frame: { type: 'approval', ...numbered } });
       const result = await ended;
+      // A resume replays the card: its ending follows it, so a replayed card closes as the live one did.
+      numberFrame(options.number, { type: 'approval_decided', approvalId: card.id, decision: result.decision, decidedAt: result.decidedAt.toISOString() });
       return { approvalId: card.id, ...result };
     } finally {
       clearTimeout(timer);
       clearInterval(recheck);
       options.signal?.removeEventListener('abort', onAbort);
       waiting.delete(card.id);
+    }
+  }
+
+  /** The answer's numbering of a card; a log that cannot take it (closing) costs the card its seq, never the call. */
+  function numberFrame(number: NumberApprovalFrame | undefined, frame: ApprovalFrame): number | undefined {
+    try {
+      return number?.(frame);
+    } catch (err) {
+      deps.log?.warn({ err }, 'approval card not numbered in its answer');
+      return undefined;
     }
   }
 

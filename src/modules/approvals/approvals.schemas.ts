@@ -12,6 +12,11 @@ export const approvalCard = z
     expiresAt: z.string().describe('when the card expires; expiry counts as deny'),
     historyId: z.string().describe('the answer (history record) the call belongs to'),
     conversationId: z.string(),
+    seq: z
+      .number()
+      .int()
+      .optional()
+      .describe("the card's place in its answer's numbered frames (live cards; a resume of the answer replays it with the same seq)"),
   })
   .meta({ id: 'approvalCard' });
 export type ApprovalCardWire = z.infer<typeof approvalCard>;

@@ -3,7 +3,8 @@
 // with `seq` and `historyId`; the log keeps the frame for resumes, written in batches beside the live
 // path. Both transports send the same numbered frames: SSE as they are (`id: <historyId>:<seq>`), a
 // socket as the events the frame map names (RECEIVE_STREAM with the whole text so far, TOOL_STATUS,
-// STREAM_STARTED, STREAM_COMPLETE, STREAM_ERROR, STREAM_DONE).
+// STREAM_STARTED, STREAM_COMPLETE, STREAM_ERROR, STREAM_DONE, and an approval card as TOOL_APPROVAL and
+// its ending as TOOL_APPROVAL_DECIDED).
 import type { SocketEmit, SseFrame } from '../../platform/realtime/client-frames.js';
 import type { AnswerLog } from '../../platform/realtime/open-stream-log.js';
 import type { SseStream } from '../../platform/realtime/sse.js';
@@ -30,7 +31,7 @@ export class AnswerFrames {
   ) {}
 
   next(frame: SseFrame): NumberedFrame {
-    const seq = this.log.append(this.historyId, frame);
+    const seq = this.log.append(this.historyId, withoutHistoryId(frame));
     return { ...frame, seq, historyId: this.historyId };
   }
 
@@ -44,6 +45,16 @@ export class AnswerFrames {
   get isEnded(): boolean {
     return this.ended;
   }
+}
+
+/**
+ * What the log keeps of a frame: the frame without the answer's historyId (a complete or an approval card
+ * carries it), since every replay adds `seq` and `historyId` to the stored text as it is (answer-resume.ts).
+ */
+function withoutHistoryId(frame: SseFrame): SseFrame {
+  if (!('historyId' in frame)) return frame;
+  const { historyId: _historyId, ...rest } = frame;
+  return rest as unknown as SseFrame;
 }
 
 /** The frames that end an answer, before `done`: complete, or the failure, or nothing for a cancel. */
@@ -80,6 +91,14 @@ export function socketEmitOf(frame: NumberedFrame, textSoFar: string): SocketEmi
     }
     case 'error':
       return ['STREAM_ERROR', { error: frame.error, seq, historyId }];
+    case 'approval': {
+      const { type: _type, ...card } = frame;
+      return ['TOOL_APPROVAL', { ...card, seq, historyId }];
+    }
+    case 'approval_decided': {
+      const { type: _type, ...decided } = frame;
+      return ['TOOL_APPROVAL_DECIDED', decided];
+    }
     case 'done':
       return ['STREAM_DONE', { seq, historyId }];
     default:

@@ -9,11 +9,12 @@ import type { Database } from '../../platform/db/client.js';
 import { AppError, NotFoundError } from '../../platform/http/errors.js';
 import type { AnswerLog } from '../../platform/realtime/open-stream-log.js';
 import { openSse } from '../../platform/realtime/sse.js';
-import type { Following } from '../../platform/realtime/stream-log.js';
+import type { SseFrame } from '../../platform/realtime/client-frames.js';
+import { decodeLogged, type EncodedFrame, type Following } from '../../platform/realtime/stream-log.js';
 import { findHistory } from '../history/history.repo.js';
 import type { HistoryRow } from '../history/history.tables.js';
 import type { AnswerControl } from './answer-control.js';
-import { sendNumbered, socketEmitOf, type NumberedFrame } from './answer-frames.js';
+import { socketEmitOf, type NumberedFrame } from './answer-frames.js';
 import type { StreamRouter } from './socket-events.js';
 import { INTERRUPTED_TURN_ERROR, interruptedFrames } from './turn-holds.js';
 
@@ -57,15 +58,14 @@ export function createAnswerResume(deps: ResumeDeps) {
   }
 
   /**
-   * Follows the answer from afterSeq: `onFrame` gets each frame once, in order, to the end. Throws
-   * STREAM_EXPIRED when its frames are gone; answers the following (to stop it), or null when the
-   * answer's end was already delivered.
+   * Follows the answer from afterSeq: `onFrames` gets each frame once (its stored text), in order, to
+   * the end; the replay in one call. Throws STREAM_EXPIRED when its frames are gone; answers the
+   * following (to stop it), or null when the answer's end was already delivered.
    */
-  async function follow(record: HistoryRow, afterSeq: number, onFrame: (frame: NumberedFrame) => void): Promise<Following | null> {
+  async function follow(record: HistoryRow, afterSeq: number, onFrames: (frames: EncodedFrame[]) => void): Promise<Following | null> {
     const historyId = record.id;
-    const deliver = (frame: { seq: number; frame: unknown }) => onFrame({ ...(frame.frame as NumberedFrame), seq: frame.seq, historyId });
     for (let attempt = 0; ; attempt++) {
-      const result = await streamLog.follow(historyId, afterSeq, deliver);
+      const result = await streamLog.followText(historyId, afterSeq, onFrames);
       if (result.kind === 'following') return result;
       if (result.kind !== 'unknown') throw new StreamExpiredError();
       const now = await findHistory(db, historyId);
@@ -75,7 +75,7 @@ export function createAnswerResume(deps: ResumeDeps) {
       }
       // Never logged, or forgotten: an answer cut short by its process's death still ends as it would have.
       if (now?.status === 'streaming' || now?.error === INTERRUPTED_TURN_ERROR) {
-        interruptedFrames().forEach((frame, i) => onFrame({ ...frame, seq: afterSeq + i + 1, historyId }));
+        onFrames(interruptedFrames().map((frame, i) => ({ seq: afterSeq + i + 1, json: JSON.stringify(frame) })));
         return null;
       }
       throw new StreamExpiredError();
@@ -86,15 +86,17 @@ export function createAnswerResume(deps: ResumeDeps) {
     /** GET /api/ai/stream/{historyId}: the frames after `afterSeq` as SSE, then live to done. */
     async resumeSse(owner: AnswerOwner, historyId: string, afterSeq: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
       const record = await ownAnswer(owner, historyId);
+      // The stored texts go out as they are (no decoding and encoding again), each batch in one write.
       // Frames may arrive before follow() answers (its replay): they wait until the stream is open.
-      const early: NumberedFrame[] = [];
+      let early = '';
       let sse: ReturnType<typeof openSse> | undefined;
-      const following = await follow(record, afterSeq, (frame) => (sse ? sendNumbered(sse, frame) : early.push(frame)));
+      const following = await follow(record, afterSeq, (frames) => {
+        const text = sseText(historyId, frames);
+        if (!sse) early += text;
+        else if (!sse.closed && !reply.raw.destroyed) reply.raw.write(text);
+      });
       sse = openSse(request, reply, { heartbeatMs: deps.heartbeatMs });
-      // The replay leaves in one write, not one per frame.
-      reply.raw.cork();
-      for (const frame of early) sendNumbered(sse, frame);
-      reply.raw.uncork();
+      if (early) reply.raw.write(early);
       if (!following) return sse.close();
       const leave = deps.control.reading(historyId);
       sse.signal.addEventListener('abort', () => following.stop(), { once: true });
@@ -108,11 +110,14 @@ export function createAnswerResume(deps: ResumeDeps) {
       const record = await ownAnswer(owner, historyId);
       // The socket's RECEIVE_STREAM carries the text so far: read from the start, send after afterSeq.
       let text = '';
-      const following = await follow(record, 0, (frame) => {
-        if (frame.type === 'stream') text += frame.delta;
-        if (frame.seq <= afterSeq) return;
-        const event = socketEmitOf(frame, text);
-        if (event) deps.streams.emitEvent(socketId, ...event);
+      const following = await follow(record, 0, (frames) => {
+        for (const { seq, frame: stored } of decodeLogged<SseFrame>(frames)) {
+          const frame = { ...stored, seq, historyId } as NumberedFrame;
+          if (frame.type === 'stream') text += frame.delta;
+          if (seq <= afterSeq) continue;
+          const event = socketEmitOf(frame, text);
+          if (event) deps.streams.emitEvent(socketId, ...event);
+        }
       });
       if (!following) return;
       if (signal.aborted) return following.stop();
@@ -133,6 +138,16 @@ export function createAnswerResume(deps: ResumeDeps) {
 }
 
 export type AnswerResume = ReturnType<typeof createAnswerResume>;
+
+/**
+ * Stored frames as the SSE text the live stream sent: `id: <historyId>:<seq>` and the frame with `seq` and
+ * `historyId` added to its stored JSON (an object's text: `}` last), without decoding it.
+ */
+export function sseText(historyId: string, frames: EncodedFrame[]): string {
+  let text = '';
+  for (const { seq, json } of frames) text += `id: ${historyId}:${seq}\ndata: ${json.slice(0, -1)},"seq":${seq},"historyId":"${historyId}"}\n\n`;
+  return text;
+}
 
 /** `Last-Event-ID: <historyId>:<seq>` (it wins) or `after=<seq>`; 0 (from the start) without either. */
 export function afterSeqOf(historyId: string, lastEventId: string | undefined, after: number | undefined): number {

@@ -94,6 +94,8 @@ export function createConversationService(deps: ConversationDeps) {
             emit(sseFrames.stream(delta));
           },
           onTool: (name, status) => emit(sseFrames.tool(name, status)),
+          // Numbered and logged only: the person's tabs carry the card to this socket (it is in the person's room).
+          onApproval: (frame) => (frames && !frames.isEnded ? frames.next(frame).seq : undefined),
         },
       );
       for (const frame of endFrames(result)) emit(frame);
@@ -201,11 +203,18 @@ export function createConversationService(deps: ConversationDeps) {
               frames = new AnswerFrames(deps.streamLog, historyId);
               forget = deps.control.register(historyId, { cancel: () => controller.abort(), readers: (change) => grace.readers(change) });
               // A person's stream is one of their tabs (approval cards reach it); a visitor has no tabs.
-              if (!isVisitor(caller)) detach = deps.tabs.attachSse(caller.userId, sse, caller.launchScope?.twinId);
+              // Its own answer's numbered frames reach it from the answer, in order, not through the tabs.
+              if (!isVisitor(caller)) detach = deps.tabs.attachSse(caller.userId, sse, caller.launchScope?.twinId, historyId);
               send(sseFrames.started(historyId, conversationId));
             },
             onDelta: (delta) => send(sseFrames.stream(delta)),
             onTool: (name, status) => send(sseFrames.tool(name, status)),
+            onApproval: (frame) => {
+              if (!frames || frames.isEnded) return undefined;
+              const numbered = frames.next(frame);
+              if (sse) sendNumbered(sse, numbered);
+              return numbered.seq;
+            },
           },
         );
       } catch (error) {

@@ -14,6 +14,7 @@ import type { Actor } from '../../platform/http/actor.js';
 import { newId } from '../../platform/ids/ids.js';
 import { resolveAssistant, type ResolvedAssistant } from '../assistants/resolver.js';
 import type { SubagentEntry, SubagentMessage, ToolCallEntry } from '../history/history.tables.js';
+import type { NumberApprovalFrame } from '../approvals/approval-gate.js';
 import { streamAnswer } from './stream-turn.js';
 import { costOf, holdOf, isPriced, type Price } from './turn-billing.js';
 import { toolsForTurn, type DelegateRunner, type TurnToolDeps } from './turn-tools.js';
@@ -43,6 +44,8 @@ export interface SubagentScene {
   /** Holds `extra` more credits for the turn before a subagent runs; throws when the balance cannot. */
   reserve(extra: number): Promise<void>;
   signal?: AbortSignal;
+  /** The turn's answer numbering, for the subagents' approval cards. */
+  numberApproval?: NumberApprovalFrame;
 }
 
 /** What the subagents of a turn used, for its record and its charge. */
@@ -109,6 +112,7 @@ async function runSubagent(scene: SubagentScene, assistant: ResolvedAssistant, t
     origin: 'subagent',
     approvalTimeoutMs: SUBAGENT_APPROVAL_TIMEOUT_MS,
     signal,
+    numberApproval: scene.numberApproval,
   });
   const toolSet = toToolSet(tools.specs, (key, status) => {
     if (status !== 'completed' && status !== 'failed' && status !== 'declined') return;

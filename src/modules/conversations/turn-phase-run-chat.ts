@@ -69,6 +69,7 @@ async function chatTools(deps: TurnDeps, turn: AdmittedTurn, actor: Actor, tally
             },
             reserve: (extra) => held.extend(extra),
             signal: sink.signal,
+            numberApproval: sink.onApproval,
           },
           tally,
         )
@@ -83,6 +84,7 @@ async function chatTools(deps: TurnDeps, turn: AdmittedTurn, actor: Actor, tally
     origin: 'chat',
     approvalTimeoutMs: deps.approvalTimeoutMs,
     signal: sink.signal,
+    numberApproval: sink.onApproval,
     delegate,
   });
 }

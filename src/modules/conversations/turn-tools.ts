@@ -8,7 +8,7 @@
 import type { ConnectorCatalog, ConnectorTool } from '../../ai/tools/connector-catalog.js';
 import type { TurnToolSpec } from '../../ai/tools/turn-tools.js';
 import type { Actor } from '../../platform/http/actor.js';
-import type { ApprovalGate, CardRequest } from '../approvals/approval-gate.js';
+import type { ApprovalGate, CardRequest, NumberApprovalFrame } from '../approvals/approval-gate.js';
 import type { ResolvedAssistant } from '../assistants/resolver.js';
 import type { RetrievalEntry, ToolCallEntry } from '../history/history.tables.js';
 
@@ -53,6 +53,8 @@ export interface TurnToolScene {
   origin: CardRequest['origin'];
   approvalTimeoutMs: number;
   signal?: AbortSignal;
+  /** Numbers the cards in the answer's frames, when it has numbered frames (approval-gate.ts). */
+  numberApproval?: NumberApprovalFrame;
   /** Runs a delegated subagent (absent inside a subagent: delegation does not nest). */
   delegate?: DelegateRunner;
 }
@@ -160,7 +162,7 @@ function connectorTool(deps: TurnToolDeps, scene: TurnToolScene, tool: Connector
             arguments: args ?? {},
             origin: scene.origin,
           },
-          { timeoutMs: scene.approvalTimeoutMs, signal: context.signal ?? scene.signal },
+          { timeoutMs: scene.approvalTimeoutMs, signal: context.signal ?? scene.signal, number: scene.numberApproval },
         );
         const person = outcome.decision === 'approve' || outcome.decision === 'approve_conversation' || outcome.decision === 'deny';
         entry.approval = {

@@ -5,6 +5,7 @@ import type { Actor } from '../../platform/http/actor.js';
 import type { ToolStatus } from '../../ai/model-stream.js';
 import type { CreditUser } from '../credits/payer.js';
 import type { SubagentEntry, ToolCallEntry } from '../history/history.tables.js';
+import type { NumberApprovalFrame } from '../approvals/approval-gate.js';
 
 /** A signed-in person, or an embedded page's visitor of one twin (no account: a visitor session's id). */
 export type TurnCaller =
@@ -48,6 +49,8 @@ export interface TurnSink {
   onStart?(info: { historyId: string; conversationId: string }): void;
   onDelta(delta: string, textSoFar: string): void;
   onTool(name: string, status: ToolStatus): void;
+  /** An approval card of the turn, and its ending, as the answer's next numbered frame (approval-gate.ts). */
+  onApproval?: NumberApprovalFrame;
   /** Aborting it ends the turn gracefully (cancel_request, closed SSE request). */
   signal?: AbortSignal;
 }

@@ -16,9 +16,11 @@ export interface PersonTabs {
   send(userId: string, event: TwinTabEvent): Promise<void>;
   /**
    * An SSE stream of this process is a tab of the person until the returned function is called (or it
-   * closes); a launch session's stream (`launchTwinId`) a tab of that twin only.
+   * closes); a launch session's stream (`launchTwinId`) a tab of that twin only. The stream of an answer
+   * (`answerId`) gets that answer's numbered frames (`seq` with its `historyId`) from the answer itself,
+   * in order: the tabs do not send them to it again.
    */
-  attachSse(userId: string, stream: Pick<SseStream, 'send' | 'closed'>, launchTwinId?: string | null): () => void;
+  attachSse(userId: string, stream: Pick<SseStream, 'send' | 'closed'>, launchTwinId?: string | null, answerId?: string): () => void;
   close(): Promise<void>;
 }
 
@@ -45,18 +47,18 @@ declare module './bus.js' {
 interface Tab {
   stream: Pick<SseStream, 'send' | 'closed'>;
   launchTwinId: string | null;
+  answerId: string | null;
 }
 
-interface Tab {
-  stream: Pick<SseStream, 'send' | 'closed'>;
-  launchTwinId: string | null;
-}
+/** A frame the answer `answerId` numbered: its stream had it from the answer. */
+const ownFrame = (frame: SseFrame, answerId: string | null): boolean =>
+  answerId !== null && 'seq' in frame && 'historyId' in frame && frame.historyId === answerId;
 
 export async function createPersonTabs({ bus, emitToSockets, onError = () => {} }: PersonTabsDeps): Promise<PersonTabs> {
   const streams = new Map<string, Set<Tab>>();
   const off = await bus.subscribe(PERSON_TABS_CHANNEL, ({ userId, twinId, frame }) => {
-    for (const { stream, launchTwinId } of streams.get(userId) ?? []) {
-      if (!stream.closed && (!launchTwinId || launchTwinId === twinId)) stream.send(frame);
+    for (const { stream, launchTwinId, answerId } of streams.get(userId) ?? []) {
+      if (!stream.closed && (!launchTwinId || launchTwinId === twinId) && !ownFrame(frame, answerId)) stream.send(frame);
     }
   });
   return {
@@ -68,10 +70,10 @@ export async function createPersonTabs({ bus, emitToSockets, onError = () => {} 
         onError(error);
       }
     },
-    attachSse(userId, stream, launchTwinId = null) {
+    attachSse(userId, stream, launchTwinId = null, answerId) {
       let set = streams.get(userId);
       if (!set) streams.set(userId, (set = new Set()));
-      const tab: Tab = { stream, launchTwinId };
+      const tab: Tab = { stream, launchTwinId, answerId: answerId ?? null };
       set.add(tab);
       return () => {
         set.delete(tab);

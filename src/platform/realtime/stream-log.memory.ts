@@ -3,15 +3,14 @@
 // answers together at most maxTotalBytes (ended answers go first, oldest end first); an ended answer
 // is dropped retentionSeconds after its end and then remembered as expired for as long again.
 import {
-  decodeFrame,
-  decodeFrames,
   type EncodedFrame,
-  type FrameListener,
+  type TextListener,
   type FrameStore,
   type Following,
   type LogMissing,
   type LogRead,
   type StoredBatch,
+  ORPHAN_SEQ_GAP,
 } from './stream-log.js';
 
 export interface MemoryStoreOptions {
@@ -26,7 +25,7 @@ export interface MemoryStoreOptions {
 
 interface Follower {
   cursor: number;
-  onFrame: FrameListener;
+  onFrames: TextListener;
   finish: (how: 'ended' | 'stopped') => void;
 }
 
@@ -37,6 +36,8 @@ interface Answer {
   bytes: number;
   /** The seq of the last frame ever stored (0 before the first). */
   lastSeq: number;
+  /** The seq of the last frame the bound dropped (0: none): a reader behind it would miss frames. */
+  droppedThrough: number;
   ended: boolean;
   followers: Set<Follower>;
 }
@@ -99,6 +100,7 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
     const bytes = frameBytes(answer.frames[answer.head]);
     answer.bytes -= bytes;
     totalBytes -= bytes;
+    answer.droppedThrough = answer.frames[answer.head].seq;
     answer.head++;
     // Compact now and then, so dropping the head stays cheap without holding dropped frames.
     if (answer.head > 1024 && answer.head * 2 > answer.frames.length) {
@@ -115,15 +117,17 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
     while (totalBytes > maxTotalBytes && writing.frames.length - writing.head > 1) dropOldestFrame(writing);
   }
 
-  function append(answerId: string, frames: EncodedFrame[], end: boolean, retentionSeconds: number): void {
+  /** Stores frames in seq order; `orphan`: the first may jump past the last (the crash sweep's numbering). */
+  function append(answerId: string, frames: EncodedFrame[], end: boolean, retentionSeconds: number, orphan = false): void {
     let answer = answers.get(answerId);
     if (!answer) {
-      answers.set(answerId, (answer = { frames: [], head: 0, bytes: 0, lastSeq: 0, ended: false, followers: new Set() }));
+      answers.set(answerId, (answer = { frames: [], head: 0, bytes: 0, lastSeq: 0, droppedThrough: 0, ended: false, followers: new Set() }));
       tombstones.delete(answerId);
     }
     if (answer.ended) throw new Error(`Answer ${answerId} has ended; no frame may follow its end`);
-    for (const frame of frames) {
-      if (frame.seq !== answer.lastSeq + 1) throw new Error(`Answer ${answerId}: frame ${frame.seq} does not follow ${answer.lastSeq}`);
+    for (const [i, frame] of frames.entries()) {
+      const follows = frame.seq === answer.lastSeq + 1 || (orphan && i === 0 && frame.seq > answer.lastSeq);
+      if (!follows) throw new Error(`Answer ${answerId}: frame ${frame.seq} does not follow ${answer.lastSeq}`);
       answer.frames.push(frame);
       answer.lastSeq = frame.seq;
       const bytes = frameBytes(frame);
@@ -142,15 +146,14 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
   }
 
   function deliver(follower: Follower, frames: EncodedFrame[]): void {
-    for (const frame of frames) {
-      if (frame.seq <= follower.cursor) continue;
-      follower.cursor = frame.seq;
-      try {
-        follower.onFrame({ seq: frame.seq, frame: decodeFrame(frame.json) });
-      } catch (error) {
-        // A reader's failure is its own: the producer and the other readers go on.
-        onError(error);
-      }
+    const fresh = frames.length > 0 && frames[0].seq <= follower.cursor ? frames.filter((frame) => frame.seq > follower.cursor) : frames;
+    if (fresh.length === 0) return;
+    follower.cursor = fresh.at(-1)!.seq;
+    try {
+      follower.onFrames(fresh);
+    } catch (error) {
+      // A reader's failure is its own: the producer and the other readers go on.
+      onError(error);
     }
   }
 
@@ -160,10 +163,17 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
 
   /** The held frames after afterSeq, or why they cannot be given without a gap. */
   function after(answer: Answer, afterSeq: number): EncodedFrame[] | LogMissing {
-    const held = answer.frames.length - answer.head;
-    const firstSeq = answer.lastSeq - held + 1;
-    if (afterSeq + 1 < firstSeq) return { kind: 'truncated', firstSeq };
-    return answer.frames.slice(answer.head + Math.max(0, afterSeq + 1 - firstSeq));
+    const { frames, head } = answer;
+    if (afterSeq < answer.droppedThrough) return { kind: 'truncated', firstSeq: frames[head]?.seq ?? answer.lastSeq + 1 };
+    // Seqs rise by one, but for the crash sweep's jump: search for the first frame after afterSeq.
+    let low = head;
+    let high = frames.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (frames[middle].seq <= afterSeq) low = middle + 1;
+      else high = middle;
+    }
+    return frames.slice(low);
   }
 
   return {
@@ -179,17 +189,15 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
         }
       }
     },
-    async read(answerId, afterSeq): Promise<LogRead<unknown>> {
+    async read(answerId, afterSeq): Promise<LogRead<unknown, EncodedFrame>> {
       sweep();
       const answer = answers.get(answerId);
       if (!answer) return missing(answerId);
       const frames = after(answer, afterSeq);
       if (!Array.isArray(frames)) return frames;
-      // One parse of all the texts at once: a thousand small parses cost about twice as much.
-      const decoded = decodeFrames(frames.map((f) => f.json));
-      return { kind: 'frames', frames: frames.map((f, i) => ({ seq: f.seq, frame: decoded[i] })), ended: answer.ended };
+      return { kind: 'frames', frames, ended: answer.ended };
     },
-    async follow(answerId, afterSeq, onFrame): Promise<Following | LogMissing> {
+    async follow(answerId, afterSeq, onFrames): Promise<Following | LogMissing> {
       sweep();
       const answer = answers.get(answerId);
       if (!answer) return missing(answerId);
@@ -199,7 +207,7 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
       const done = new Promise<'ended' | 'stopped'>((resolve) => (finish = resolve));
       const follower: Follower = {
         cursor: afterSeq,
-        onFrame,
+        onFrames,
         finish: (how) => {
           answer.followers.delete(follower);
           finish(how);
@@ -216,10 +224,10 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
       const answer = answers.get(answerId);
       if (answer?.ended) return null;
       if (!answer && tombstones.has(answerId)) return null;
-      const lastSeq = answer?.lastSeq ?? 0;
-      const encoded = frames.map((frame, i) => ({ seq: lastSeq + 1 + i, json: JSON.stringify(frame) }));
-      append(answerId, encoded, true, retentionSeconds);
-      return encoded.length > 0 ? lastSeq + encoded.length : null;
+      const from = (answer?.lastSeq ?? 0) + ORPHAN_SEQ_GAP;
+      const encoded = frames.map((frame, i) => ({ seq: from + 1 + i, json: JSON.stringify(frame) }));
+      append(answerId, encoded, true, retentionSeconds, true);
+      return encoded.length > 0 ? from + encoded.length : null;
     },
     async stats() {
       sweep();

@@ -1,12 +1,12 @@
 // The scaled shape's frame store: one Redis Stream per answer. Each flush of an answer is ONE entry
-// whose id is `0-<seq of its last frame>` and whose field `f` holds the batch's frames (a JSON array),
-// so a seq maps to an entry id and `XRANGE key 0-<afterSeq> +` is a resume. The end is the field
+// whose id is `0-<seq of its last frame>` and whose field `t` holds the batch's frames (their JSON texts,
+// one a line), so a seq maps to an entry id and `XRANGE key 0-<afterSeq> +` is a resume. The end is the field
 // `e` on the last entry (or an entry of its own, id `0-*`). The stream is bounded (XADD MAXLEN ~),
 // expires retentionSeconds after the end, and leaves a small `:gone` key for as long again so that an
 // expired answer is told from an unknown one. Followers of every answer share one blocking XREAD
 // connection per process; a new follower interrupts its block with CLIENT UNBLOCK.
 import type { Redis } from 'ioredis';
-import type { FrameListener, FrameStore, Following, LogMissing, LogRead, StoredBatch } from './stream-log.js';
+import { ORPHAN_SEQ_GAP, type EncodedFrame, type FrameStore, type Following, type LogMissing, type LogRead, type StoredBatch, type TextListener } from './stream-log.js';
 
 export interface RedisStoreOptions {
   /** Key prefix of the answers' streams. */
@@ -24,34 +24,46 @@ type RawEntry = [id: string, fields: string[]];
 interface Entry {
   /** The seq in the entry's id: its last frame's, or one past the last for an end of its own. */
   idSeq: number;
-  frames: unknown[];
+  /** The frames' JSON texts, in seq order. */
+  frames: string[];
   end: boolean;
+  /** The crash sweep's entry (field `o`): the last seq stored before it; its frames jump past the seqs between. */
+  follows?: number;
 }
 
-/** Decodes entries with one parse of all their frame arrays: a parse per entry costs about twice as much. */
-function parseEntries(raw: RawEntry[]): Entry[] {
-  const texts: string[] = [];
-  const entries = raw.map(([id, fields]) => {
-    let end = false;
-    let frames = -1;
-    for (let i = 0; i < fields.length; i += 2) {
-      if (fields[i] === 'f') frames = texts.push(fields[i + 1]) - 1;
-      else if (fields[i] === 'e') end = true;
-    }
-    return { idSeq: Number(id.slice(id.indexOf('-') + 1)), frames, end };
-  });
-  const decoded = texts.length > 0 ? (JSON.parse(`[${texts.join(',')}]`) as unknown[][]) : [];
-  return entries.map(({ idSeq, frames, end }) => ({ idSeq, end, frames: frames >= 0 ? decoded[frames] : [] }));
+/**
+ * Field `t`: the batch's frames' texts joined by newlines (JSON.stringify never writes one), so a reader
+ * can hand each frame's text out without parsing it. Field `f` (a JSON array) is what earlier versions
+ * wrote; it is still read, for the answers stored before an upgrade.
+ */
+const joinTexts = (texts: string[]): string => texts.join('\n');
+
+function parseEntry([id, fields]: RawEntry): Entry {
+  let end = false;
+  let frames: string[] = [];
+  let follows: number | undefined;
+  for (let i = 0; i < fields.length; i += 2) {
+    const value = fields[i + 1];
+    if (fields[i] === 't') frames = value.split('\n');
+    else if (fields[i] === 'f') frames = (JSON.parse(value) as unknown[]).map((frame) => JSON.stringify(frame));
+    else if (fields[i] === 'e') end = true;
+    else if (fields[i] === 'o') follows = Number(value);
+  }
+  return { idSeq: Number(id.slice(id.indexOf('-') + 1)), frames, end, follows };
 }
+
+const parseEntries = (raw: RawEntry[]): Entry[] => raw.map(parseEntry);
 
 /** The frames of an entry with their seqs; an end of its own has none. */
-function numbered(entry: Entry): Array<{ seq: number; frame: unknown }> {
+function numbered(entry: Entry): EncodedFrame[] {
   const first = entry.idSeq - entry.frames.length + 1;
-  return entry.frames.map((frame, i) => ({ seq: first + i, frame }));
+  return entry.frames.map((json, i) => ({ seq: first + i, json }));
 }
 
 /** First seq an entry accounts for: its first frame, or its own position for an end without frames. */
 const firstSeqOf = (entry: Entry): number => entry.idSeq - entry.frames.length + (entry.frames.length > 0 ? 1 : 0);
+/** First seq a reader needs before this entry: the crash sweep's entry skips the seqs after the last stored one. */
+const coversFrom = (entry: Entry): number => (entry.follows !== undefined ? entry.follows + 1 : firstSeqOf(entry));
 
 const isConflict = (error: unknown): boolean => String(error).includes('equal or smaller');
 
@@ -60,7 +72,7 @@ interface Follower {
   /** Last entry id seen (as its seq) and last frame delivered. */
   entryCursor: number;
   lastSeq: number;
-  onFrame: FrameListener;
+  onFrames: TextListener;
   finish: (how: 'ended' | 'stopped') => void;
 }
 
@@ -114,7 +126,7 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
     }
     const entries = parseEntries(raw);
     const first = entries.find((entry) => entry.idSeq > afterSeq || entry.end);
-    if (first && firstSeqOf(first) > afterSeq + 1) return { kind: 'truncated', firstSeq: firstSeqOf(first) };
+    if (first && coversFrom(first) > afterSeq + 1) return { kind: 'truncated', firstSeq: firstSeqOf(first) };
     return { entries, ended: entries.some((entry) => entry.end) };
   }
 
@@ -171,25 +183,32 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
     }
   }
 
+  /** Hands the follower the frames of these entries it has not had, in one call, and its end. */
   function deliver(follower: Follower, entries: Entry[]): void {
+    const fresh: EncodedFrame[] = [];
+    let ended = false;
     for (const entry of entries) {
       if (entry.idSeq <= follower.entryCursor && !entry.end) continue;
       for (const frame of numbered(entry)) {
         if (frame.seq <= follower.lastSeq) continue;
         follower.lastSeq = frame.seq;
-        try {
-          follower.onFrame(frame);
-        } catch (error) {
-          // A reader's failure is its own: the producer and the other readers go on.
-          onError(error);
-        }
+        fresh.push(frame);
       }
       follower.entryCursor = Math.max(follower.entryCursor, entry.idSeq);
       if (entry.end) {
-        follower.finish('ended');
-        return;
+        ended = true;
+        break;
       }
     }
+    if (fresh.length > 0) {
+      try {
+        follower.onFrames(fresh);
+      } catch (error) {
+        // A reader's failure is its own: the producer and the other readers go on.
+        onError(error);
+      }
+    }
+    if (ended) follower.finish('ended');
   }
 
   function addFollower(follower: Follower): void {
@@ -217,7 +236,7 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
       for (const { answerId, frames, end } of batches) {
         const key = keyOf(answerId);
         const fields: string[] = [];
-        if (frames.length > 0) fields.push('f', `[${frames.map((frame) => frame.json).join(',')}]`);
+        if (frames.length > 0) fields.push('t', joinTexts(frames.map((frame) => frame.json)));
         if (end) fields.push('e', '1');
         const id = frames.length > 0 ? `0-${frames.at(-1)!.seq}` : '0-*';
         pipeline.xadd(key, 'MAXLEN', '~', maxEntries, id, ...fields);
@@ -238,13 +257,13 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
         else throw error;
       }
     },
-    async read(answerId, afterSeq): Promise<LogRead<unknown>> {
+    async read(answerId, afterSeq): Promise<LogRead<unknown, EncodedFrame>> {
       const found = await entriesAfter(answerId, afterSeq);
       if (!('entries' in found)) return found;
       const frames = found.entries.flatMap(numbered).filter((frame) => frame.seq > afterSeq);
       return { kind: 'frames', frames, ended: found.ended };
     },
-    async follow(answerId, afterSeq, onFrame): Promise<Following | LogMissing> {
+    async follow(answerId, afterSeq, onFrames): Promise<Following | LogMissing> {
       const found = await entriesAfter(answerId, afterSeq);
       if (!('entries' in found)) return found;
       let resolve!: (how: 'ended' | 'stopped') => void;
@@ -254,7 +273,7 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
         key: keyOf(answerId),
         entryCursor: afterSeq,
         lastSeq: afterSeq,
-        onFrame,
+        onFrames,
         finish(how) {
           if (finished) return;
           finished = true;
@@ -275,13 +294,14 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
         const { last, gone } = await lastEntry(answerId);
         if (last?.end || (!last && gone)) return null;
         const lastSeq = last?.idSeq ?? 0;
-        const fields = frames.length > 0 ? ['f', JSON.stringify(frames), 'e', '1'] : ['e', '1'];
-        const id = frames.length > 0 ? `0-${lastSeq + frames.length}` : '0-*';
+        const fields = frames.length > 0 ? ['t', joinTexts(frames.map((frame) => JSON.stringify(frame))), 'e', '1', 'o', String(lastSeq)] : ['e', '1'];
+        const lastOrphanSeq = lastSeq + ORPHAN_SEQ_GAP + frames.length;
+        const id = frames.length > 0 ? `0-${lastOrphanSeq}` : '0-*';
         const pipeline = command.pipeline().xadd(keyOf(answerId), 'MAXLEN', '~', maxEntries, id, ...fields);
         endCommands(pipeline, answerId, retentionSeconds);
         try {
           await exec(pipeline);
-          return frames.length > 0 ? lastSeq + frames.length : null;
+          return frames.length > 0 ? lastOrphanSeq : null;
         } catch (error) {
           // The producer (or another sweeper) wrote after our look: look again.
           if (!isConflict(error)) throw error;

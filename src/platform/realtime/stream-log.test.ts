@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answerId, streamLogContract, type LogUnderTest, type TestFrame } from '../../../test/support/stream-log-contract.js';
 import { until } from '../../../test/support/until.js';
-import { StreamLog, type FrameStore, type StreamLogOptions } from './stream-log.js';
+import { createNullFrameStore, StreamLog, type FrameStore, type StreamLogOptions } from './stream-log.js';
 import { createMemoryFrameStore, type MemoryStoreOptions } from './stream-log.memory.js';
 import { createRedisFrameStore, type RedisStoreOptions } from './stream-log.redis.js';
 
@@ -193,5 +193,18 @@ describe.skipIf(!redisUrl)('stream log on Redis streams', () => {
     for (const [index, id] of ids.entries()) {
       expect(received.get(id)).toEqual(Array.from({ length: 30 - (index % 3) }, (_, i) => (index % 3) + 1 + i));
     }
+  });
+});
+
+describe('a log that keeps nothing (STREAM_LOG=off, for the bench only)', () => {
+  it('numbers frames as the log does, and every answer reads as unknown', async () => {
+    const log = new StreamLog<TestFrame>(createNullFrameStore(), { keep: false });
+    const id = answerId();
+    expect([log.append(id, delta(1)), log.append(id, delta(2)), log.append(id, { type: 'done' })]).toEqual([1, 2, 3]);
+    await log.end(id);
+    expect(await log.read(id, 0)).toEqual({ kind: 'unknown' });
+    expect(await log.follow(id, 0, () => undefined)).toEqual({ kind: 'unknown' });
+    expect(log.append(id, delta(1))).toBe(1);
+    await log.close();
   });
 });

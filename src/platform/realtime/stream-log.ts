@@ -12,6 +12,14 @@ export const DEFAULT_FLUSH_MS = 20;
 /** A batch this long is written at once without waiting for the interval. */
 export const DEFAULT_MAX_BATCH_FRAMES = 256;
 
+/**
+ * How far past the last stored frame the crash sweep numbers an orphan's frames (the INTERRUPTED error,
+ * done). A producer sends each frame live before the log stores it (at the next flush, or later when the
+ * store is failing), so a reader may have seen frames the log never got; the orphan frames must come after
+ * all of them. The numbers skipped are a jump, not a loss: readers and resumes pass over it.
+ */
+export const ORPHAN_SEQ_GAP = 1_000_000;
+
 export interface LoggedFrame<F> {
   seq: number;
   frame: F;
@@ -37,7 +45,7 @@ export interface StoredBatch {
  */
 export type LogMissing = { kind: 'unknown' } | { kind: 'expired' } | { kind: 'truncated'; firstSeq: number };
 
-export type LogRead<F> = { kind: 'frames'; frames: LoggedFrame<F>[]; ended: boolean } | LogMissing;
+export type LogRead<F, Item = LoggedFrame<F>> = { kind: 'frames'; frames: Item[]; ended: boolean } | LogMissing;
 
 export interface Following {
   kind: 'following';
@@ -46,19 +54,21 @@ export interface Following {
   stop(): void;
 }
 
-export type FrameListener = (frame: LoggedFrame<unknown>) => void;
+/** Frames as the store keeps them (their JSON text), in seq order: the replay in one call, then each batch stored. */
+export type TextListener = (frames: EncodedFrame[]) => void;
 
-/** The part each store implements; the log above it owns numbering and batching. */
+/** The part each store implements; the log above it owns numbering, batching and decoding. */
 export interface FrameStore {
   readonly kind: 'memory' | 'redis';
   /** Writes the batches of several answers, each in seq order; resolves once stored. */
   write(batches: StoredBatch[], retentionSeconds: number): Promise<void>;
-  read(answerId: string, afterSeq: number): Promise<LogRead<unknown>>;
+  read(answerId: string, afterSeq: number): Promise<LogRead<unknown, EncodedFrame>>;
   /** Replays after afterSeq, then delivers later frames in order until the end; never one twice. */
-  follow(answerId: string, afterSeq: number, onFrame: FrameListener): Promise<Following | LogMissing>;
+  follow(answerId: string, afterSeq: number, onFrames: TextListener): Promise<Following | LogMissing>;
   /**
-   * Ends an answer whose producer is gone: appends frames after the last stored one and the end,
-   * unless the answer already ended. Resolves with the seq of the last frame appended, or null.
+   * Ends an answer whose producer is gone: appends frames numbered from the last stored seq +
+   * ORPHAN_SEQ_GAP + 1, and the end, unless the answer already ended. The skipped numbers are no
+   * truncation. Resolves with the seq of the last frame appended, or null.
    */
   endOrphan(answerId: string, frames: unknown[], retentionSeconds: number): Promise<number | null>;
   /** What the store holds now, to report its bound: entries are frames (memory) or batches (Redis). */
@@ -72,6 +82,8 @@ export interface StreamLogOptions {
   maxBatchFrames?: number;
   /** Told about failed writes (they are retried on the next flush, in order). */
   onError?: (error: unknown, context: { answerId?: string }) => void;
+  /** false (STREAM_LOG=off, for the bench only): append() numbers the frame and keeps nothing. */
+  keep?: boolean;
 }
 
 interface Running {
@@ -95,6 +107,7 @@ export class StreamLog<F = unknown> {
   private timerImmediate = false;
   private flushing: Promise<void> = Promise.resolve();
   private closed = false;
+  private readonly keep: boolean;
 
   constructor(
     readonly store: FrameStore,
@@ -104,6 +117,7 @@ export class StreamLog<F = unknown> {
     this.flushMs = options.flushMs ?? DEFAULT_FLUSH_MS;
     this.maxBatchFrames = options.maxBatchFrames ?? DEFAULT_MAX_BATCH_FRAMES;
     this.onError = options.onError ?? ((error, context) => console.error(`[stream-log] ${context.answerId ?? ''}`, error));
+    this.keep = options.keep ?? true;
   }
 
   /**
@@ -117,6 +131,7 @@ export class StreamLog<F = unknown> {
     if (!answer) this.running.set(answerId, (answer = { nextSeq: 1, pending: [], raw: [], ending: false }));
     if (answer.ending) throw new Error(`Answer ${answerId} has ended; no frame may follow its end`);
     const seq = answer.nextSeq++;
+    if (!this.keep) return seq;
     answer.raw.push({ seq, frame });
     this.dirty.add(answerId);
     // The first frame goes out on the next tick: from then on every process knows the answer (a resume
@@ -140,19 +155,35 @@ export class StreamLog<F = unknown> {
     // Not running here (no frame, or already ended and written): the store ends it unless it has ended.
     if (!answer) return this.store.endOrphan(answerId, [], this.retentionSeconds).then(() => undefined);
     if (answer.ended) return answer.ended;
+    if (!this.keep) {
+      this.running.delete(answerId);
+      return Promise.resolve();
+    }
     answer.ending = true;
     this.dirty.add(answerId);
     answer.ended = this.flush();
     return answer.ended;
   }
 
-  read(answerId: string, afterSeq = 0): Promise<LogRead<F>> {
-    return this.store.read(answerId, afterSeq) as Promise<LogRead<F>>;
+  async read(answerId: string, afterSeq = 0): Promise<LogRead<F>> {
+    const found = await this.store.read(answerId, afterSeq);
+    if (found.kind !== 'frames') return found;
+    return { kind: 'frames', frames: decodeLogged<F>(found.frames), ended: found.ended };
   }
 
   /** Replays the frames after afterSeq, then the live ones in order until the end, from any process. */
   follow(answerId: string, afterSeq: number, onFrame: (frame: LoggedFrame<F>) => void): Promise<Following | LogMissing> {
-    return this.store.follow(answerId, afterSeq, onFrame as FrameListener);
+    return this.store.follow(answerId, afterSeq, (frames) => {
+      for (const frame of decodeLogged<F>(frames)) onFrame(frame);
+    });
+  }
+
+  /**
+   * follow() without decoding: the frames' stored JSON text (the frame without `seq` and `historyId`),
+   * the replay in one call; for a reader that writes them out as they are (the SSE resume).
+   */
+  followText(answerId: string, afterSeq: number, onFrames: TextListener): Promise<Following | LogMissing> {
+    return this.store.follow(answerId, afterSeq, onFrames);
   }
 
   /** Ends, from another process, an answer whose producer died (the crash sweep's INTERRUPTED frames). */
@@ -234,12 +265,22 @@ function encode(frame: unknown): string {
   return json;
 }
 
-/** Decodes stored frames with one parse; the texts were written by append() from frames of the same log. */
-export function decodeFrames(jsons: string[]): unknown[] {
-  return JSON.parse(`[${jsons.join(',')}]`) as unknown[];
+/** The store of a log that keeps nothing (STREAM_LOG=off, for the bench only): every answer reads as unknown. */
+export function createNullFrameStore(): FrameStore {
+  return {
+    kind: 'memory',
+    write: async () => {},
+    read: async () => ({ kind: 'unknown' }),
+    follow: async () => ({ kind: 'unknown' }),
+    endOrphan: async () => null,
+    stats: async () => ({ answers: 0, entries: 0, bytes: 0 }),
+    close: async () => {},
+  };
 }
 
-/** Decodes a stored frame; the text was written by append() from a frame of the same log. */
-export function decodeFrame(json: string): unknown {
-  return JSON.parse(json) as unknown;
+/** Decodes stored frames with one parse (a parse per frame costs about twice as much); the texts were written by append(). */
+export function decodeLogged<F>(frames: EncodedFrame[]): LoggedFrame<F>[] {
+  if (frames.length === 0) return [];
+  const decoded = (frames.length === 1 ? [JSON.parse(frames[0].json)] : JSON.parse(`[${frames.map((f) => f.json).join(',')}]`)) as F[];
+  return frames.map((frame, i) => ({ seq: frame.seq, frame: decoded[i] }));
 }
