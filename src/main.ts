@@ -59,11 +59,20 @@ async function main(): Promise<void> {
   const destination = createBatchedDestination(1, { batchBytes: LOG_BATCH_BYTES, flushMs: LOG_FLUSH_MS });
   const logger = pino({ level: config.logLevel }, destination);
   const grouped = role !== 'worker' && config.apiProcesses > 1;
+  // Where a start's time goes: ms since the process began, and the CPU ms of all its threads so far
+  // (which a busy machine disturbs less than the wall clock).
+  const phase = (name: string) => {
+    const cpu = process.cpuUsage();
+    logger.debug({ phase: name, ms: Math.round(performance.now()), cpuMs: Math.round((cpu.user + cpu.system) / 1000) }, 'start phase');
+  };
+  phase('configuration read');
   if (process.env[PREPARE_ONLY] === '1') return prepare(config, logger);
   if (grouped && cluster.isPrimary) return runGroupPrimary(config, role, logger);
   // The port answers 503 `starting` from here on, while the database opens and the app is built.
   const starting = role === 'worker' || grouped ? undefined : await listenWhileStarting({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG, info: startingInfo(config) });
+  phase('listening');
   const service = await loadService();
+  phase('service loaded');
   const { openPlatform, closePlatform, buildApp, defineJobs, scheduleJobs } = service;
   // The embedded database's thread stopping on its own leaves nothing to serve from: say so and exit
   // (non-zero, so a supervisor starts the process again), instead of answering every request with an error.
@@ -71,16 +80,20 @@ async function main(): Promise<void> {
     logger.fatal({ err: error }, 'the embedded database stopped; the process exits');
     process.exit(1);
   });
+  phase('database open');
   // In a group the primary has done it, once.
   if (!grouped) await bootstrap(service, platform, config, logger);
+  phase('first admin checked');
 
   const app = role === 'worker' ? undefined : await buildApp({ ...platform, logger: { level: config.logLevel, stream: destination }, serverFactory: starting?.serverFactory });
+  phase('app built');
   // Without an app, the jobs the modules define are defined here (buildApp defines them otherwise).
   if (!app) await defineJobs({ ...platform, log: logger });
   await platform.jobs.start({ work: role !== 'api' });
   await scheduleJobs(platform.jobs, platform.database);
   if (app && grouped) await serveHandedConnections(app);
   else if (app && starting) await starting.serve(app);
+  phase('serving');
   if (!grouped) logger.info({ role, port: app ? config.port : undefined }, 'service started');
 
   let stopping = false;

@@ -11,7 +11,6 @@ import { createMailer, type Mailer } from './mail/mailer.js';
 import { createOutbound, type Outbound } from './net/outbound.js';
 import { createEventBus, type EventBus } from './realtime/bus.js';
 import { openStreamLog, type AnswerLog } from './realtime/open-stream-log.js';
-import { createS3Storage } from './storage/s3-storage.js';
 import { createLocalStorage, type FileStorage } from './storage/storage.js';
 
 export interface Platform {
@@ -47,7 +46,7 @@ export async function openPlatform(
   // PGlite's data belongs to one process: at start, every other process row is of a dead one.
   const liveness = createProcessLiveness(database, { role, timeoutSeconds: config.processTimeoutSeconds, exclusive: database.kind === 'pglite', logger });
   await liveness.start();
-  const storage = openStorage(config, liveness.id);
+  const storage = await openStorage(config, liveness.id);
   // A process killed mid-write leaves its unfinished file behind; once it counts as gone, it goes.
   const removeAbandoned = storage.removeAbandonedWrites?.bind(storage);
   if (removeAbandoned) liveness.onBeat(async () => void (await removeAbandoned((ids) => liveness.goneOf(ids))));
@@ -81,14 +80,19 @@ export async function closePlatform(platform: Platform): Promise<void> {
   await platform.database.close();
 }
 
-/** FILES_S3_* set: the object store every process reaches; unset: DATA_DIR/files of this machine. */
-function openStorage(config: Config, writerId: string): FileStorage {
+/**
+ * FILES_S3_* set: the object store every process reaches; unset: DATA_DIR/files of this machine.
+ * The AWS SDK is loaded only for a store (~5 MB of heap a process otherwise).
+ */
+async function openStorage(config: Config, writerId: string): Promise<FileStorage> {
   if (!config.filesS3) return createLocalStorage(path.join(config.dataDir, 'files'), { writerId });
+  const { createS3Storage } = await import('./storage/s3-storage.js');
   return createS3Storage(config.filesS3);
 }
 
 /** A bucket that cannot be used stops the process at start, before anything is opened, naming it. */
 async function checkBucket(options: NonNullable<Config['filesS3']>): Promise<void> {
+  const { createS3Storage } = await import('./storage/s3-storage.js');
   const store = createS3Storage(options);
   try {
     await store.check();

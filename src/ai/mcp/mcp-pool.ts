@@ -2,13 +2,30 @@
 // (Streamable HTTP, or SSE for older servers), through the guarded fetch the pool is given. A client
 // whose server dropped it (a closed transport, a session the server no longer knows, a refused
 // connection) is replaced and the request tried once more on the new one; a client whose endpoint
-// changed (another version) is closed and replaced. Every request has a timeout.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+// changed (another version) is closed and replaced. Every request has a timeout. The SDK is loaded
+// with the first client (~7 MB of heap a process that has no connector would hold otherwise).
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { OutboundRefusedError } from '../../platform/net/outbound-guard.js';
+
+async function importSdk() {
+  const [{ Client }, { SSEClientTransport }, { StreamableHTTPClientTransport }, { ErrorCode, McpError }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/sse.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return { Client, SSEClientTransport, StreamableHTTPClientTransport, ErrorCode, McpError };
+}
+let sdk: Awaited<ReturnType<typeof importSdk>> | undefined;
+let loading: Promise<NonNullable<typeof sdk>> | undefined;
+const loadSdk = () => (loading ??= importSdk().then((loaded) => (sdk = loaded)));
+
+/** An error a server answered with (as the SDK raises it); none before the first client. */
+export function isMcpError(error: unknown): error is McpError {
+  return sdk !== undefined && error instanceof sdk.McpError;
+}
 
 export type McpTransport = 'streamable-http' | 'sse';
 
@@ -62,26 +79,26 @@ export function createMcpPool(options: { fetch: FetchLike; timeoutMs: number; cl
   function open(endpoint: McpEndpoint): Entry {
     const requestInit = { headers: endpoint.headers };
     const url = new URL(endpoint.url);
-    const transport =
-      endpoint.transport === 'sse'
-        ? new SSEClientTransport(url, { fetch: options.fetch, requestInit })
-        : new StreamableHTTPClientTransport(url, { fetch: options.fetch, requestInit });
-    const client = new Client(clientInfo);
-    const entry: Entry = {
-      version: endpoint.version,
-      client: client.connect(transport, { timeout: options.timeoutMs }).then(
-        () => client,
-        async (error: unknown) => {
-          if (entries.get(endpoint.id) === entry) entries.delete(endpoint.id);
-          await client.close().catch(() => {});
-          throw error;
-        },
-      ),
+    const connect = async ({ Client, SSEClientTransport, StreamableHTTPClientTransport }: NonNullable<typeof sdk>) => {
+      const transport =
+        endpoint.transport === 'sse'
+          ? new SSEClientTransport(url, { fetch: options.fetch, requestInit })
+          : new StreamableHTTPClientTransport(url, { fetch: options.fetch, requestInit });
+      const client = new Client(clientInfo);
+      // Dropped by the server or the network: the next request opens a new client.
+      client.onclose = () => {
+        if (entries.get(endpoint.id) === entry) entries.delete(endpoint.id);
+      };
+      try {
+        await client.connect(transport, { timeout: options.timeoutMs });
+        return client;
+      } catch (error) {
+        if (entries.get(endpoint.id) === entry) entries.delete(endpoint.id);
+        await client.close().catch(() => {});
+        throw error;
+      }
     };
-    // Dropped by the server or the network: the next request opens a new client.
-    client.onclose = () => {
-      if (entries.get(endpoint.id) === entry) entries.delete(endpoint.id);
-    };
+    const entry: Entry = { version: endpoint.version, client: loadSdk().then(connect) };
     entries.set(endpoint.id, entry);
     return entry;
   }
@@ -108,8 +125,8 @@ export function createMcpPool(options: { fetch: FetchLike; timeoutMs: number; cl
         return await request(await clientFor(endpoint));
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
-        if (error instanceof McpError) {
-          if (error.code === ErrorCode.RequestTimeout) throw new McpRequestError(`${what} did not answer within ${options.timeoutMs} ms`, 'timeout', { cause: error });
+        if (isMcpError(error)) {
+          if (error.code === sdk!.ErrorCode.RequestTimeout) throw new McpRequestError(`${what} did not answer within ${options.timeoutMs} ms`, 'timeout', { cause: error });
           throw error;
         }
         if (error instanceof OutboundRefusedError) throw error;

@@ -3,8 +3,7 @@
 // changed (any process); a notice for one server also closes this process's client of it when the
 // server was deleted, deactivated or now connects differently.
 import type { ConnectorCallResult, ConnectorCatalog, ConnectorTool } from '../../ai/tools/connector-catalog.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { McpPool } from '../../ai/mcp/mcp-pool.js';
+import { isMcpError, type McpPool } from '../../ai/mcp/mcp-pool.js';
 import type { SecretBox } from '../../platform/crypto/secrets.js';
 import type { ChangeFeed } from '../../platform/db/change-feed.js';
 import type { Executor } from '../../platform/db/client.js';
@@ -128,7 +127,7 @@ export function createConnectorCatalog(deps: ConnectorCatalogDeps): ConnectorCat
         return resultOf(await pool.callTool(endpointOf(server, secrets), tool, input, options));
       } catch (error) {
         // The server answered the call with an error (unknown tool, bad arguments): the tool failed.
-        if (error instanceof McpError) return { text: error.message, isError: true, raw: { error: { code: error.code, message: error.message } } };
+        if (isMcpError(error)) return { text: error.message, isError: true, raw: { error: { code: error.code, message: error.message } } };
         throw error;
       }
     },

@@ -1,10 +1,8 @@
 // Text extraction for each kind the vault takes. Bad input (corrupt PDF, ZIP bomb in a DOCX,
 // invalid UTF-8) raises ExtractionError with a reason a person can read; the file then ends in the
-// `error` status with that reason instead of being retried.
+// `error` status with that reason instead of being retried. The readers of each kind (unpdf, mammoth,
+// html-to-text) are loaded at the first file of that kind, not at start: most processes never read one.
 import { Unzip, UnzipInflate, type UnzipFile } from 'fflate';
-import { convert } from 'html-to-text';
-import mammoth from 'mammoth';
-import { extractText as extractPdfText } from 'unpdf';
 import type { FileKind } from './detect.js';
 
 export class ExtractionError extends Error {}
@@ -19,7 +17,7 @@ export async function extractText(kind: FileKind, content: Buffer): Promise<stri
     case 'docx':
       return extractDocx(content);
     case 'html':
-      return htmlToText(decodeUtf8(content));
+      return await htmlToText(decodeUtf8(content));
     case 'markdown':
     case 'text':
       return decodeUtf8(content);
@@ -37,7 +35,8 @@ export function decodeUtf8(content: Buffer): string {
   }
 }
 
-export function htmlToText(html: string): string {
+export async function htmlToText(html: string): Promise<string> {
+  const { convert } = await import('html-to-text');
   return convert(html, {
     wordwrap: false,
     selectors: [
@@ -50,6 +49,7 @@ export function htmlToText(html: string): string {
 }
 
 async function extractPdf(content: Buffer): Promise<string> {
+  const { extractText: extractPdfText } = await import('unpdf');
   let pages: string[];
   try {
     ({ text: pages } = await extractPdfText(new Uint8Array(content), { mergePages: false }));
@@ -63,6 +63,7 @@ async function extractPdf(content: Buffer): Promise<string> {
 async function extractDocx(content: Buffer): Promise<string> {
   const entries = inflateZipGuarded(content);
   if (!entries.has('word/document.xml')) throw new ExtractionError('The DOCX file has no document body (word/document.xml)');
+  const { default: mammoth } = await import('mammoth');
   try {
     // mammoth re-reads the archive; the guard above has proved it inflates to a bounded size.
     const result = await mammoth.extractRawText({ buffer: content });

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 export interface MailMessage {
   to: string;
@@ -31,32 +31,44 @@ export interface MailerOptions {
   logger?: MailLogger;
 }
 
+/**
+ * nodemailer is loaded at the first mail, not at start: a service sends mail rarely, and the module
+ * holds ~3 MB of heap in every process (docs/decisions.md, "The service as deployed").
+ */
+function lazyTransport(make: (mailer: (typeof import('nodemailer'))['default']) => Transporter) {
+  let transport: Promise<Transporter> | undefined;
+  return {
+    get: () => (transport ??= import('nodemailer').then((module) => make(module.default))),
+    async close() {
+      (await transport)?.close();
+    },
+  };
+}
+
 export function createMailer(opts: MailerOptions): Mailer {
   return opts.smtpUrl ? createSmtpMailer(opts.smtpUrl, opts) : createOutboxMailer(opts);
 }
 
 function createSmtpMailer(smtpUrl: string, opts: MailerOptions): Mailer {
-  const transport = nodemailer.createTransport(smtpUrl, { from: opts.from });
+  const transport = lazyTransport((nodemailer) => nodemailer.createTransport(smtpUrl, { from: opts.from }));
   return {
     kind: 'smtp',
     async send(message) {
-      const info = await transport.sendMail(toMailOptions(message));
+      const info = await (await transport.get()).sendMail(toMailOptions(message));
       // Never log the URL: it carries the SMTP credentials.
       opts.logger?.info({ to: message.to, subject: message.subject, messageId: info.messageId }, 'mail sent');
     },
-    async close() {
-      transport.close();
-    },
+    close: transport.close,
   };
 }
 
 function createOutboxMailer(opts: MailerOptions): Mailer {
   // windows newlines: CRLF is what RFC 5322 mandates and what mail clients expect in an .eml.
-  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' }, { from: opts.from });
+  const transport = lazyTransport((nodemailer) => nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' }, { from: opts.from }));
   return {
     kind: 'outbox',
     async send(message) {
-      const info = await transport.sendMail(toMailOptions(message));
+      const info = await (await transport.get()).sendMail(toMailOptions(message));
       if (!Buffer.isBuffer(info.message)) throw new Error('Outbox transport did not return a buffered message');
       // Every time, not once: someone may clear the folder while the service runs.
       await mkdir(opts.outboxDir, { recursive: true });
@@ -66,9 +78,7 @@ function createOutboxMailer(opts: MailerOptions): Mailer {
       await rename(`${file}.tmp`, file);
       opts.logger?.info({ to: message.to, subject: message.subject, file }, 'mail written to outbox');
     },
-    async close() {
-      transport.close();
-    },
+    close: transport.close,
   };
 }
 
