@@ -30,6 +30,15 @@ export const CLOSE = {
 } as const;
 type Ending = (typeof CLOSE)[keyof typeof CLOSE];
 
+/**
+ * The provider's socket: no compression (audio in base64 gains little and each frame would wait for
+ * zlib), and its text passed on unchecked (the provider is trusted, and the person's browser checks
+ * what reaches it; the person's own frames are checked, since the relay reads some of them).
+ */
+const PROVIDER_SOCKET = { perMessageDeflate: false, skipUTF8Validation: true } as const;
+const TEXT = { binary: false } as const;
+const BINARY = { binary: true } as const;
+
 /** Client events held while the provider's socket opens. */
 const MAX_PENDING = 256;
 /** The person's speech is transcribed so the exchange's record has its question. */
@@ -100,7 +109,7 @@ export class VoiceCall {
     this.#timers.push(setTimeout(() => void this.end(CLOSE.maxMinutes), this.#deps.maxSessionMs));
     this.#timers.push(setInterval(() => this.#holdAnotherMinute(), this.#deps.minuteMs));
     for (const timer of this.#timers) timer.unref();
-    const provider = new WebSocket(providerUrl(realtime.baseUrl, row.model), { headers: realtime.apiKey ? { authorization: `Bearer ${realtime.apiKey}` } : {} });
+    const provider = new WebSocket(providerUrl(realtime.baseUrl, row.model), { ...PROVIDER_SOCKET, headers: realtime.apiKey ? { authorization: `Bearer ${realtime.apiKey}` } : {} });
     this.#provider = provider;
     provider.on('open', () => {
       provider.send(
@@ -116,7 +125,7 @@ export class VoiceCall {
           },
         }),
       );
-      for (const { data, binary } of this.#pending) provider.send(data, { binary });
+      for (const { data, binary } of this.#pending) provider.send(data, binary ? BINARY : TEXT);
       this.#pending = [];
     });
     provider.on('message', (data, binary) => this.#fromProvider(data, binary));
@@ -142,7 +151,7 @@ export class VoiceCall {
       }
     }
     const provider = this.#provider;
-    if (provider?.readyState === WebSocket.OPEN) provider.send(data, { binary });
+    if (provider?.readyState === WebSocket.OPEN) provider.send(data, binary ? BINARY : TEXT);
     else if (this.#pending.length < MAX_PENDING) this.#pending.push({ data, binary });
   }
 
@@ -151,7 +160,7 @@ export class VoiceCall {
       const type = peekType(data);
       if (type && WATCHED_PROVIDER_EVENTS.has(type)) this.#watch(type, parse(data));
     }
-    if (this.#client.readyState === WebSocket.OPEN) this.#client.send(data, { binary });
+    if (this.#client.readyState === WebSocket.OPEN) this.#client.send(data, binary ? BINARY : TEXT);
   }
 
   #watch(type: string, event: Record<string, unknown> | undefined): void {
