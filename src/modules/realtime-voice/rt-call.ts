@@ -9,6 +9,7 @@ import { AppError } from '../../platform/http/errors.js';
 import { resolveAssistant } from '../assistants/resolver.js';
 import { payerFor } from '../credits/payer.js';
 import type { TurnTools } from '../conversations/turn-tools.js';
+import { newTally } from '../conversations/subagents.js';
 import type { MemoryEntry } from '../history/history.tables.js';
 import { endSession } from './rt-sessions.repo.js';
 import type { RtSessionRow } from './rt-sessions.tables.js';
@@ -56,6 +57,8 @@ export class VoiceCall {
   #book: ExchangeBook | undefined;
   #scene: VoiceScene | undefined;
   #tools: TurnTools = { specs: [], calls: [] };
+  /** What the exchange's subagents used (its record and charge carry it). */
+  #tally = newTally();
   #memories: MemoryEntry[] = [];
   #runningTools = 0;
   /** Tool calls under way: the end waits for them (cancelled by then) so the record says how each ended. */
@@ -102,7 +105,7 @@ export class VoiceCall {
     };
     this.#scene = scene;
     this.#book = new ExchangeBook({ db: turn.db, changes: turn.changes }, exchangeScene, opened);
-    const [context, tools] = await Promise.all([voiceInstructions(turn, scene), voiceTools(turn, scene, opened, this.#deps.approvalTimeoutMs, this.#abort.signal)]);
+    const [context, tools] = await Promise.all([voiceInstructions(turn, scene), voiceTools(turn, scene, this.#book.held, this.#tally, this.#deps.approvalTimeoutMs, this.#abort.signal)]);
     this.#memories = context.memories;
     this.#tools = tools;
     if (this.#abort.signal.aborted) return;
@@ -201,10 +204,11 @@ export class VoiceCall {
   #endExchange(): void {
     const book = this.#book!;
     const draft = book.takeDraft();
-    const calls = this.#tools.calls;
+    const spent = { calls: this.#tools.calls, tally: this.#tally };
+    this.#tally = newTally();
     this.#enqueue(async () => {
-      await book.next(draft, calls, this.#memories);
-      this.#tools = await voiceTools(this.#deps.turn, this.#scene!, book.held.record, this.#deps.approvalTimeoutMs, this.#abort.signal);
+      await book.next(draft, spent, this.#memories);
+      this.#tools = await voiceTools(this.#deps.turn, this.#scene!, book.held, this.#tally, this.#deps.approvalTimeoutMs, this.#abort.signal);
     });
   }
 
@@ -266,7 +270,7 @@ export class VoiceCall {
     await this.#queue;
     const book = this.#book;
     try {
-      if (book) await book.close(book.takeDraft(), this.#tools.calls, this.#memories);
+      if (book) await book.close(book.takeDraft(), { calls: this.#tools.calls, tally: this.#tally }, this.#memories);
       // Ended before the call took its record over: the record is given back here.
       else if (this.#row.recordId) await dropUnusedRecord(this.#deps.turn.db, this.#row.recordId);
     } catch (error) {

@@ -6,7 +6,8 @@ import type { TurnDeps } from '../conversations/turn-deps.js';
 import type { RtPrices } from './rt-prices.js';
 
 export interface RelayDeps {
-  turn: Pick<TurnDeps, 'db' | 'reads' | 'providers' | 'tools' | 'changes'>;
+  /** The turn's pieces a call uses; the model choice's (secrets, models, …) for the subagents it delegates to. */
+  turn: Pick<TurnDeps, 'db' | 'reads' | 'providers' | 'tools' | 'changes' | 'secrets' | 'models' | 'deploymentModel' | 'outbound' | 'deploymentPrice' | 'subscriptionModel'>;
   realtime: { baseUrl: string; apiKey?: string };
   prices: RtPrices;
   /** A minute of the session, in ms: each holds another minute of talk (60 s; tests set it small). */
