@@ -1,18 +1,26 @@
 // bench/voice: what the voice relay adds to audio, on the service as a deployment runs it
 // (bench/support/service-process.ts). BENCH_VOICE_SESSIONS (100) concurrent sessions each send a 20 ms
 // audio frame (PCM16, 24 kHz: 960 bytes, base64 in `input_audio_buffer.append`) every 20 ms for
-// BENCH_VOICE_SECONDS (10); the fake provider (test/support/fake-realtime-server.ts, echoFrames) sends
-// each frame straight back as `response.output_audio.delta`. Timed per frame, send → echo received:
-//   direct   the same clients connected straight to the fake provider
-//   relay    through the service's relay (/api/ai/rt/ws), both ways
-// Added = relay minus direct, at p50 and p99 (target p99 ≤ 5 ms). Every frame carries its number: the
-// bench counts frames lost and frames out of order (target none). CPU: the service's CPU time during the
-// relay phase per session-minute of talk.
-//   npm run bench:voice
+// BENCH_VOICE_SECONDS (10); the fake provider (bench/servers/fake-realtime.ts, its own process) sends
+// each frame straight back as `response.output_audio.delta`. Timed per frame by this process's one
+// clock, send → echo received:
+//   direct   client → provider → client, the same clients connected straight to the provider
+//   relay    client → relay → provider → relay → client, through the service's /api/ai/rt/ws
+// Both paths go through the same provider process, so its cost drops out: added = relay minus direct,
+// at p50 and p99 (target p99 ≤ 5 ms). Every frame carries its number: the bench counts frames lost and
+// frames out of order (target none). CPU: the service's CPU time during the relay phase per
+// session-minute of talk. The machine's load average is printed with the figures.
+//   npm run bench:voice            (BENCH_PROFILE=<dir>: the service's CPU profile)
+import { type ChildProcess, fork } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { startFakeRealtimeServer } from '../test/support/fake-realtime-server.js';
 import { createPeople, signIn } from './support/people.js';
 import { ADMIN, startService } from './support/service-process.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const PROFILE_DIR = process.env.BENCH_PROFILE;
 
 const SESSIONS = Number(process.env.BENCH_VOICE_SESSIONS ?? 100);
 const SECONDS = Number(process.env.BENCH_VOICE_SECONDS ?? 10);
@@ -47,9 +55,8 @@ async function stream(sockets: WebSocket[]): Promise<PhaseResult> {
           let last = -1;
           let received = 0;
           socket.on('message', (data) => {
-            const event = JSON.parse(data.toString()) as { type?: string; delta?: string };
-            if (event.type !== 'response.output_audio.delta' || !event.delta) return;
-            const seq = Buffer.from(event.delta, 'base64').readUInt32LE(0);
+            const seq = sequenceOf(data as Buffer);
+            if (seq === undefined) return;
             const at = sentAt.get(seq);
             if (at !== undefined) latencies.push(now() - at);
             if (seq <= last) reordered++;
@@ -66,11 +73,11 @@ async function stream(sockets: WebSocket[]): Promise<PhaseResult> {
           // Staggered starts, so the sessions' frames do not all leave in the same millisecond.
           let seq = 0;
           const start = setTimeout(() => {
+            const frame = appendFrame(index);
             const timer = setInterval(() => {
-              const audio = Buffer.alloc(FRAME_BYTES, index % 251);
-              audio.writeUInt32LE(seq, 0);
+              numberFrame(frame, seq);
               sentAt.set(seq, now());
-              socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: audio.toString('base64') }));
+              socket.send(frame, { binary: false });
               sent++;
               if (++seq === frames) {
                 clearInterval(timer);
@@ -85,9 +92,44 @@ async function stream(sockets: WebSocket[]): Promise<PhaseResult> {
   return { latencies, sent, lost, reordered };
 }
 
+const APPEND_PREFIX = '{"type":"input_audio_buffer.append","audio":"';
+
+/** A session's frame event, built once: 960 bytes of audio (base64), the first 4 of them the frame's number. */
+function appendFrame(index: number): Buffer {
+  const audio = Buffer.alloc(FRAME_BYTES, index % 251);
+  return Buffer.from(JSON.stringify({ type: 'input_audio_buffer.append', audio: audio.toString('base64') }));
+}
+
+/** Writes the frame's number into its audio: the first 6 bytes are the first 8 base64 characters. */
+function numberFrame(frame: Buffer, seq: number): void {
+  const head = Buffer.from(frame.toString('latin1', APPEND_PREFIX.length, APPEND_PREFIX.length + 8), 'base64');
+  head.writeUInt32LE(seq, 0);
+  frame.write(head.toString('base64'), APPEND_PREFIX.length, 'latin1');
+}
+
+const DELTA_EVENT = Buffer.from('"type":"response.output_audio.delta"');
+const DELTA_FIELD = Buffer.from('"delta":"');
+
+/** The frame's number from an echoed audio delta: its first 4 bytes, from the first 8 base64 characters (no parse). */
+function sequenceOf(data: Buffer): number | undefined {
+  if (data.indexOf(DELTA_EVENT) < 0) return undefined;
+  const at = data.indexOf(DELTA_FIELD);
+  if (at < 0) return undefined;
+  const start = at + DELTA_FIELD.length;
+  return Buffer.from(data.toString('latin1', start, start + 8), 'base64').readUInt32LE(0);
+}
+
+function startProvider(): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(path.join(here, 'servers', 'fake-realtime.ts'), { execArgv: ['--import', 'tsx'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (message: { url: string }) => resolve({ child, url: message.url }));
+    child.once('exit', (code) => reject(new Error(`fake-realtime exited with ${code}`)));
+  });
+}
+
 const open = (url: string, protocols?: string[]) =>
   new Promise<WebSocket>((resolve, reject) => {
-    const socket = new WebSocket(url, protocols);
+    const socket = new WebSocket(url, protocols, { perMessageDeflate: false });
     socket.once('open', () => resolve(socket));
     socket.once('error', reject);
   });
@@ -100,10 +142,13 @@ function report(name: string, result: PhaseResult): void {
 }
 
 async function main(): Promise<void> {
-  const provider = await startFakeRealtimeServer({ echoFrames: true });
+  const provider = await startProvider();
   process.env.REALTIME_BASE_URL = provider.url;
   process.env.REALTIME_MODEL = 'fake-realtime';
-  const service = await startService();
+  const service = await startService({ nodeArgs: PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [] }).catch((error: unknown) => {
+    provider.child.kill();
+    throw error;
+  });
   try {
     const base = service.url;
     const admin = await signIn(base, ADMIN.email, ADMIN.password);
@@ -135,10 +180,11 @@ async function main(): Promise<void> {
     const relayStarted = now();
     const relay = await stream(relaySockets);
     const cpuMs = service.cpuMs() - cpuBefore;
+    const load = os.loadavg();
     const minutes = (now() - relayStarted) / 60_000;
     for (const socket of relaySockets) socket.close();
 
-    console.log(`bench:voice: ${SESSIONS} sessions, ${SECONDS} s of 20 ms frames each (${service.shape})`);
+    console.log(`bench:voice: ${SESSIONS} sessions, ${SECONDS} s of 20 ms frames each (${service.shape}); load average ${load.map((value) => value.toFixed(2)).join(' ')} on ${os.cpus().length} cores`);
     report('direct', direct);
     report('relay', relay);
     const added = (q: number) => quantile(relay.latencies, q) - quantile(direct.latencies, q);
@@ -146,7 +192,7 @@ async function main(): Promise<void> {
     console.log(`cpu     ${(cpuMs / (SESSIONS * minutes)).toFixed(0)} ms of service CPU per session-minute (${cpuMs} ms over ${(SESSIONS * minutes).toFixed(1)} session-minutes)`);
   } finally {
     await service.stop();
-    await provider.close();
+    provider.child.kill();
   }
 }
 

@@ -3,7 +3,7 @@
 // header and model of each connection). On `input_audio_buffer.commit` it answers an exchange: the
 // person's transcript (the text of the appended audio frames, which tests send as base64 text), then
 // audio deltas and transcript deltas of the answer, then `response.done` with usage. When the person's
-// words carry CALL_MARKER (`call:<tool>`), the response is a function call of that tool instead; the
+// words carry CALL_MARKER (`call:<tool>`, then optionally its JSON arguments), the response is a function call of that tool instead; the
 // function's output and a `response.create` then produce a spoken answer that quotes the output.
 // `echoFrames` sends every appended audio frame back at once as an output audio delta (the bench).
 // `hears` stands in for the provider's turn detection with real audio (a browser's microphone): after
@@ -59,7 +59,7 @@ export async function startFakeRealtimeServer(options: { echoFrames?: boolean; h
         heard = '';
         send({ type: 'conversation.item.input_audio_transcription.completed', item_id: `item_${seq}`, content_index: 0, transcript: words });
         const call = CALL_MARKER.exec(words);
-        if (call) respondWithCall(send, call[1]!);
+        if (call) respondWithCall(send, call[1]!, argumentsAfter(words, call));
         else respondSpoken(send, `You said: ${words}`);
       }
       if (event.type === 'response.create') {
@@ -91,9 +91,15 @@ function respondSpoken(send: (event: Record<string, unknown>) => void, text: str
   send({ type: 'response.done', response: { id, status: 'completed', output: [{ type: 'message', role: 'assistant' }], usage: FAKE_USAGE } });
 }
 
-function respondWithCall(send: (event: Record<string, unknown>) => void, tool: string): void {
+/** The JSON object said after `call:<tool>`, else the echo tool's `{text: "from voice"}`. */
+function argumentsAfter(words: string, call: RegExpExecArray): string {
+  const rest = words.slice(call.index + call[0].length).trim();
+  return rest.startsWith('{') ? rest : JSON.stringify({ text: 'from voice' });
+}
+
+function respondWithCall(send: (event: Record<string, unknown>) => void, tool: string, args: string): void {
   const id = `resp_${Math.random().toString(36).slice(2)}`;
-  const item = { type: 'function_call', call_id: `call_${id}`, name: tool, arguments: JSON.stringify({ text: 'from voice' }) };
+  const item = { type: 'function_call', call_id: `call_${id}`, name: tool, arguments: args };
   send({ type: 'response.created', response: { id, status: 'in_progress' } });
   send({ type: 'response.function_call_arguments.done', response_id: id, call_id: item.call_id, name: tool, arguments: item.arguments });
   send({ type: 'response.output_item.done', response_id: id, item });

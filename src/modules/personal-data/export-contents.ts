@@ -19,6 +19,7 @@ import {
   personalFiles,
   personalMemory,
   personalSessions,
+  personalVoiceSessions,
   personOf,
   type PersonalCounts,
 } from './personal-data.repo.js';
@@ -41,6 +42,8 @@ assistants.json     your personal assistants
 favorites.json      the ids of your favorite assistants
 feedback.json       your ratings of answers (history: the record rated)
 sessions.json       your signed-in sessions that are still open
+voice-sessions.json your voice sessions (twin, assistant, voice, when, how each ended, and you as
+                    the session saw you); what was said in them is in history.json
 files/              the original files you uploaded, as you uploaded them
 `;
 
@@ -51,7 +54,7 @@ export interface ExportProgress {
 
 /** How many units of work the archive is: one per history page, one per file, one per other kind. */
 export function workUnits(counts: PersonalCounts): number {
-  return Math.ceil(counts.history / HISTORY_PAGE) + counts.files + 9;
+  return Math.ceil(counts.history / HISTORY_PAGE) + counts.files + 10;
 }
 
 export function archiveEntries(db: Executor, storage: FileStorage, userId: string, now: Date, progress: ExportProgress): AsyncIterable<ArchiveEntry> {
@@ -121,6 +124,21 @@ export function archiveEntries(db: Executor, storage: FileStorage, userId: strin
       const user = { id: userId, email: person?.email ?? '', fname: person?.fname ?? '', lname: person?.lname ?? '' };
       return (await personalSessions(db, userId, now)).map((session) => presentSession({ session, user }));
     });
+    yield json('voice-sessions.json', async () =>
+      (await personalVoiceSessions(db, userId)).map((row) => ({
+        _id: row.id,
+        institution: row.twinId,
+        assistant: row.assistantId,
+        conversation: row.conversationId,
+        voice: row.voice,
+        model: row.model,
+        status: row.status,
+        endReason: row.endReason,
+        caller: { email: row.caller.email, accountType: row.caller.accountType, role: row.caller.role, permissions: row.caller.permissions },
+        created: row.createdAt.toISOString(),
+        ended: row.endedAt?.toISOString() ?? null,
+      })),
+    );
     const names = uniqueNames(files.map((file) => `files/${safeDisplayName(file.originalname)}`));
     for (const [index, file] of files.entries()) {
       // A record whose stored file is gone (removed by hand) is listed in files.json, not archived.

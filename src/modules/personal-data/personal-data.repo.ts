@@ -11,8 +11,9 @@ import { conversations, history, historyFeedback, type FeedbackRow, type History
 import { twins } from '../twins/twins.tables.js';
 import type { MemoryWithTwin } from '../memory/memory.repo.js';
 import { memoryParameters } from '../memory/memory.tables.js';
+import { rtSessions, type RtSessionRow } from '../realtime-voice/rt-sessions.tables.js';
 import { users } from '../users/users.tables.js';
-import { liveSessions, ownAssistants, ownCollections, ownFeedback, ownFiles, ownHistory, ownMemory } from './personal-scope.js';
+import { liveSessions, ownAssistants, ownCollections, ownFeedback, ownFiles, ownHistory, ownMemory, ownVoiceSessions } from './personal-scope.js';
 
 export const COUNT_KINDS = ['conversations', 'history', 'files', 'collections', 'memory', 'assistants', 'favorites', 'feedback', 'sessions'] as const;
 export type CountKind = (typeof COUNT_KINDS)[number];
@@ -79,6 +80,16 @@ export async function softDeleteAssistants(db: Executor, userId: string, at: Dat
 
 export function softDeleteHistory(db: Executor, userId: string, at: Date): Promise<number> {
   return deleteHistoryOf(db, userId, at);
+}
+
+/**
+ * Deletes the person's voice session rows outright, with the history: a row is a call's bookkeeping
+ * (its token's hash, its status) and the person as the call saw them; what was said is in history. A
+ * call still live goes on until it hangs up, and its end then finds no row to mark.
+ */
+export async function deleteVoiceSessions(db: Executor, userId: string): Promise<number> {
+  const rows = await db.delete(rtSessions).where(ownVoiceSessions(userId)).returning({ id: rtSessions.id });
+  return rows.length;
 }
 
 // The export reads history a page at a time, keyed on the id (a timestamp in JavaScript has less
@@ -167,6 +178,10 @@ export function personalFeedback(db: Executor, userId: string): Promise<Feedback
 
 export function personalSessions(db: Executor, userId: string, now: Date): Promise<SessionRow[]> {
   return db.select().from(sessions).where(liveSessions(userId, now)).orderBy(asc(sessions.createdAt), asc(sessions.id));
+}
+
+export function personalVoiceSessions(db: Executor, userId: string): Promise<RtSessionRow[]> {
+  return db.select().from(rtSessions).where(ownVoiceSessions(userId)).orderBy(asc(rtSessions.createdAt), asc(rtSessions.id));
 }
 
 export async function personOf(db: Executor, userId: string) {

@@ -40,6 +40,7 @@ export const deletedSchema = z.object({
   deleted: z
     .object({
       history: z.number().int().optional(),
+      voiceSessions: z.number().int().optional().describe('voice sessions (scopes history and all), removed at once'),
       files: z.number().int().optional(),
       collections: z.number().int().optional(),
       memory: z.number().int().optional(),

@@ -24,6 +24,7 @@ import {
   softDeleteFiles,
   softDeleteHistory,
   softDeleteMemory,
+  deleteVoiceSessions,
   type PersonalCounts,
 } from './personal-data.repo.js';
 import type { DeleteScope } from './personal-scope.js';
@@ -51,7 +52,7 @@ export interface ExportView {
   expired: boolean;
 }
 
-export type DeletedCounts = Partial<Record<'history' | 'files' | 'collections' | 'memory' | 'assistants', number>>;
+export type DeletedCounts = Partial<Record<'history' | 'voiceSessions' | 'files' | 'collections' | 'memory' | 'assistants', number>>;
 
 const isWrongSecret = (error: unknown) => error instanceof AppError && (error.code === 'INVALID_PASSWORD' || error.code === 'INVALID_CODE');
 
@@ -141,7 +142,10 @@ export function createPersonalDataService(deps: PersonalDataDeps) {
       const scope = input.scope;
       return withTransaction(db, async (tx) => {
         const deleted: DeletedCounts = {};
-        if (scope === 'history' || scope === 'all') deleted.history = await softDeleteHistory(tx, actor.userId, at);
+        if (scope === 'history' || scope === 'all') {
+          deleted.history = await softDeleteHistory(tx, actor.userId, at);
+          deleted.voiceSessions = await deleteVoiceSessions(tx, actor.userId);
+        }
         if (scope === 'files' || scope === 'all') Object.assign(deleted, await softDeleteFiles(tx, actor.userId, at));
         if (scope === 'memory' || scope === 'all') deleted.memory = await softDeleteMemory(tx, actor.userId, at);
         if (scope === 'assistants' || scope === 'all') deleted.assistants = await softDeleteAssistants(tx, actor.userId, at);

@@ -271,13 +271,13 @@ describe('POST /api/user/data/delete', () => {
     const before = await counts('me');
     const otherBefore = await counts('other');
     const deleted = await req(token.me, 'POST', '/api/user/data/delete', { scope: 'history', password: 'correct horse battery staple' });
-    expect(deleted.body).toEqual({ success: true, deleted: { history: 3 } });
+    expect(deleted.body).toEqual({ success: true, deleted: { history: 3, voiceSessions: 0 } });
     expect(await counts('me')).toEqual({ ...before, history: 0, conversations: 0, feedback: 0 });
     expect(await counts('other')).toEqual(otherBefore);
     expect((await req(token.me, 'GET', '/api/user/history')).body.total).toBe(0);
     const { link } = await exportReady('me');
     const entries = unzip((await t.app.inject({ method: 'GET', url: link })).rawPayload);
-    for (const kind of ['history', 'files', 'memory', 'assistants', 'feedback', 'collections', 'conversations', 'favorites']) {
+    for (const kind of ['history', 'files', 'memory', 'assistants', 'feedback', 'collections', 'conversations', 'favorites', 'voice-sessions']) {
       expect(json(entries, `${kind}.json`)).toEqual([]);
     }
     expect(Object.keys(entries).some((name) => name.startsWith('files/'))).toBe(false);
@@ -287,7 +287,7 @@ describe('POST /api/user/data/delete', () => {
     await buildRecord(db(), { twinId: twin.id, userId: ids.solo });
     expect((await req(token.solo, 'POST', '/api/user/memory', { key_name: 'k', key_value: 'v' })).status).toBe(201);
     const deleted = await req(token.solo, 'POST', '/api/user/data/delete', { scope: 'all', password: 'correct horse battery staple' });
-    expect(deleted.body).toEqual({ success: true, deleted: { history: 1, files: 0, collections: 0, memory: 1, assistants: 0 } });
+    expect(deleted.body).toEqual({ success: true, deleted: { history: 1, voiceSessions: 0, files: 0, collections: 0, memory: 1, assistants: 0 } });
     expect(await counts('solo')).toMatchObject({ history: 0, memory: 0, files: 0, assistants: 0 });
   });
 

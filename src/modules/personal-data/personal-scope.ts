@@ -7,6 +7,7 @@ import { sessions } from '../auth/sessions.tables.js';
 import { fileCollections, files } from '../files/files.tables.js';
 import { history, historyFeedback } from '../history/history.tables.js';
 import { memoryParameters } from '../memory/memory.tables.js';
+import { rtSessions } from '../realtime-voice/rt-sessions.tables.js';
 
 export const ownHistory = (userId: string): SQL => and(eq(history.userId, userId), isNull(history.deletedAt))!;
 
@@ -30,6 +31,9 @@ export const ownAssistants = (userId: string): SQL =>
   )!;
 
 export const ownFeedback = (userId: string): SQL => eq(historyFeedback.userId, userId);
+
+/** Voice sessions the person opened: each row holds the person as the session saw them (email, role). */
+export const ownVoiceSessions = (userId: string): SQL => eq(rtSessions.userId, userId);
 
 export const liveSessions = (userId: string, now: Date): SQL =>
   and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now))!;

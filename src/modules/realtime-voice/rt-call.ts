@@ -9,6 +9,7 @@ import { AppError } from '../../platform/http/errors.js';
 import { resolveAssistant } from '../assistants/resolver.js';
 import { payerFor } from '../credits/payer.js';
 import type { TurnTools } from '../conversations/turn-tools.js';
+import { newTally } from '../conversations/subagents.js';
 import type { MemoryEntry } from '../history/history.tables.js';
 import { endSession } from './rt-sessions.repo.js';
 import type { RtSessionRow } from './rt-sessions.tables.js';
@@ -30,6 +31,15 @@ export const CLOSE = {
 } as const;
 type Ending = (typeof CLOSE)[keyof typeof CLOSE];
 
+/**
+ * The provider's socket: no compression (audio in base64 gains little and each frame would wait for
+ * zlib), and its text passed on unchecked (the provider is trusted, and the person's browser checks
+ * what reaches it; the person's own frames are checked, since the relay reads some of them).
+ */
+const PROVIDER_SOCKET = { perMessageDeflate: false, skipUTF8Validation: true } as const;
+const TEXT = { binary: false } as const;
+const BINARY = { binary: true } as const;
+
 /** Client events held while the provider's socket opens. */
 const MAX_PENDING = 256;
 /** The person's speech is transcribed so the exchange's record has its question. */
@@ -47,6 +57,8 @@ export class VoiceCall {
   #book: ExchangeBook | undefined;
   #scene: VoiceScene | undefined;
   #tools: TurnTools = { specs: [], calls: [] };
+  /** What the exchange's subagents used (its record and charge carry it). */
+  #tally = newTally();
   #memories: MemoryEntry[] = [];
   #runningTools = 0;
   /** Tool calls under way: the end waits for them (cancelled by then) so the record says how each ended. */
@@ -93,14 +105,14 @@ export class VoiceCall {
     };
     this.#scene = scene;
     this.#book = new ExchangeBook({ db: turn.db, changes: turn.changes }, exchangeScene, opened);
-    const [context, tools] = await Promise.all([voiceInstructions(turn, scene), voiceTools(turn, scene, opened, this.#deps.approvalTimeoutMs, this.#abort.signal)]);
+    const [context, tools] = await Promise.all([voiceInstructions(turn, scene), voiceTools(turn, scene, this.#book.held, this.#tally, this.#deps.approvalTimeoutMs, this.#abort.signal)]);
     this.#memories = context.memories;
     this.#tools = tools;
     if (this.#abort.signal.aborted) return;
     this.#timers.push(setTimeout(() => void this.end(CLOSE.maxMinutes), this.#deps.maxSessionMs));
     this.#timers.push(setInterval(() => this.#holdAnotherMinute(), this.#deps.minuteMs));
     for (const timer of this.#timers) timer.unref();
-    const provider = new WebSocket(providerUrl(realtime.baseUrl, row.model), { headers: realtime.apiKey ? { authorization: `Bearer ${realtime.apiKey}` } : {} });
+    const provider = new WebSocket(providerUrl(realtime.baseUrl, row.model), { ...PROVIDER_SOCKET, headers: realtime.apiKey ? { authorization: `Bearer ${realtime.apiKey}` } : {} });
     this.#provider = provider;
     provider.on('open', () => {
       provider.send(
@@ -116,7 +128,7 @@ export class VoiceCall {
           },
         }),
       );
-      for (const { data, binary } of this.#pending) provider.send(data, { binary });
+      for (const { data, binary } of this.#pending) provider.send(data, binary ? BINARY : TEXT);
       this.#pending = [];
     });
     provider.on('message', (data, binary) => this.#fromProvider(data, binary));
@@ -142,7 +154,7 @@ export class VoiceCall {
       }
     }
     const provider = this.#provider;
-    if (provider?.readyState === WebSocket.OPEN) provider.send(data, { binary });
+    if (provider?.readyState === WebSocket.OPEN) provider.send(data, binary ? BINARY : TEXT);
     else if (this.#pending.length < MAX_PENDING) this.#pending.push({ data, binary });
   }
 
@@ -151,7 +163,7 @@ export class VoiceCall {
       const type = peekType(data);
       if (type && WATCHED_PROVIDER_EVENTS.has(type)) this.#watch(type, parse(data));
     }
-    if (this.#client.readyState === WebSocket.OPEN) this.#client.send(data, { binary });
+    if (this.#client.readyState === WebSocket.OPEN) this.#client.send(data, binary ? BINARY : TEXT);
   }
 
   #watch(type: string, event: Record<string, unknown> | undefined): void {
@@ -192,10 +204,11 @@ export class VoiceCall {
   #endExchange(): void {
     const book = this.#book!;
     const draft = book.takeDraft();
-    const calls = this.#tools.calls;
+    const spent = { calls: this.#tools.calls, tally: this.#tally };
+    this.#tally = newTally();
     this.#enqueue(async () => {
-      await book.next(draft, calls, this.#memories);
-      this.#tools = await voiceTools(this.#deps.turn, this.#scene!, book.held.record, this.#deps.approvalTimeoutMs, this.#abort.signal);
+      await book.next(draft, spent, this.#memories);
+      this.#tools = await voiceTools(this.#deps.turn, this.#scene!, book.held, this.#tally, this.#deps.approvalTimeoutMs, this.#abort.signal);
     });
   }
 
@@ -257,7 +270,7 @@ export class VoiceCall {
     await this.#queue;
     const book = this.#book;
     try {
-      if (book) await book.close(book.takeDraft(), this.#tools.calls, this.#memories);
+      if (book) await book.close(book.takeDraft(), { calls: this.#tools.calls, tally: this.#tally }, this.#memories);
       // Ended before the call took its record over: the record is given back here.
       else if (this.#row.recordId) await dropUnusedRecord(this.#deps.turn.db, this.#row.recordId);
     } catch (error) {

@@ -15,6 +15,7 @@ import { settleTurn } from '../conversations/turn-end.js';
 import { admitTurn } from '../conversations/turn-limits.js';
 import { historyVersion, startRecord, type OpenedRecord } from '../conversations/turn-record.repo.js';
 import type { ToolCallEntry, MemoryEntry } from '../history/history.tables.js';
+import type { SubagentTally } from '../conversations/subagents.js';
 import type { TwinRow } from '../twins/twins.tables.js';
 import { addUsage, costOfRt, holdForMinutes, HOLD_MINUTES, isPricedRt, NO_USAGE, recordUsageOf, type RtPrices, type RtUsage } from './rt-prices.js';
 
@@ -84,6 +85,12 @@ export interface ExchangeDraft {
   used: boolean;
 }
 
+/** What the exchange's tools did: the connector calls, and what its subagents used (record and charge). */
+export interface ExchangeTools {
+  calls: ToolCallEntry[];
+  tally: SubagentTally;
+}
+
 export const emptyDraft = (): ExchangeDraft => ({ question: '', answer: '', usage: NO_USAGE, used: false });
 
 export interface ExchangeBookDeps {
@@ -138,9 +145,9 @@ export class ExchangeBook {
    * Ends the exchange's record (complete, charged) and opens the next one. Throws the next opening's
    * refusal (429 USAGE_LIMIT_REACHED, 402 INSUFFICIENT_CREDITS): the session ends then.
    */
-  async next(draft: ExchangeDraft, calls: ToolCallEntry[], memories: MemoryEntry[]): Promise<{ credits: number }> {
+  async next(draft: ExchangeDraft, tools: ExchangeTools, memories: MemoryEntry[]): Promise<{ credits: number }> {
     if (this.#closed) return { credits: 0 };
-    const settled = await this.#settle(draft, 'complete', calls, memories);
+    const settled = await this.#settle(draft, 'complete', tools, memories);
     try {
       const opened = await openExchangeRecord(this.#deps.db, this.#scene, this.conversationId);
       this.held = new HeldRecord(this.#deps.db, opened, this.#scene.payer);
@@ -152,27 +159,32 @@ export class ExchangeBook {
   }
 
   /** The session is over: an exchange under way is kept as cancelled (charged for what it used); an unused record goes. */
-  async close(draft: ExchangeDraft, calls: ToolCallEntry[], memories: MemoryEntry[]): Promise<void> {
+  async close(draft: ExchangeDraft, tools: ExchangeTools, memories: MemoryEntry[]): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (draft.used || calls.length > 0) await this.#settle(draft, draft.answer ? 'complete' : 'cancelled', calls, memories);
+    if (draft.used || tools.calls.length > 0 || tools.tally.entries.length > 0) await this.#settle(draft, draft.answer ? 'complete' : 'cancelled', tools, memories);
     else await dropUnusedRecord(this.#deps.db, this.recordId);
   }
 
-  async #settle(draft: ExchangeDraft, status: 'complete' | 'cancelled', calls: ToolCallEntry[], memories: MemoryEntry[]): Promise<{ credits: number }> {
+  async #settle(draft: ExchangeDraft, status: 'complete' | 'cancelled', { calls, tally }: ExchangeTools, memories: MemoryEntry[]): Promise<{ credits: number }> {
+    const usage = recordUsageOf(draft.usage);
+    const toolCalls = [...calls, ...tally.calls];
+    const subModels = tally.entries.map((entry) => entry.model ?? '').filter((model) => model && model !== this.#scene.model);
     return settleTurn(this.#deps.db, {
       payer: this.held.payer,
       opened: this.held.record,
       changes: this.#deps.changes,
-      cost: costOfRt(draft.usage, this.#scene.prices),
+      // What the subagents used is the exchange's too, as it is a chat turn's.
+      cost: costOfRt(draft.usage, this.#scene.prices) + tally.cost,
       record: {
         question: draft.question.trim(),
         answer: draft.answer.trim(),
         status,
-        usage: recordUsageOf(draft.usage),
-        models: [this.#scene.model],
+        usage: { inputTokens: usage.inputTokens + tally.usage.inputTokens, outputTokens: usage.outputTokens + tally.usage.outputTokens },
+        models: [this.#scene.model, ...new Set(subModels)],
         memories,
-        ...(calls.length > 0 ? { toolCalls: calls } : {}),
+        ...(toolCalls.length > 0 ? { toolCalls } : {}),
+        ...(tally.entries.length > 0 ? { subagents: tally.entries } : {}),
       },
     });
   }

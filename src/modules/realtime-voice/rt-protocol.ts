@@ -6,7 +6,8 @@ import type { TurnDeps } from '../conversations/turn-deps.js';
 import type { RtPrices } from './rt-prices.js';
 
 export interface RelayDeps {
-  turn: Pick<TurnDeps, 'db' | 'reads' | 'providers' | 'tools' | 'changes'>;
+  /** The turn's pieces a call uses; the model choice's (secrets, models, …) for the subagents it delegates to. */
+  turn: Pick<TurnDeps, 'db' | 'reads' | 'providers' | 'tools' | 'changes' | 'secrets' | 'models' | 'deploymentModel' | 'outbound' | 'deploymentPrice' | 'subscriptionModel'>;
   realtime: { baseUrl: string; apiKey?: string };
   prices: RtPrices;
   /** A minute of the session, in ms: each holds another minute of talk (60 s; tests set it small). */
@@ -28,18 +29,27 @@ export const WATCHED_PROVIDER_EVENTS: ReadonlySet<string> = new Set([
   'response.done',
 ]);
 
-const TYPE_AT_START = /^\s*\{\s*"type"\s*:\s*"([^"]{1,80})"/;
-const PEEK_BYTES = 120;
+/** How providers and clients start an event: `{"type":"`. */
+const COMPACT_START = Buffer.from('{"type":"');
+const TYPE_KEY = Buffer.from('"type"');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const LONGEST_TYPE = 80;
 
 /**
- * The event's type from the frame's first bytes when `type` is its first key (as providers and clients
- * write it); else from the parsed frame. Parsing a 20 ms audio frame only to learn it is audio is what
- * the peek avoids.
+ * The event's type. Read from the bytes in place (no copy, no parse: it runs for every frame both ways,
+ * and parsing a 20 ms audio frame only to learn it is audio is what it avoids) when the frame starts
+ * `{"type":"` and holds no escape and no second `"type"` key; any other frame is parsed, so an escaped
+ * or repeated key (`{"type":"input_audio_buffer.append","typ\u0065":"session.update"}`) is read as the
+ * provider will read it.
  */
 export function peekType(data: RawData): string | undefined {
   const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-  const head = TYPE_AT_START.exec(buffer.subarray(0, PEEK_BYTES).toString('latin1'));
-  if (head) return head[1];
+  const start = COMPACT_START.length;
+  if (buffer.length > start && buffer.compare(COMPACT_START, 0, start, 0, start) === 0) {
+    const end = buffer.indexOf(QUOTE, start);
+    if (end > start && end - start <= LONGEST_TYPE && buffer.indexOf(BACKSLASH) < 0 && buffer.indexOf(TYPE_KEY, end) < 0) return buffer.toString('latin1', start, end);
+  }
   try {
     const parsed = JSON.parse(buffer.toString('utf8')) as { type?: unknown };
     return typeof parsed.type === 'string' ? parsed.type : undefined;

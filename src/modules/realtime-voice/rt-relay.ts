@@ -25,6 +25,8 @@ export async function attachRelay(server: Server, bus: EventBus, deps: RelayDeps
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: 1024 * 1024,
+    // Audio frames go on as they come: no compression to wait for (the client's text is still checked).
+    perMessageDeflate: false,
     handleProtocols: (offered) => [...offered].find((protocol) => !protocol.startsWith(TOKEN_PROTOCOL_PREFIX)) ?? [...offered][0] ?? false,
   });
   const offEnd = await bus.subscribe(RT_END_CHANNEL, ({ sessionId }) => void calls.get(sessionId)?.end(CLOSE.ended));

@@ -48,10 +48,11 @@ export function voiceAgentRoutes(app: App, deps: { db: Database; secret?: string
           'Runs one of the twin\'s tools for a person on a call, exactly as a chat turn would: the same tools (the twin\'s toolsDisabled applied), and when the tool\'s server requires approval, ' +
           "an approval card in every tab of the person (TOOL_APPROVAL). The request is held until the decision, at most 45 seconds (or APPROVAL_TIMEOUT_MS when shorter): " +
           '{success: true, result} when the tool ran; {success: false, code: DECLINED | EXPIRED | CANCELLED} (status 200) when it did not. ' +
-          'approve_conversation covers later calls of that tool in the same callId. The call is cancelled when /ended names it or the request is dropped. ' +
+          'approve_conversation covers later calls of that tool in the same callId. The call is cancelled when /ended names it or the request is dropped; ' +
+          'a request for a call /ended already named answers 409 CALL_ENDED and nothing runs. ' +
           `${SIGNED} 404 USER_NOT_FOUND when userId is not a member of that twin, TOOL_NOT_FOUND when the twin offers no such tool; 502 TOOL_FAILED when its server cannot be reached.`,
         body: toolBody,
-        response: { 200: toolAnswer, ...failures(400, 401, 404, 502, 503) },
+        response: { 200: toolAnswer, ...failures(400, 401, 404, 409, 502, 503) },
       },
       config: { auth: 'none' },
     },
@@ -75,7 +76,7 @@ export function voiceAgentRoutes(app: App, deps: { db: Database; secret?: string
       schema: {
         tags: ['voice'],
         summary: "A voice agent's call ended",
-        description: `Cancels every tool request of that call still waiting for a decision, on any process: each answers {success: false, code: "CANCELLED"} and its tool does not run. ${SIGNED}`,
+        description: `Cancels every tool request of that call still waiting for a decision, on any process: each answers {success: false, code: "CANCELLED"} and its tool does not run. A tool request for the call after this answers 409 CALL_ENDED and does not run (for a day after the end). ${SIGNED}`,
         body: endedBody,
         response: { 200: endedAnswer, ...failures(400, 401, 404, 503) },
       },

@@ -2,7 +2,8 @@
 // to run a tool for a person on a live call. The call runs exactly as a chat turn's would (the same
 // tools, the twin's toolsDisabled, the approval card in every tab of the person) and the request is
 // held while the card waits, 45 seconds at most. `ended` cancels what waits for that call, on every
-// process (through the event bus).
+// process (through the event bus), and marks the call ended: a tool request naming it later is refused
+// (409 CALL_ENDED) and nothing runs.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Database } from '../../platform/db/client.js';
@@ -13,7 +14,7 @@ import { newId } from '../../platform/ids/ids.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
 import { resolveStandardAssistant, standardAssistant } from '../assistants/resolver.js';
 import { toolsForTurn, type TurnToolDeps } from '../conversations/turn-tools.js';
-import { findTwinMember, findVoiceAgentTwin, type VoiceAgentPerson } from './voice-agent.repo.js';
+import { callHasEnded, findTwinMember, findVoiceAgentTwin, markCallEnded, type VoiceAgentPerson } from './voice-agent.repo.js';
 
 /** The longest a voice call's tool request is held for a decision (a caller on the line waits no longer). */
 export const VOICE_AGENT_WAIT_MS = 45_000;
@@ -36,6 +37,7 @@ export const VOICE_AGENT_MESSAGES = {
   notMember: 'This person is not a member of the twin',
   unknownTool: 'The twin offers no such tool',
   toolFailed: 'The tool could not be reached',
+  callEnded: 'This call has ended; the tool did not run',
 } as const;
 
 export type ToolDecisionCode = 'DECLINED' | 'EXPIRED' | 'CANCELLED';
@@ -110,6 +112,8 @@ export async function createVoiceAgentService(deps: VoiceAgentDeps) {
     const calls = running.get(key) ?? new Set<AbortController>();
     running.set(key, calls.add(controller));
     try {
+      // Checked once this request is among the call's running ones: an end from now on cancels it.
+      if (await callHasEnded(db, twin.id, request.callId)) throw new AppError(409, VOICE_AGENT_MESSAGES.callEnded, 'CALL_ENDED');
       const tools = await toolsForTurn(deps.tools, {
         actor: actorFor(twin.id, person),
         twin,
@@ -146,6 +150,8 @@ export async function createVoiceAgentService(deps: VoiceAgentDeps) {
   async function ended(request: { voiceAgentId: string; callId: string }): Promise<void> {
     const twin = await twinOf(request.voiceAgentId);
     const event = { twinId: twin.id, callId: request.callId };
+    // Marked first: a request that checks after this is refused, one that checked before is cancelled.
+    await markCallEnded(db, twin.id, request.callId);
     cancelCall(event);
     await deps.bus.publish(VOICE_AGENT_ENDED_CHANNEL, event);
   }

@@ -1,7 +1,8 @@
 // Voice-agent mode through the HTTP routes, with a real MCP server on loopback (the SDK's classes,
 // counting its calls) and the person's approval cards: the signature (good, wrong, expired, replayed),
 // each way a held request ends (approve, decline, no decision in time, the call ended), and calls
-// that are refused (another twin's agent, tool or person; a disabled tool; no secret configured).
+// that are refused (another twin's agent, tool or person; a disabled tool; a call already ended; no
+// secret configured).
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -246,6 +247,22 @@ describe('calls refused', () => {
     expect(tool.statusCode).toBe(404);
     expect(tool.json()).toMatchObject({ success: false, code: 'TOOL_NOT_FOUND' });
     expect(other.calls('echo')).toBe(0);
+  });
+
+  it('answers 409 CALL_ENDED for a tool request after /ended named its call: no card, the tool does not run; another call goes on', async () => {
+    const request = toolCall({ tool: keys.add, arguments: { a: 1, b: 1 } });
+    expect((await agentCall('ended', { voiceAgentId: 'agent-alpha', callId: request.callId })).statusCode).toBe(200);
+    const before = { add: open.calls('add'), echo: approving.calls('echo') };
+    const late = await agentCall('tool', request);
+    expect(late.statusCode).toBe(409);
+    expect(late.json()).toEqual({ success: false, code: 'CALL_ENDED', message: 'This call has ended; the tool did not run' });
+    const lateApproval = await agentCall('tool', { ...toolCall(), callId: request.callId });
+    expect(lateApproval.json()).toMatchObject({ code: 'CALL_ENDED' });
+    expect((await api('GET', '/api/user/approvals', ada.token)).body.approvals).toEqual([]);
+    expect({ add: open.calls('add'), echo: approving.calls('echo') }).toEqual(before);
+    // The same call id of another twin's agent is another call.
+    const elsewhere = await agentCall('tool', toolCall({ voiceAgentId: 'agent-beta', callId: request.callId, userId: stranger.id, tool: keys.otherEcho }));
+    expect(elsewhere.json()).toMatchObject({ success: true });
   });
 
   it("answers 404 TOOL_NOT_FOUND for a tool in the twin's toolsDisabled", async () => {
