@@ -7,7 +7,7 @@
 // its ending as TOOL_APPROVAL_DECIDED).
 import type { SocketEmit, SseFrame } from '../../platform/realtime/client-frames.js';
 import type { AnswerLog } from '../../platform/realtime/open-stream-log.js';
-import type { SseStream } from '../../platform/realtime/sse.js';
+import { sseDataOf, type SseStream } from '../../platform/realtime/sse.js';
 import { sseFrames, type Numbering } from './sse-frames.js';
 import type { TurnResult } from './turn-types.js';
 
@@ -15,6 +15,11 @@ export type NumberedFrame = SseFrame & Numbering;
 
 /** What a reader that reconnects sends back (Last-Event-ID), and what each SSE frame's `id:` says. */
 export const eventIdOf = (frame: Numbering): string => `${frame.historyId}:${frame.seq}`;
+
+/** A numbered frame as its SSE text: `id: <historyId>:<seq>` and the frame's data line. */
+export function sseTextOf(frame: NumberedFrame): string {
+  return `id: ${eventIdOf(frame)}\n${sseDataOf(frame)}`;
+}
 
 /** Writes a numbered frame on an SSE stream, with its event id. */
 export function sendNumbered(sse: Pick<SseStream, 'send'>, frame: NumberedFrame): boolean {
@@ -28,11 +33,34 @@ export class AnswerFrames {
   constructor(
     private readonly log: AnswerLog,
     readonly historyId: string,
-  ) {}
+  ) {
+    this.historyIdJson = JSON.stringify(historyId);
+  }
 
+  /** The historyId as JSON, encoded once for every frame's text. */
+  private readonly historyIdJson: string;
+
+  /** Numbers and logs the frame; answers the numbered copy (an approval card's path). */
   next(frame: SseFrame): NumberedFrame {
-    const seq = this.log.append(this.historyId, withoutHistoryId(frame));
+    const seq = this.number(frame);
     return { ...frame, seq, historyId: this.historyId };
+  }
+
+  /** Numbers and logs the frame; answers its seq (the socket's events are built from it: socketEventOf). */
+  number(frame: SseFrame): number {
+    return this.log.append(this.historyId, withoutHistoryId(frame));
+  }
+
+  /**
+   * Numbers and logs the frame; answers its SSE text, the same as sendNumbered writes for it. A text
+   * piece (most of an answer's frames) is written by hand: its text encoded once, for prompt and delta,
+   * and no numbered copy of the frame made.
+   */
+  sseText(frame: SseFrame): string {
+    const seq = this.number(frame);
+    if (frame.type !== 'stream' || frame.prompt !== frame.delta) return sseTextOf({ ...frame, seq, historyId: this.historyId });
+    const text = JSON.stringify(frame.delta);
+    return `id: ${this.historyId}:${seq}\ndata: {"type":"stream","prompt":${text},"delta":${text},"seq":${seq},"historyId":${this.historyIdJson}}\n\n`;
   }
 
   /** After `done`: the log writes what is pending with the end. Failures are the log's to report. */
@@ -77,7 +105,11 @@ export function endFrames(result: TurnResult): SseFrame[] {
  * socket's RECEIVE_STREAM carries the whole text). Frames no socket event carries answer undefined.
  */
 export function socketEmitOf(frame: NumberedFrame, textSoFar: string): SocketEmit | undefined {
-  const { seq, historyId } = frame;
+  return socketEventOf(frame, frame.seq, frame.historyId, textSoFar);
+}
+
+/** socketEmitOf for a frame and its numbering apart (the producer makes no numbered copy). */
+export function socketEventOf(frame: SseFrame, seq: number, historyId: string, textSoFar: string): SocketEmit | undefined {
   switch (frame.type) {
     case 'started':
       return ['STREAM_STARTED', { historyId, conversationId: frame.conversationId, seq }];

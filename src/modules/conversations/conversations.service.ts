@@ -10,7 +10,7 @@ import { openSse, type SseStream } from '../../platform/realtime/sse.js';
 import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import type { SseFrame } from '../../platform/realtime/client-frames.js';
 import type { AnswerLog } from '../../platform/realtime/open-stream-log.js';
-import { AnswerFrames, endFrames, sendNumbered, socketEmitOf } from './answer-frames.js';
+import { AnswerFrames, endFrames, socketEventOf, sseTextOf } from './answer-frames.js';
 import type { AnswerControl } from './answer-control.js';
 import type { QandaAnswer, QandaBody, QandaStreamBody } from './conversations.schemas.js';
 import { runTurn } from './run-turn.js';
@@ -69,8 +69,8 @@ export function createConversationService(deps: ConversationDeps) {
     let text = '';
     const emit = (frame: SseFrame): void => {
       if (!frames) return;
-      const numbered = frames.next(frame);
-      const event = socketId ? socketEmitOf(numbered, text) : undefined;
+      const seq = frames.number(frame);
+      const event = socketId ? socketEventOf(frame, seq, frames.historyId, text) : undefined;
       if (!socketId || !event) return;
       if (event[0] === 'RECEIVE_STREAM') streams.emitChunk(socketId, event[1]);
       else streams.emitEvent(socketId, ...event);
@@ -187,8 +187,8 @@ export function createConversationService(deps: ConversationDeps) {
       });
       const send = (frame: SseFrame): void => {
         if (!frames) return;
-        const numbered = frames.next(frame);
-        if (sse) sendNumbered(sse, numbered);
+        const text = frames.sseText(frame);
+        if (sse) sse.sendText(text);
       };
       let result;
       try {
@@ -212,7 +212,7 @@ export function createConversationService(deps: ConversationDeps) {
             onApproval: (frame) => {
               if (!frames || frames.isEnded) return undefined;
               const numbered = frames.next(frame);
-              if (sse) sendNumbered(sse, numbered);
+              if (sse) sse.sendText(sseTextOf(numbered));
               return numbered.seq;
             },
           },

@@ -230,4 +230,22 @@ describe('the row cache', () => {
     await get(twin.id);
     expect(reads).toHaveLength(2);
   });
+  it('reads a key once for every request that misses it while its read runs; a change during the read makes later requests read again', async () => {
+    const twin = await newTwin({ name: 'Before' });
+    const { get, reads } = twinCache();
+    const together = await Promise.all([get(twin.id), get(twin.id), get(twin.id)]);
+    expect(together.map((row) => row?.name)).toEqual(['Before', 'Before', 'Before']);
+    expect(reads).toEqual([twin.id]);
+
+    const cache = createRowCache<{ name: string }>(feed, { keyTables: ['users'] });
+    let release = () => {};
+    const first = cache.get('u-9', () => new Promise<{ name: string }>((resolve) => (release = () => resolve({ name: 'old' }))));
+    const sharing = cache.get('u-9', async () => ({ name: 'not read' }));
+    feed.committed({ table: 'users', key: 'u-9' });
+    await until(() => feed.caughtUp);
+    const after = cache.get('u-9', async () => ({ name: 'new' }));
+    release();
+    expect([(await first).name, (await sharing).name, (await after).name]).toEqual(['old', 'old', 'new']);
+    expect(await cache.get('u-9', async () => ({ name: 'not read' }))).toEqual({ name: 'new' });
+  });
 });

@@ -2,7 +2,9 @@
 // person's refreshed profile), kept in memory and kept true by row change notices (change-feed.ts): a
 // change to a row an entry depends on drops it in every process; a fill that a change overtook is not
 // kept; nothing is served while this process may have a change of its own still unheard
-// (ChangeFeed.caughtUp), and an entry lives at most `ttlMs`.
+// (ChangeFeed.caughtUp), and an entry lives at most `ttlMs`. Requests that miss the same key while its
+// fill runs share that fill: when entries expire under load (a hundred requests in flight for twenty
+// people), each key costs one read, not one per request arriving before the first read is back.
 import type { ChangeFeed } from './change-feed.js';
 
 export interface RowCacheOptions<T> {
@@ -33,6 +35,12 @@ export interface RowCache<T> {
   readonly size: number;
 }
 
+interface Fill<T> {
+  key: string;
+  overtaken: boolean;
+  row: Promise<T | undefined>;
+}
+
 interface Entry<T> {
   row: T;
   storedAt: number;
@@ -42,9 +50,15 @@ export function createRowCache<T>(feed: Pick<ChangeFeed, 'subscribe' | 'caughtUp
   const { keyTables = [], dependsOn = {}, forgetOnOtherTables = false, ttlMs = 60_000, maxEntries = 10_000, now = Date.now } = options;
   const entries = new Map<string, Entry<T>>();
   /** Fills under way, and whether a change overtook them. */
-  const filling = new Set<{ key: string; overtaken: boolean }>();
+  const filling = new Set<Fill<T>>();
+  /** The fill a request missing its key may share: one not overtaken (else it may bring the row as it was). */
+  const shared = new Map<string, Fill<T>>();
   const overtake = (key?: string) => {
-    for (const fill of filling) if (key === undefined || fill.key === key) fill.overtaken = true;
+    for (const fill of filling) {
+      if (key !== undefined && fill.key !== key) continue;
+      fill.overtaken = true;
+      if (shared.get(fill.key) === fill) shared.delete(fill.key);
+    }
   };
 
   feed.subscribe(({ table, key }) => {
@@ -72,21 +86,29 @@ export function createRowCache<T>(feed: Pick<ChangeFeed, 'subscribe' | 'caughtUp
       const entry = entries.get(key);
       return entry && feed.caughtUp && now() - entry.storedAt < ttlMs ? entry.row : undefined;
     },
-    async get(key, fill) {
+    get(key, fill) {
       const cached = this.peek(key);
-      if (cached !== undefined) return cached;
-      const mine = { key, overtaken: false };
+      if (cached !== undefined) return Promise.resolve(cached);
+      // Only while caught up: a fill started before this process heard its own change may read the old row.
+      const running = feed.caughtUp ? shared.get(key) : undefined;
+      if (running) return running.row as Promise<T>;
+      const mine: Fill<T> = { key, overtaken: false, row: Promise.resolve(undefined) };
       filling.add(mine);
-      try {
-        const row = await fill();
-        if (row !== undefined && !mine.overtaken) {
-          if (entries.size >= maxEntries && !entries.has(key)) entries.delete(entries.keys().next().value!);
-          entries.set(key, { row, storedAt: now() });
+      mine.row = (async () => {
+        try {
+          const row = await fill();
+          if (row !== undefined && !mine.overtaken) {
+            if (entries.size >= maxEntries && !entries.has(key)) entries.delete(entries.keys().next().value!);
+            entries.set(key, { row, storedAt: now() });
+          }
+          return row;
+        } finally {
+          filling.delete(mine);
+          if (shared.get(key) === mine) shared.delete(key);
         }
-        return row;
-      } finally {
-        filling.delete(mine);
-      }
+      })();
+      if (feed.caughtUp) shared.set(key, mine);
+      return mine.row as Promise<T>;
     },
   };
 }

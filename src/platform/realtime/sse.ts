@@ -20,6 +20,8 @@ export interface SseStream<F extends object = SseFrame> {
    * sends back as Last-Event-ID); returns false (and writes nothing) once the stream is closed.
    */
   send(frame: F, eventId?: string): boolean;
+  /** Writes a frame already encoded as SSE text (`id:` and `data:` lines, the blank line); false once closed. */
+  sendText(text: string): boolean;
   /** Ends the response; idempotent. */
   close(): void;
   /** Aborted when the client goes away before close() (the route cancels its work then). */
@@ -53,7 +55,7 @@ export function openSse<F extends object = SseFrame>(request: FastifyRequest, re
   request.raw.socket?.setNoDelay(true);
   res.writeHead(200, { ...headers, ...SSE_HEADERS });
   // The headers leave at once: with the first frame when there is one (one write, not two), else alone.
-  if (options.first) res.write(frame(options.first));
+  if (options.first) res.write(sseDataOf(options.first));
   else res.flushHeaders();
 
   const heartbeat =
@@ -80,7 +82,12 @@ export function openSse<F extends object = SseFrame>(request: FastifyRequest, re
   return {
     send(body, eventId) {
       if (closed || res.destroyed) return false;
-      res.write(eventId === undefined ? frame(body) : `id: ${eventId}\n${frame(body)}`);
+      res.write(eventId === undefined ? sseDataOf(body) : `id: ${eventId}\n${sseDataOf(body)}`);
+      return true;
+    },
+    sendText(text) {
+      if (closed || res.destroyed) return false;
+      res.write(text);
       return true;
     },
     close() {
@@ -95,4 +102,5 @@ export function openSse<F extends object = SseFrame>(request: FastifyRequest, re
   };
 }
 
-const frame = (body: object): string => `data: ${JSON.stringify(body)}\n\n`;
+/** A frame's `data:` line and the blank line after it. */
+export const sseDataOf = (body: object): string => `data: ${JSON.stringify(body)}\n\n`;
