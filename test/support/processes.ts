@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
+import { takeSlot } from './slots.js';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -32,11 +33,23 @@ export function serviceArgs(...role: string[]): string[] {
   return [SERVICE_MAIN, ...role];
 }
 
+/** How many service processes of the whole run may be starting at once (files run in parallel; a start is CPU-bound). */
+const STARTS_AT_ONCE = 2;
+
 /**
  * Runs `node <script> [...args]` (a `.ts` script through tsx) with the environment given, and waits
  * until it serves. On a free port, or on env.PORT when given (a test that must know its URL before the start).
  */
 export async function startProcess(script: string, args: string[], env: Record<string, string>): Promise<ServiceProcess> {
+  const slot = await takeSlot('service-start', STARTS_AT_ONCE);
+  try {
+    return await startAndWait(script, args, env);
+  } finally {
+    slot.release();
+  }
+}
+
+async function startAndWait(script: string, args: string[], env: Record<string, string>): Promise<ServiceProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = spawn(process.execPath, [...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
@@ -44,10 +57,10 @@ export async function startProcess(script: string, args: string[], env: Record<s
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 300; attempt++) {
+  for (let attempt = 0; attempt < 1_200; attempt++) {
     if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}`);
     if (await fetch(`${url}/api/test`).then((r) => r.ok, () => false)) return { child, url, exited };
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
   child.kill('SIGKILL');
   throw new Error('process did not start');

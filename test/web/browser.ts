@@ -1,8 +1,17 @@
 // The browser of the web client's tests: playwright-core and @axe-core/playwright are the web client's
-// own dev dependencies (web/package.json), loaded from web/node_modules; Chromium is Debian's.
+// own dev dependencies (web/package.json), loaded from web/node_modules; Chromium is Debian's. Also the
+// set-up the browser test files share: the web client built, and the service started as deployed on the
+// run's shape.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
+import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
+import { openTestDatabase, type TestDatabase } from '../support/database.js';
+import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '../support/processes.js';
+import { withSlot } from '../support/slots.js';
 
 type Playwright = typeof import('../../web/node_modules/playwright-core/index.js');
 type AxeModule = typeof import('../../web/node_modules/@axe-core/playwright/dist/index.js');
@@ -12,6 +21,66 @@ export type Page = import('../../web/node_modules/playwright-core/index.js').Pag
 const fromWeb = createRequire(path.resolve('web/package.json'));
 const { chromium } = fromWeb('playwright-core') as Playwright;
 const { AxeBuilder } = fromWeb('@axe-core/playwright') as AxeModule;
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const SCREENSHOTS = path.resolve(process.env.WEB_SCREENSHOTS_DIR ?? 'test-output/screenshots');
+
+/**
+ * What every browser test file needs before its browser: the web client built when its bundle is older
+ * than its sources (by one file at a time: files run in parallel), Chromium, the screenshots folder.
+ */
+export async function prepareBrowserTests(): Promise<void> {
+  await withSlot('web-build', () => ensureBuilt());
+  if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM} (apt-get install chromium)`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+}
+
+export interface WebService extends ServiceProcess {
+  /** The service's DATA_DIR (its outbox is dataDir/outbox), removed by close(). */
+  dataDir: string;
+  /** Stops the service, then drops its database and data folder. */
+  close(): Promise<void>;
+}
+
+/**
+ * The service as deployed (dist/main.js) on the run's shape: embedded (PGlite in a new data folder), or
+ * with TEST_DATABASE_URL a database of its own on the server, Redis, and fresh secrets. `env` is the
+ * file's own settings (PORT and PUBLIC_URL when the test must know its address before the start).
+ * `embedded`: the embedded shape whatever the run's.
+ */
+export async function startWebService(env: Record<string, string>, options: { embedded?: boolean } = {}): Promise<WebService> {
+  let database: TestDatabase | undefined;
+  const shape: Record<string, string> = { DATABASE_URL: '', REDIS_URL: '' };
+  if (process.env.TEST_DATABASE_URL && !options.embedded) {
+    database = await openTestDatabase();
+    Object.assign(shape, {
+      DATABASE_URL: database.url!,
+      REDIS_URL: process.env.TEST_REDIS_URL ?? '',
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    });
+  }
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-web-'));
+  const removeAll = async () => {
+    await database?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  let service: ServiceProcess;
+  try {
+    service = await startProcess(SERVICE_MAIN, [], { DATA_DIR: dataDir, ...shape, ...env });
+  } catch (error) {
+    await removeAll();
+    throw error;
+  }
+  return {
+    ...service,
+    dataDir,
+    async close() {
+      await stopProcess(service);
+      await removeAll();
+    },
+  };
+}
 
 /** `extraArgs`: Chromium flags a test needs beyond the defaults (a fake microphone playing a file, say). */
 export function launchBrowser(executablePath: string, options: { extraArgs?: string[] } = {}): Promise<Browser> {

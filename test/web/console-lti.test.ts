@@ -2,17 +2,13 @@
 // admin registers a platform (a bad URL refused at its field first), reads the tool URLs to give the
 // platform, sets the twin's course context ids, edits and removes the platform; a member who may edit
 // the twin but not its sign-in (no sso.edit) is not offered the section. Axe in both themes.
-import { existsSync, mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
 import type { TwinRow } from '../../src/modules/twins/twins.tables.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { buildTwin, buildUser, DEFAULT_PASSWORD, signIn } from '../support/factories.js';
 import { freePort } from '../support/processes.js';
-import { checkScreen, launchBrowser, type Browser, type Page } from './browser.js';
+import { checkScreen, CHROMIUM, launchBrowser, prepareBrowserTests, type Browser, type Page } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const POLL = { timeout: 15_000 };
 const LMS = 'http://127.0.0.1:9';
 
@@ -25,9 +21,7 @@ let adminToken = '';
 let editorEmail = '';
 
 beforeAll(async () => {
-  ensureBuilt();
-  if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM}`);
-  mkdirSync(path.resolve(process.env.WEB_SCREENSHOTS_DIR ?? 'test-output/screenshots'), { recursive: true });
+  await prepareBrowserTests();
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   t = await startTestApp({ env: { PUBLIC_URL: base, OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' } });

@@ -4,22 +4,15 @@
 // the twin admin's journey goes through people, the CSV import, histories, MCP servers, tools,
 // questions (then seen on the chat's start screen) and the usage chart; every console screen passes
 // axe in light and dark mode and is photographed (test-output/screenshots/console-*.png).
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
 import { FAMILIES } from '../../web/src/admin/families.js';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { DEVICE_CLIENT_ID, startDeviceProvider, type TestDeviceProvider } from '../support/device-provider.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
-import { freePort, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '../support/processes.js';
+import { freePort } from '../support/processes.js';
 import { until } from '../support/until.js';
-import { callService, checkScreen, launchBrowser, type Browser, type Page } from './browser.js';
+import { callService, checkScreen, CHROMIUM, launchBrowser, prepareBrowserTests, startWebService, type Browser, type Page, type WebService } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ROOT = { email: 'root@example.test', password: 'a long admin password' };
 const PASSWORD = 'person password 123';
 const JOURNEY_MS = 180_000;
@@ -28,9 +21,7 @@ const POLL = { timeout: 15_000 };
 let model: FakeModelServer;
 let mcp: TestMcpServer;
 let deviceProvider: TestDeviceProvider;
-let service: ServiceProcess;
-let database: TestDatabase | undefined;
-let dataDir: string;
+let service: WebService;
 let browser: Browser;
 let rootToken: string;
 
@@ -55,15 +46,13 @@ async function askApi(token: string, question: string, assistantId?: string): Pr
 }
 
 beforeAll(async () => {
-  ensureBuilt();
-  if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM} (apt-get install chromium)`);
-  mkdirSync(path.resolve(process.env.WEB_SCREENSHOTS_DIR ?? 'test-output/screenshots'), { recursive: true });
+  await prepareBrowserTests();
   model = await startFakeModelServer();
   model.setDefault({ chunks: ['An answer.'] });
   mcp = await startMcpServer({ transport: 'streamable-http', credential: 'calendar-secret' });
   deviceProvider = await startDeviceProvider();
   const port = await freePort();
-  const env: Record<string, string> = {
+  service = await startWebService({
     PORT: String(port),
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     ADMIN_EMAIL: ROOT.email,
@@ -76,25 +65,17 @@ beforeAll(async () => {
     SUBSCRIPTION_ISSUER: deviceProvider.issuer,
     SUBSCRIPTION_CLIENT_ID: DEVICE_CLIENT_ID,
     SUBSCRIPTION_API_BASE: model.url,
-  };
-  if (process.env.TEST_DATABASE_URL) {
-    database = await openTestDatabase();
-    Object.assign(env, { DATABASE_URL: database.url!, REDIS_URL: process.env.TEST_REDIS_URL ?? '', JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('hex') });
-  } else Object.assign(env, { DATABASE_URL: '', REDIS_URL: '' });
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-console-'));
-  service = await startProcess(SERVICE_MAIN, [], { DATA_DIR: dataDir, ...env });
+  });
   rootToken = (await signInApi(ROOT.email, ROOT.password)).token;
   browser = await launchBrowser(CHROMIUM);
 }, 240_000);
 
 afterAll(async () => {
   await browser?.close();
-  await stopProcess(service);
-  await database?.close();
+  await service?.close();
   await model?.close();
   await mcp?.close();
   await deviceProvider?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function signedIn(email: string, password = PASSWORD): Promise<Page> {

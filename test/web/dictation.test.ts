@@ -3,17 +3,14 @@
 // endpoint on loopback, which checks it received audio, and the text fills the question box. A
 // service without a transcription provider shows no microphone at all.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
-import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '../support/processes.js';
-import { launchBrowser, type Browser, type Page } from './browser.js';
+import { CHROMIUM, launchBrowser, prepareBrowserTests, startWebService, type Browser, type Page, type WebService } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ADMIN = { email: 'dictation-admin@example.test', password: 'a long admin password' };
 const HEARD = 'When does the library open on Sunday?';
 const DICTATE = 'Dictate with the microphone';
@@ -22,8 +19,8 @@ let workDir: string;
 let provider: Server;
 /** What the fake endpoint received: the uploaded file's first bytes and its length. */
 const received: Array<{ head: string; bytes: number }> = [];
-let withProvider: ServiceProcess;
-let withoutProvider: ServiceProcess;
+let withProvider: WebService;
+let withoutProvider: WebService;
 let browser: Browser;
 
 /** The `file` part of a multipart body. */
@@ -38,13 +35,10 @@ function filePart(body: Buffer, contentType: string): Buffer | undefined {
 /** A recording as Chromium's MediaRecorder makes one: WebM (EBML header) or Ogg. */
 const isRecording = (file: Buffer) => file.readUInt32BE(0) === 0x1a45dfa3 || file.subarray(0, 4).toString('latin1') === 'OggS';
 
-function serviceEnv(dataDir: string, extra: Record<string, string>): Record<string, string> {
-  return { DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, ...extra };
-}
+const admin = { ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password };
 
 beforeAll(async () => {
-  ensureBuilt();
-  if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM} (apt-get install chromium)`);
+  await prepareBrowserTests();
   workDir = mkdtempSync(path.join(os.tmpdir(), 'dt-dictation-'));
   const wav = path.join(workDir, 'question.wav');
   execFileSync('espeak-ng', ['-w', wav, HEARD]);
@@ -63,8 +57,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
   const providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`;
   [withProvider, withoutProvider] = await Promise.all([
-    startProcess(SERVICE_MAIN, [], serviceEnv(path.join(workDir, 'a'), { TRANSCRIBE_BASE_URL: providerUrl, TRANSCRIBE_MODEL: 'whisper-test' })),
-    startProcess(SERVICE_MAIN, [], serviceEnv(path.join(workDir, 'b'), {})),
+    startWebService({ ...admin, TRANSCRIBE_BASE_URL: providerUrl, TRANSCRIBE_MODEL: 'whisper-test' }),
+    startWebService(admin),
   ]);
   browser = await launchBrowser(CHROMIUM, {
     extraArgs: ['--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream', `--use-file-for-fake-audio-capture=${wav}`],
@@ -73,7 +67,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await Promise.all([stopProcess(withProvider), stopProcess(withoutProvider)]);
+  await Promise.all([withProvider?.close(), withoutProvider?.close()]);
   if (provider?.listening) await new Promise((resolve) => provider.close(resolve));
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 });

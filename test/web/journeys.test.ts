@@ -4,33 +4,25 @@
 // One browser for every journey, a fresh context (no shared storage) for each person. Each screen is
 // checked with axe (no serious or critical violation) and photographed in light and dark mode into
 // test-output/screenshots (WEB_SCREENSHOTS_DIR to change it).
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { strFromU8, unzipSync } from 'fflate';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { startIdentityProvider, type TestIdentityProvider } from '../support/oidc-provider.js';
-import { freePort, startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '../support/processes.js';
+import { freePort } from '../support/processes.js';
 import { until } from '../support/until.js';
-import { callService, checkScreen, launchBrowser, type Browser, type Page } from './browser.js';
+import { callService, checkScreen, CHROMIUM, launchBrowser, prepareBrowserTests, startWebService, type Browser, type Page, type WebService } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const SCREENSHOTS = path.resolve(process.env.WEB_SCREENSHOTS_DIR ?? 'test-output/screenshots');
 const ADMIN = { email: 'root@example.test', password: 'a long admin password' };
 const PASSWORD = 'person password 123';
 
 let model: FakeModelServer;
 let mcp: TestMcpServer;
 let idp: TestIdentityProvider;
-let service: ServiceProcess;
-let database: TestDatabase | undefined;
-let dataDir: string;
+let service: WebService;
 let browser: Browser;
 let adminToken: string;
 let defaultTwinId: string;
@@ -49,7 +41,7 @@ async function createPerson(email: string, fname: string): Promise<{ token: stri
 
 /** The mails to `email` in the outbox, oldest first (quoted-printable undone). */
 function mailsTo(email: string): string[] {
-  const outbox = path.join(dataDir, 'outbox');
+  const outbox = path.join(service.dataDir, 'outbox');
   if (!existsSync(outbox)) return [];
   return readdirSync(outbox)
     .filter((name) => name.endsWith('.eml'))
@@ -73,16 +65,14 @@ async function mailedCode(email: string, count: number): Promise<string> {
 const totpOf = (secret: string) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30 });
 
 beforeAll(async () => {
-  ensureBuilt();
-  if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM} (apt-get install chromium)`);
-  mkdirSync(SCREENSHOTS, { recursive: true });
+  await prepareBrowserTests();
   model = await startFakeModelServer();
   mcp = await startMcpServer({ transport: 'streamable-http', credential: 'calendar-secret' });
   // A sign-in provider registered for the service's own address, known before it starts.
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   idp = await startIdentityProvider([{ client_id: 'web', client_secret: 'web-secret', redirect_uris: [`${publicUrl}/api/auth/oauth/school/callback`] }]);
-  const env: Record<string, string> = {
+  service = await startWebService({
     PORT: String(port),
     PUBLIC_URL: publicUrl,
     OIDC_PROVIDERS: JSON.stringify([{ id: 'school', name: 'School Login', issuer: idp.issuer, clientId: 'web', clientSecret: 'web-secret' }]),
@@ -94,18 +84,7 @@ beforeAll(async () => {
     DEFAULT_PRICE_OUT: '1',
     STARTING_CREDITS: '1000',
     CONNECTOR_ALLOWED_HOSTS: '127.0.0.1',
-  };
-  if (process.env.TEST_DATABASE_URL) {
-    database = await openTestDatabase();
-    Object.assign(env, {
-      DATABASE_URL: database.url!,
-      REDIS_URL: process.env.TEST_REDIS_URL ?? '',
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    });
-  } else Object.assign(env, { DATABASE_URL: '', REDIS_URL: '' });
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-web-'));
-  service = await startProcess(SERVICE_MAIN, [], { DATA_DIR: dataDir, ...env });
+  });
   const admin = await signInApi(ADMIN.email, ADMIN.password);
   adminToken = admin.token;
   defaultTwinId = admin.profile.institution._id;
@@ -114,12 +93,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await stopProcess(service);
-  await database?.close();
+  await service?.close();
   await model?.close();
   await mcp?.close();
   await idp?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function newPage(): Promise<Page> {

@@ -5,7 +5,6 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
 import { findMembership, updateTwin } from '../../src/modules/twins/twins.repo.js';
 import { findUserByEmail } from '../../src/modules/users/users.repo.js';
 import type { TwinRow } from '../../src/modules/twins/twins.tables.js';
@@ -14,9 +13,8 @@ import { buildTwin, buildUser, signIn } from '../support/factories.js';
 import { post } from '../support/identity.js';
 import { startLtiPlatform, type TestLtiPlatform } from '../support/lti-platform.js';
 import { freePort } from '../support/processes.js';
-import type { Browser } from './browser.js';
+import { CHROMIUM, prepareBrowserTests, type Browser } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const fromWeb = createRequire(path.resolve('web/package.json'));
 const { chromium } = fromWeb('playwright-core') as typeof import('../../web/node_modules/playwright-core/index.js');
 
@@ -27,7 +25,7 @@ let twin: TwinRow;
 let base = '';
 
 beforeAll(async () => {
-  ensureBuilt();
+  await prepareBrowserTests();
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   lms = await startLtiPlatform({ clientId: 'twin-tool', deploymentId: 'dep-1', contextId: 'course-101', host: 'localhost', toolLoginUrl: `${base}/api/lti/login` });

@@ -1,48 +1,29 @@
 // A running answer outlives its page, in a real browser against the real service (dist/main.js, embedded
 // database; PostgreSQL + Redis with TEST_DATABASE_URL): a reload mid-answer shows the same answer going
 // on, a second tab of the person shows it live, and Stop on the resumed answer ends it on the service.
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '../support/processes.js';
-import { callService, launchBrowser, type Browser, type Page } from './browser.js';
+import { callService, CHROMIUM, launchBrowser, prepareBrowserTests, startWebService, type Browser, type Page, type WebService } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ADMIN = { email: 'root@example.test', password: 'a long admin password' };
 const PASSWORD = 'person password 123';
 const POLL = { timeout: 20_000 };
 
 let model: FakeModelServer;
-let service: ServiceProcess;
-let database: TestDatabase | undefined;
-let dataDir: string;
+let service: WebService;
 let browser: Browser;
 
 beforeAll(async () => {
-  ensureBuilt();
-  if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM}`);
+  await prepareBrowserTests();
   model = await startFakeModelServer();
-  const env: Record<string, string> = { ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, OPENAI_BASE_URL: model.url, OPENAI_API_KEY: 'sk-test', STARTING_CREDITS: '1000' };
-  if (process.env.TEST_DATABASE_URL) {
-    database = await openTestDatabase();
-    Object.assign(env, { DATABASE_URL: database.url!, REDIS_URL: process.env.TEST_REDIS_URL ?? '', JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('hex') });
-  } else Object.assign(env, { DATABASE_URL: '', REDIS_URL: '' });
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-web-resume-'));
-  service = await startProcess(SERVICE_MAIN, [], { DATA_DIR: dataDir, ...env });
+  service = await startWebService({ ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, OPENAI_BASE_URL: model.url, OPENAI_API_KEY: 'sk-test', STARTING_CREDITS: '1000' });
   browser = await launchBrowser(CHROMIUM);
 }, 240_000);
 
 afterAll(async () => {
   await browser?.close();
-  await stopProcess(service);
-  await database?.close();
+  await service?.close();
   await model?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 const lastAnswer = (page: Page) => page.locator('.message-answer').last();

@@ -4,44 +4,35 @@
 // The call shows live captions, then the approval card of a tool call counting down its 45 seconds;
 // Approve runs the tool (the MCP server's count) and the answer quotes it; hang-up ends the call.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
 import { startFakeRealtimeServer, type FakeRealtimeServer } from '../support/fake-realtime-server.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
-import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '../support/processes.js';
-import { callService, checkScreen, launchBrowser, type Browser } from './browser.js';
+import { callService, checkScreen, CHROMIUM, launchBrowser, prepareBrowserTests, startWebService, type Browser, type WebService } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOTS = path.resolve(process.env.WEB_SCREENSHOTS_DIR ?? 'test-output/screenshots');
 const ADMIN = { email: 'root@example.test', password: 'a long admin password' };
 const PASSWORD = 'person password 123';
 
 let provider: FakeRealtimeServer;
 let mcp: TestMcpServer;
-let service: ServiceProcess;
+let service: WebService;
 let browser: Browser;
-let dataDir: string;
+let workDir: string;
 let echoKey: string;
 
 beforeAll(async () => {
-  ensureBuilt();
-  if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM} (apt-get install chromium)`);
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-voice-'));
-  const wav = path.join(dataDir, 'speech.wav');
+  await prepareBrowserTests();
+  workDir = mkdtempSync(path.join(os.tmpdir(), 'dt-voice-'));
+  const wav = path.join(workDir, 'speech.wav');
   const spoken = spawnSync('espeak-ng', ['-w', wav, 'Hello twin, please check my calendar.']);
   if (spoken.status !== 0) throw new Error(`espeak-ng failed: ${spoken.stderr.toString()}`);
   mcp = await startMcpServer({ transport: 'streamable-http', credential: 'voice-secret' });
   // The second turn asks for the tool: its key is known once the connector is saved, so the fake hears it late.
   const transcripts = ['hello twin'];
   provider = await startFakeRealtimeServer({ hears: { transcripts, framesPerTurn: 50 } });
-  service = await startProcess(SERVICE_MAIN, [], {
-    DATA_DIR: path.join(dataDir, 'data'),
-    DATABASE_URL: '',
-    REDIS_URL: '',
+  service = await startWebService({
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
     REALTIME_BASE_URL: provider.url,
@@ -62,10 +53,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await stopProcess(service);
+  await service?.close();
   await provider?.close();
   await mcp?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 
 describe('a voice call in the browser', () => {

@@ -85,7 +85,7 @@ beforeAll(async () => {
   tok.adminElsewhere = await signIn(t.app, elsewhere.user.email);
   tok.super = await sign({ twin, accountType: 'super' });
   tok.noTwin = await sign({ twin: null });
-}, 30_000);
+});
 
 afterAll(async () => {
   await t?.close();
