@@ -9,9 +9,9 @@ import { costOf, isPriced } from './turn-billing.js';
 import type { TurnDeps } from './turn-deps.js';
 import type { AdmittedTurn } from './turn-phase-admit.js';
 import type { TurnContext } from './turn-phase-context.js';
-import { delegateRunner, newTally, type SubagentModel, type SubagentTally } from './subagents.js';
-import { chooseModel } from './turn-model.js';
-import { toolsForTurn, type TurnTools } from './turn-tools.js';
+import { personTools } from './person-tools.js';
+import { newTally, type SubagentTally } from './subagents.js';
+import type { TurnTools } from './turn-tools.js';
 import type { RunOutcome, TurnSink } from './turn-types.js';
 
 export async function runChat(deps: TurnDeps, turn: AdmittedTurn, context: TurnContext, sink: TurnSink): Promise<RunOutcome> {
@@ -48,43 +48,20 @@ export async function runChat(deps: TurnDeps, turn: AdmittedTurn, context: TurnC
 }
 
 /** The turn's tools for a person: connectors (with their approvals), delegated subagents, opted-in built-ins. */
-async function chatTools(deps: TurnDeps, turn: AdmittedTurn, actor: Actor, tally: SubagentTally, sink: TurnSink): Promise<TurnTools> {
-  const { twin, assistant, held } = turn;
-  const guardrails = twin.guardrailsEnabled ? twin.guardrailsText : '';
-  const delegate =
-    assistant.delegates.length > 0
-      ? await delegateRunner(
-          {
-            db: deps.db,
-            tools: deps.tools,
-            actor,
-            twin: { id: twin.id, toolsDisabled: twin.toolsDisabled, guardrails },
-            parentId: assistant.assistant.id,
-            delegates: assistant.delegates,
-            historyId: held.record.id,
-            conversationId: held.record.conversationId,
-            modelFor: async (sub): Promise<SubagentModel> => {
-              const subChoice = await chooseModel(deps, twin.id, sub);
-              return { resolved: subChoice.resolved, price: subChoice.price, outputLimit: subChoice.custom?.maxTokens ?? twin.maxCompletionTokens };
-            },
-            reserve: (extra) => held.extend(extra),
-            signal: sink.signal,
-            numberApproval: sink.onApproval,
-          },
-          tally,
-        )
-      : undefined;
-  return toolsForTurn(deps.tools, {
-    actor,
-    twin,
-    assistant,
-    historyId: held.record.id,
-    conversationId: held.record.conversationId,
-    modelKind: turn.choice.resolved.kind,
-    origin: 'chat',
-    approvalTimeoutMs: deps.approvalTimeoutMs,
-    signal: sink.signal,
-    numberApproval: sink.onApproval,
-    delegate,
-  });
+function chatTools(deps: TurnDeps, turn: AdmittedTurn, actor: Actor, tally: SubagentTally, sink: TurnSink): Promise<TurnTools> {
+  return personTools(
+    deps,
+    {
+      actor,
+      twin: turn.twin,
+      assistant: turn.assistant,
+      held: turn.held,
+      modelKind: turn.choice.resolved.kind,
+      origin: 'chat',
+      approvalTimeoutMs: deps.approvalTimeoutMs,
+      signal: sink.signal,
+      numberApproval: sink.onApproval,
+    },
+    tally,
+  );
 }

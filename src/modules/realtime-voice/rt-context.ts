@@ -10,9 +10,9 @@ import type { MemoryEntry } from '../history/history.tables.js';
 import type { TwinRow } from '../twins/twins.tables.js';
 import { buildSystemText } from '../conversations/turn-context.js';
 import type { TurnDeps } from '../conversations/turn-deps.js';
-import { delegateRunner, type SubagentModel, type SubagentTally } from '../conversations/subagents.js';
-import { chooseModel } from '../conversations/turn-model.js';
-import { toolsForTurn, type TurnTools } from '../conversations/turn-tools.js';
+import { personTools, type PersonToolDeps } from '../conversations/person-tools.js';
+import type { SubagentTally } from '../conversations/subagents.js';
+import type { TurnTools } from '../conversations/turn-tools.js';
 import type { HeldRecord } from '../conversations/turn-billing.js';
 
 export interface VoiceScene {
@@ -34,50 +34,14 @@ export async function voiceInstructions(deps: Pick<TurnDeps, 'providers'>, scene
   return { instructions, memories };
 }
 
-type VoiceToolDeps = Pick<TurnDeps, 'db' | 'tools' | 'secrets' | 'models' | 'deploymentModel' | 'outbound' | 'deploymentPrice' | 'subscriptionModel'>;
-
 /**
  * The turn's tools for the exchange's record open now (its cards name that record): a chat turn's,
  * `delegate` included, whose subagents hold more on that record and add what they use to `tally` (the
  * exchange's record and charge carry it, as a chat turn's do).
  */
-export async function voiceTools(deps: VoiceToolDeps, scene: VoiceScene, held: HeldRecord, tally: SubagentTally, approvalTimeoutMs: number, signal: AbortSignal): Promise<TurnTools> {
+export function voiceTools(deps: PersonToolDeps, scene: VoiceScene, held: HeldRecord, tally: SubagentTally, approvalTimeoutMs: number, signal: AbortSignal): Promise<TurnTools> {
   const { actor, twin, assistant } = scene;
-  const record = held.record;
-  const delegate =
-    assistant.delegates.length > 0
-      ? await delegateRunner(
-          {
-            db: deps.db,
-            tools: deps.tools,
-            actor,
-            twin: { id: twin.id, toolsDisabled: twin.toolsDisabled, guardrails: twin.guardrailsEnabled ? twin.guardrailsText : '' },
-            parentId: assistant.assistant.id,
-            delegates: assistant.delegates,
-            historyId: record.id,
-            conversationId: record.conversationId,
-            modelFor: async (sub): Promise<SubagentModel> => {
-              const choice = await chooseModel(deps, twin.id, sub);
-              return { resolved: choice.resolved, price: choice.price, outputLimit: choice.custom?.maxTokens ?? twin.maxCompletionTokens };
-            },
-            reserve: (extra) => held.extend(extra),
-            signal,
-          },
-          tally,
-        )
-      : undefined;
-  return toolsForTurn(deps.tools, {
-    actor: scene.actor,
-    twin: scene.twin,
-    assistant: scene.assistant,
-    historyId: record.id,
-    conversationId: record.conversationId,
-    modelKind: 'endpoint',
-    origin: 'voice',
-    approvalTimeoutMs,
-    signal,
-    delegate,
-  });
+  return personTools(deps, { actor, twin, assistant, held, modelKind: 'endpoint', origin: 'voice', approvalTimeoutMs, signal }, tally);
 }
 
 /** A Realtime `session.tools` entry. */
