@@ -5,8 +5,12 @@ import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { ErrorNotice } from '../components/ErrorNotice';
 
+/** Answers whose sources the person opened: the live answer is replaced by its saved record once the
+ * history is read again, and the list stays open across that. */
+const opened = new Set<string>();
+
 export function Sources({ historyId, count }: { historyId: string; count?: number }) {
-  const [open, setOpen] = useState(false);
+  const [open, setOpen] = useState(() => opened.has(historyId));
   const record = useQuery({
     queryKey: ['history', 'record', historyId],
     queryFn: () => unwrap(api.GET('/api/user/history/{id}', { params: { path: { id: historyId } } })),
@@ -14,7 +18,16 @@ export function Sources({ historyId, count }: { historyId: string; count?: numbe
   });
   const sources = record.data?.data.ragSearch ?? [];
   return (
-    <details className="sources" onToggle={(event) => setOpen((event.target as HTMLDetailsElement).open)}>
+    <details
+      className="sources"
+      open={open}
+      onToggle={(event) => {
+        const isOpen = (event.target as HTMLDetailsElement).open;
+        if (isOpen) opened.add(historyId);
+        else opened.delete(historyId);
+        setOpen(isOpen);
+      }}
+    >
       <summary>Sources{count ? ` (${count})` : ''}</summary>
       <ErrorNotice error={record.error} />
       {record.data?.data.detailsExpired && <p>{record.data.data.detailsNotice ?? 'Details expired after 180 days'}</p>}
