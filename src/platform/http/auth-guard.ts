@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyRequest, HookHandlerDoneFunction as HookDone } from 'fastify';
 import { isVisitor, type Actor, type Caller, type VisitorActor } from './actor.js';
 import { ForbiddenError, UnauthorizedError } from './errors.js';
+import { routeConfig } from './route-config.js';
 
 export type AuthMode = 'required' | 'optional' | 'none' | 'bearer';
 
@@ -68,11 +69,10 @@ export function registerAuthGuard(app: FastifyInstance, verifier: TokenVerifier,
   // A callback hook, not an async one: a caller known from the last few seconds (nearly every request)
   // passes without a promise or a trip through the microtask queue.
   app.addHook('onRequest', (request, _reply, done) => {
-    // One read of the route's options: Fastify builds them afresh on each read.
-    const route = request.routeOptions;
-    const mode = route.config?.auth ?? 'required';
-    const visitors = route.config?.visitors === true;
-    if (mode === 'none' || !route.url) return done();
+    const config = routeConfig(request);
+    const mode = config?.auth ?? 'required';
+    const visitors = config?.visitors === true;
+    if (mode === 'none' || !config?.url) return done();
     const token = readToken(request, mode);
     if (!token) return mode === 'optional' ? done() : done(new UnauthorizedError());
     const known = verifier.peek(token);

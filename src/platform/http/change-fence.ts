@@ -6,6 +6,7 @@
 // settle tells it of the balance it charged).
 import type { FastifyInstance } from 'fastify';
 import type { ChangeFeed } from '../db/change-feed.js';
+import { routeConfig } from './route-config.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -21,7 +22,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export function registerChangeFence(app: FastifyInstance, feed: Pick<ChangeFeed, 'fence'>): void {
   // A callback hook, not an async one: it runs on every answer and needs no promise.
   app.addHook('onSend', (request, _reply, payload, done) => {
-    const config = request.routeOptions.config;
+    const config = routeConfig(request);
     if (!SAFE_METHODS.has(request.method) && !config?.readOnly && !config?.changesTold) feed.fence();
     done(null, payload);
   });

@@ -76,19 +76,22 @@ export async function listenWhileStarting(options: { port: number; host: string;
  * sockets' own) does both, as a listening server's close does.
  */
 export function drainInFlightOnClose(app: FastifyInstance, server: http.Server = app.server): void {
-  const inFlight = new Set<ServerResponse>();
+  // A count, and one listener function shared by every answer: this runs on every request.
+  let inFlight = 0;
   let drained: (() => void) | undefined;
   const settleDrain = (): void => {
     server.closeIdleConnections();
-    if (inFlight.size === 0) drained?.();
+    if (inFlight === 0) drained?.();
+  };
+  const answered = (): void => {
+    inFlight -= 1;
+    if (drained) settleDrain();
   };
   // Added after Socket.IO attached its own: Node calls every listener, so this sees every request.
+  // A response emits 'close' once, however it ends.
   server.on('request', (_request, response: ServerResponse) => {
-    inFlight.add(response);
-    response.once('close', () => {
-      inFlight.delete(response);
-      if (drained) settleDrain();
-    });
+    inFlight += 1;
+    response.on('close', answered);
   });
   app.addHook('preClose', async () => {
     if (server.listening) server.close();

@@ -7,6 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { UnauthorizedError } from '../http/errors.js';
+import { routeConfig } from '../http/route-config.js';
 
 /** Upper bounds of the duration histogram, in seconds. */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10] as const;
@@ -46,12 +47,13 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions = 
   };
 
   app.addHook('onResponse', (request, reply, done) => {
-    const { url, config } = request.routeOptions;
+    const config = routeConfig(request);
+    const url = config?.url;
     const single = url !== undefined && config?.method === request.method;
-    let found = single ? byRoute.get(config) : undefined;
+    let found = single ? byRoute.get(config!) : undefined;
     if (!found) {
       found = seriesOf(request.method, url ?? 'unmatched');
-      if (single) byRoute.set(config, found);
+      if (single) byRoute.set(config!, found);
     }
     found.statuses.set(reply.statusCode, (found.statuses.get(reply.statusCode) ?? 0) + 1);
     const seconds = reply.elapsedTime / 1000;
