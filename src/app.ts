@@ -1,7 +1,8 @@
 // buildApp: cross-cutting plugins first, then one registration per route family. No listen() here:
 // main.ts listens, tests use inject() or listen on port 0.
 import Fastify, { type FastifyServerOptions } from 'fastify';
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { validatorCompiler } from './platform/http/validator.js';
 import { registerAuthGuard } from './platform/http/auth-guard.js';
 import { registerBodyGuard } from './platform/http/body-guard.js';
 import { openChangeFeed, type ChangeFeed } from './platform/db/change-feed.js';
