@@ -200,11 +200,15 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
     if (!parsed.success) return fail(socket, 'RESUME_STREAM needs {historyId, afterSeq}', 'INVALID_RESUME');
     if (!resumeHandler) return fail(socket, 'Resuming is not available', 'RESUME_FAILED');
     const gone = new AbortController();
-    socket.once('disconnect', () => gone.abort());
-    resumeHandler({ userId, launchTwinId: socket.data.launchTwinId, socketId: socket.id, ...parsed.data }, gone.signal).catch((error: unknown) => {
-      const { message, code } = error as { message?: string; code?: string };
-      fail(socket, message ?? 'The answer could not be resumed', code ?? 'RESUME_FAILED');
-    });
+    const abort = () => gone.abort();
+    socket.once('disconnect', abort);
+    resumeHandler({ userId, launchTwinId: socket.data.launchTwinId, socketId: socket.id, ...parsed.data }, gone.signal)
+      .catch((error: unknown) => {
+        const { message, code } = error as { message?: string; code?: string };
+        fail(socket, message ?? 'The answer could not be resumed', code ?? 'RESUME_FAILED');
+      })
+      // A socket that resumes many answers in its life keeps no listener of each.
+      .finally(() => socket.off('disconnect', abort));
   }
 
   /** Every event of every socket, through one listener (Socket.IO's catch-all) rather than one closure per event and socket. */
