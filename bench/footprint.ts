@@ -9,6 +9,8 @@
 //   npm run bench:footprint                                    (embedded shape)
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench:footprint
 //   BENCH_INSIDE=1 …  also where each process's memory goes (bench/servers/memory-probe.mjs)
+//   BENCH_INSIDE=1 BENCH_COLLECT=1 …  with a full collection before every reading (the live heap; it lowers
+//   the resident readings after it, so not for the figures of the targets)
 // Targets: embedded at rest ≤ 300 MB, an API process of the scaled shape ≤ 150 MB, ≤ 5 KB per idle
 // socket; start ≤ 3 s on an existing folder, ≤ 6 s on a fresh one. Figures: docs/performance.md.
 import { fork, type ChildProcess } from 'node:child_process';
@@ -30,6 +32,7 @@ const BURST_CLIENTS = Number(process.env.BENCH_BURST_CLIENTS ?? 250);
 const REST_MS = Number(process.env.BENCH_REST_MS ?? 60_000);
 const INSIDE_DIR = process.env.BENCH_INSIDE ? mkdtempSync(path.join(os.tmpdir(), 'dt-inside-')) : undefined;
 if (INSIDE_DIR) process.env.BENCH_INSIDE_DIR = INSIDE_DIR;
+if (INSIDE_DIR && process.env.BENCH_COLLECT) writeFileSync(path.join(INSIDE_DIR, 'collect'), '');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];

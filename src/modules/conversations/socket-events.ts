@@ -140,61 +140,91 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
     next();
   });
 
+  /**
+   * Sockets connected but not yet registered → their REGISTER deadline. A registered socket keeps no
+   * timer, closure or listener of its own: every socket shares the handlers below (`this` is the socket),
+   * so 10,000 idle tabs cost what Socket.IO itself keeps for them (docs/decisions.md, "Idle sockets").
+   */
+  const deadlines = new Map<StreamSocket, NodeJS.Timeout>();
+
+  function registerTimedOut(socket: StreamSocket): void {
+    deadlines.delete(socket);
+    socket.off('disconnect', goneBeforeRegister);
+    // A socket that never registers can receive nothing: tell the client why, then let it go.
+    const message = SOCKET_MESSAGES.registerTimeout(Number((registerTimeoutMs / 1000).toFixed(1)));
+    socket.emit(SOCKET_EVENTS.connectTimeout, { success: false, message, code: 'REGISTER_TIMEOUT' });
+    socket.disconnect(true);
+  }
+
+  function goneBeforeRegister(this: StreamSocket): void {
+    clearTimeout(deadlines.get(this));
+    deadlines.delete(this);
+  }
+
+  function register(socket: StreamSocket, payload: unknown): void {
+    const parsed = userPayload.safeParse(payload);
+    // The payload names a user; only the signed-in one is accepted, or anyone could receive
+    // someone else's stream by naming them.
+    if (!parsed.success || parsed.data.userId !== socket.data.sessionUserId) {
+      fail(socket, SOCKET_MESSAGES.userMismatch, 'SOCKET_USER_MISMATCH');
+      return;
+    }
+    const deadline = deadlines.get(socket);
+    if (deadline) {
+      clearTimeout(deadline);
+      deadlines.delete(socket);
+      socket.off('disconnect', goneBeforeRegister);
+    }
+    socket.data.userId = parsed.data.userId;
+    void socket.join(roomOf(parsed.data.userId, socket.data.launchTwinId));
+    socket.emit(SOCKET_EVENTS.connectSuccess, { success: true, message: SOCKET_MESSAGES.registered, socketId: socket.id });
+  }
+
+  function unsubscribe(socket: StreamSocket): void {
+    if (socket.data.userId) void socket.leave(roomOf(socket.data.userId, socket.data.launchTwinId));
+    socket.data.userId = null;
+  }
+
+  function relayCancel(socket: StreamSocket, channel: typeof TURN_CANCEL_CHANNEL | typeof STREAM_CANCEL_CHANNEL): void {
+    const userId = socket.data.userId;
+    if (!userId) return fail(socket, SOCKET_MESSAGES.notRegistered, 'SOCKET_NOT_REGISTERED');
+    const { launchTwinId } = socket.data;
+    const message: CancelRequest = launchTwinId ? { userId, socketId: socket.id, launchTwinId } : { userId, socketId: socket.id };
+    void bus.publish(channel, message).catch(() => fail(socket, 'The cancel could not be delivered; try again', 'CANCEL_FAILED'));
+  }
+
+  function resume(socket: StreamSocket, payload: unknown): void {
+    const userId = socket.data.userId;
+    if (!userId) return fail(socket, SOCKET_MESSAGES.notRegistered, 'SOCKET_NOT_REGISTERED');
+    const parsed = resumePayload.safeParse(payload);
+    if (!parsed.success) return fail(socket, 'RESUME_STREAM needs {historyId, afterSeq}', 'INVALID_RESUME');
+    if (!resumeHandler) return fail(socket, 'Resuming is not available', 'RESUME_FAILED');
+    const gone = new AbortController();
+    const abort = () => gone.abort();
+    socket.once('disconnect', abort);
+    resumeHandler({ userId, launchTwinId: socket.data.launchTwinId, socketId: socket.id, ...parsed.data }, gone.signal)
+      .catch((error: unknown) => {
+        const { message, code } = error as { message?: string; code?: string };
+        fail(socket, message ?? 'The answer could not be resumed', code ?? 'RESUME_FAILED');
+      })
+      // A socket that resumes many answers in its life keeps no listener of each.
+      .finally(() => socket.off('disconnect', abort));
+  }
+
+  /** Every event of every socket, through one listener (Socket.IO's catch-all) rather than one closure per event and socket. */
+  function onEvent(this: StreamSocket, event: string, payload?: unknown): void {
+    if (event === SOCKET_EVENTS.register) register(this, payload);
+    else if (event === SOCKET_EVENTS.unsubscribe) unsubscribe(this);
+    else if (event === SOCKET_EVENTS.resumeStream) resume(this, payload);
+    else if (event === SOCKET_EVENTS.cancelRequest) relayCancel(this, TURN_CANCEL_CHANNEL);
+    else if (event === SOCKET_EVENTS.cancelStreaming) relayCancel(this, STREAM_CANCEL_CHANNEL);
+  }
+
   io.on('connection', (raw) => {
     const socket = raw as StreamSocket;
-    const fail = (message: string, code: string) => socket.emit(SOCKET_EVENTS.error, { success: false, message, code });
-    // A socket that never registers can receive nothing: tell the client why, then let it go.
-    const registerDeadline = setTimeout(() => {
-      const message = SOCKET_MESSAGES.registerTimeout(Number((registerTimeoutMs / 1000).toFixed(1)));
-      socket.emit(SOCKET_EVENTS.connectTimeout, { success: false, message, code: 'REGISTER_TIMEOUT' });
-      socket.disconnect(true);
-    }, registerTimeoutMs);
-    socket.once('disconnect', () => clearTimeout(registerDeadline));
-
-    socket.on(SOCKET_EVENTS.register, (payload: unknown) => {
-      const parsed = userPayload.safeParse(payload);
-      // The payload names a user; only the signed-in one is accepted, or anyone could receive
-      // someone else's stream by naming them.
-      if (!parsed.success || parsed.data.userId !== socket.data.sessionUserId) {
-        fail(SOCKET_MESSAGES.userMismatch, 'SOCKET_USER_MISMATCH');
-        return;
-      }
-      clearTimeout(registerDeadline);
-      socket.data.userId = parsed.data.userId;
-      void socket.join(roomOf(parsed.data.userId, socket.data.launchTwinId));
-      socket.emit(SOCKET_EVENTS.connectSuccess, { success: true, message: SOCKET_MESSAGES.registered, socketId: socket.id });
-    });
-
-    socket.on(SOCKET_EVENTS.unsubscribe, () => {
-      if (socket.data.userId) void socket.leave(roomOf(socket.data.userId, socket.data.launchTwinId));
-      socket.data.userId = null;
-    });
-
-    const relay = (channel: typeof TURN_CANCEL_CHANNEL | typeof STREAM_CANCEL_CHANNEL) => () => {
-      const userId = socket.data.userId;
-      if (!userId) {
-        fail(SOCKET_MESSAGES.notRegistered, 'SOCKET_NOT_REGISTERED');
-        return;
-      }
-      const { launchTwinId } = socket.data;
-      const message: CancelRequest = launchTwinId ? { userId, socketId: socket.id, launchTwinId } : { userId, socketId: socket.id };
-      void bus.publish(channel, message).catch(() => fail('The cancel could not be delivered; try again', 'CANCEL_FAILED'));
-    };
-    socket.on(SOCKET_EVENTS.resumeStream, (payload: unknown) => {
-      const userId = socket.data.userId;
-      if (!userId) return fail(SOCKET_MESSAGES.notRegistered, 'SOCKET_NOT_REGISTERED');
-      const parsed = resumePayload.safeParse(payload);
-      if (!parsed.success) return fail('RESUME_STREAM needs {historyId, afterSeq}', 'INVALID_RESUME');
-      if (!resumeHandler) return fail('Resuming is not available', 'RESUME_FAILED');
-      const gone = new AbortController();
-      socket.once('disconnect', () => gone.abort());
-      resumeHandler({ userId, launchTwinId: socket.data.launchTwinId, socketId: socket.id, ...parsed.data }, gone.signal).catch((error: unknown) => {
-        const { message, code } = error as { message?: string; code?: string };
-        fail(message ?? 'The answer could not be resumed', code ?? 'RESUME_FAILED');
-      });
-    });
-    socket.on(SOCKET_EVENTS.cancelRequest, relay(TURN_CANCEL_CHANNEL));
-    socket.on(SOCKET_EVENTS.cancelStreaming, relay(STREAM_CANCEL_CHANNEL));
+    deadlines.set(socket, setTimeout(registerTimedOut, registerTimeoutMs, socket));
+    socket.on('disconnect', goneBeforeRegister);
+    socket.onAny(onEvent);
   });
 
   const offCancel = await bus.subscribe(
@@ -275,8 +305,14 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
       await Promise.all([offCancel(), offMute(), offAuth()]).catch(() => {});
       cancelHandlers.clear();
       answers.clear();
+      for (const deadline of deadlines.values()) clearTimeout(deadline);
+      deadlines.clear();
     },
   };
+}
+
+function fail(socket: StreamSocket, message: string, code: string): void {
+  socket.emit(SOCKET_EVENTS.error, { success: false, message, code });
 }
 
 /** The session token: `auth.token`, then `x-access-token`, then `Authorization: Bearer`, then `?token=`. */

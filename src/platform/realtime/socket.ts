@@ -1,7 +1,8 @@
 // The Socket.IO server (path /socket.io) on the app's own HTTP server. With REDIS_URL it uses the
 // Redis adapter, so an emit or a fetchSockets on one process reaches sockets held by any other.
 // No business rules here: events and their meaning live in modules/conversations/socket-events.ts.
-import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpServer, IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import { Server } from 'socket.io';
@@ -25,6 +26,37 @@ export interface SocketServer {
   close(): Promise<void>;
 }
 
+/** Engine.IO's WebSocket upgrade, as its attach() calls it. */
+type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+/**
+ * Engine.IO keeps each connection's HTTP request for the socket's life (`socket.conn.request`, and on a
+ * WebSocket upgrade through its stand-in response's `close` listener on the TCP socket): about 1.4 KB
+ * a socket. Socket.IO copies what it needs from it (the handshake's headers and query, which the token
+ * check reads) when the client joins the namespace, and the stand-in response's `close` is only for
+ * HTTP middlewares that wait for it (there are none). So both are let go: the listener right after the
+ * upgrade starts (Engine.IO adds it at once, as a `once` listener; ws's own come later and are not),
+ * the request, and the handshake's headers and query, once the socket is connected (after the
+ * middlewares). Nothing after the connection reads them. docs/decisions.md, "Idle sockets".
+ */
+function releaseRequests(io: Server): void {
+  const engine = io.engine as unknown as { handleUpgrade: UpgradeHandler };
+  const handleUpgrade = engine.handleUpgrade.bind(engine);
+  engine.handleUpgrade = (request, socket, head) => {
+    const before = new Set(socket.rawListeners('close'));
+    handleUpgrade(request, socket, head);
+    for (const listener of socket.rawListeners('close') as Array<(...args: unknown[]) => void>) {
+      if (!before.has(listener) && 'listener' in listener) socket.removeListener('close', listener);
+    }
+  };
+  io.on('connection', (socket) => {
+    (socket.conn as { request: IncomingMessage | null }).request = null;
+    // Read by the connection middlewares only (the token): a browser's headers are a kilobyte or more.
+    socket.handshake.headers = {};
+    socket.handshake.query = {};
+  });
+}
+
 export async function createSocketServer(httpServer: HttpServer, options: SocketServerOptions = {}): Promise<SocketServer> {
   const io = new Server(httpServer, {
     path: SOCKET_PATH,
@@ -34,7 +66,10 @@ export async function createSocketServer(httpServer: HttpServer, options: Socket
     // Engine.IO ends an upgrade of another path that wrote nothing within this time: the voice relay
     // (modules/realtime-voice) checks its token in the database first, which under load can take a second.
     destroyUpgradeTimeout: 10_000,
+    // Said outright, as ws's default: compression would keep a zlib context per socket.
+    perMessageDeflate: false,
   });
+  releaseRequests(io);
   // One of several API processes on a port: the session ids name this process, so its sessions stay here.
   const slot = processGroupSlot();
   if (slot !== undefined) joinEngineToGroup(io.engine, slot);
