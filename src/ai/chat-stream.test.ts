@@ -4,9 +4,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { APICallError } from 'ai';
+import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOutboundPolicy, OutboundRefusedError } from '../platform/net/outbound-guard.js';
-import { openChatStream, type ChatEndpoint, type ChatStreamPart } from './chat-stream.js';
+import { openChatStream, plainTextPiece, type ChatEndpoint, type ChatStreamPart } from './chat-stream.js';
 
 interface Script {
   status?: number;
@@ -226,5 +227,48 @@ describe('openChatStream', () => {
     await collect();
     expect(seen).toHaveLength(2);
     expect(seen[1].remotePort).toBe(seen[0].remotePort);
+  });
+});
+
+describe('plainTextPiece: a text piece read without parsing it whole', () => {
+  const openAi = (content: string, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'm', system_fingerprint: null, choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }], ...extra });
+
+  it('reads the text as JSON.parse does, escapes, quotes, surrogates and all', () => {
+    for (const text of ['Hello', '', 'a "quoted" word\\', 'line\nnext\ttab', '\\"', 'é😀\u2028', '"}],"finish_reason":null}]}', '\\\\"x']) {
+      expect(plainTextPiece(openAi(text))).toBe(text);
+      expect(plainTextPiece(JSON.stringify({ choices: [{ index: 0, delta: { content: text }, finish_reason: null }] }))).toBe(text);
+    }
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), fc.dictionary(fc.string().filter((key) => !['choices', 'error', 'usage'].includes(key)), fc.oneof(fc.string(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null))), (text, fields) => {
+        const payload = JSON.stringify({ ...fields, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] });
+        const read = plainTextPiece(payload);
+        // Keys with escapes are left to the whole parse; whatever is read is what JSON.parse reads.
+        if (read !== undefined) expect(read).toBe(text);
+        if (Object.keys(fields).every((key) => JSON.stringify(key) === `"${key}"` && !/[\u0000-\u001f]/.test(key))) expect(read).toBe(text);
+      }),
+    );
+  });
+
+  it('leaves every other piece to the whole parse', () => {
+    const leftAlone = [
+      openAi('a', { usage: { prompt_tokens: 1, completion_tokens: 1 } }),
+      JSON.stringify({ choices: [{ index: 0, delta: { content: 'a' }, finish_reason: 'stop' }] }),
+      JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant', content: 'a' }, finish_reason: null }] }),
+      JSON.stringify({ choices: [{ index: 0, delta: { content: 'a' }, finish_reason: null }, { index: 1, delta: { content: 'b' }, finish_reason: null }] }),
+      JSON.stringify({ error: 'x', choices: [{ index: 0, delta: { content: 'a' }, finish_reason: null }] }),
+      JSON.stringify({ usage: null, choices: [{ index: 0, delta: { content: 'a' }, finish_reason: null }] }),
+      JSON.stringify({ meta: { a: 1 }, choices: [{ index: 0, delta: { content: 'a' }, finish_reason: null }] }),
+      '{"err\\u006fr":"x","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}',
+      '{"id":"\\x","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}',
+      '{"n":01,"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}',
+      '{"choices":[{"index":0,"delta":{"content":"a\\q"},"finish_reason":null}]}',
+      '{"choices":[{"index":0,"delta":{"content":"a\u0001"},"finish_reason":null}]}',
+      '{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]} ',
+      '{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}}',
+      '{ "choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}',
+      '{"choices":[{"index":0,"delta":{"content":"a"}',
+    ];
+    for (const payload of leftAlone) expect(plainTextPiece(payload), payload).toBeUndefined();
   });
 });

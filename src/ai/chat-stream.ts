@@ -176,11 +176,20 @@ function readParts(response: http.IncomingMessage, signal: AbortSignal | undefin
 
   const onPayload = (payload: string): void => {
     if (payload === '[DONE]') return;
-    for (const part of readChunk(payload)) {
-      if (part.type === 'finish-reason') finishReason = part.finishReason;
-      else if (part.type === 'usage') usage = part.usage;
-      else onPart(part);
+    const text = plainTextPiece(payload);
+    if (text !== undefined) {
+      if (text) onPart({ type: 'text', text });
+      return;
     }
+    const chunk = readChunk(payload);
+    if (chunk.type === 'error') return onPart(chunk);
+    if (chunk.usage) usage = chunk.usage;
+    if (chunk.finishReason !== undefined) finishReason = chunk.finishReason;
+    const content = chunk.content;
+    // A piece is one string as a rule: handed on as it is, with no array made for it.
+    if (typeof content === 'string') {
+      if (content) onPart({ type: 'text', text: content });
+    } else if (Array.isArray(content)) for (const text of contentTexts(content)) onPart({ type: 'text', text });
   };
   const onText = (piece: string): void => {
     pending += piece;
@@ -238,39 +247,97 @@ function readParts(response: http.IncomingMessage, signal: AbortSignal | undefin
   });
 }
 
-type ChunkPart = ChatStreamPart | { type: 'finish-reason'; finishReason: string } | { type: 'usage'; usage: { inputTokens: number | undefined; outputTokens: number | undefined } };
-
 interface Chunk {
   error?: { message?: unknown };
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
   choices?: Array<{ delta?: { content?: unknown } | null; finish_reason?: unknown } | undefined>;
 }
 
-function readChunk(payload: string): ChunkPart[] {
+/** What one piece of the stream says: its usage and finish reason when it carries them, and its content as sent. */
+type ReadChunk =
+  | { type: 'error'; error: unknown }
+  | { type: 'chunk'; usage?: { inputTokens: number | undefined; outputTokens: number | undefined }; finishReason?: string; content: unknown };
+
+function readChunk(payload: string): ReadChunk {
   let chunk: Chunk;
   try {
     chunk = JSON.parse(payload) as Chunk;
   } catch {
-    return [{ type: 'error', error: new Error(`The provider sent a piece that is not JSON: ${payload.slice(0, 200)}`) }];
+    return { type: 'error', error: new Error(`The provider sent a piece that is not JSON: ${payload.slice(0, 200)}`) };
   }
-  if (chunk === null || typeof chunk !== 'object') return [{ type: 'error', error: new Error('The provider sent a piece that is not an object') }];
-  if (chunk.error) return [{ type: 'error', error: typeof chunk.error.message === 'string' ? chunk.error.message : JSON.stringify(chunk.error) }];
-  const parts: ChunkPart[] = [];
-  if (chunk.usage) parts.push({ type: 'usage', usage: { inputTokens: count(chunk.usage.prompt_tokens), outputTokens: count(chunk.usage.completion_tokens) } });
+  if (chunk === null || typeof chunk !== 'object') return { type: 'error', error: new Error('The provider sent a piece that is not an object') };
+  if (chunk.error) return { type: 'error', error: typeof chunk.error.message === 'string' ? chunk.error.message : JSON.stringify(chunk.error) };
   const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
-  if (typeof choice?.finish_reason === 'string') parts.push({ type: 'finish-reason', finishReason: unifiedFinishReason(choice.finish_reason) });
-  for (const text of contentTexts(choice?.delta?.content)) parts.push({ type: 'text', text });
-  return parts;
+  return {
+    type: 'chunk',
+    usage: chunk.usage ? { inputTokens: count(chunk.usage.prompt_tokens), outputTokens: count(chunk.usage.completion_tokens) } : undefined,
+    finishReason: typeof choice?.finish_reason === 'string' ? unifiedFinishReason(choice.finish_reason) : undefined,
+    content: choice?.delta?.content,
+  };
 }
+
+const DELTA_CONTENT = '"choices":[{"index":0,"delta":{"content":"';
+const PIECE_END = '"},"finish_reason":null}]}';
+const PIECE_END_LOGPROBS = '"},"logprobs":null,"finish_reason":null}]}';
+
+/**
+ * The text of a piece that is only that (most of an answer's pieces), read without parsing the whole
+ * piece: `{<the stream's fields>,"choices":[{"index":0,"delta":{"content":"<text>"},"finish_reason":null}]}`
+ * (`"logprobs":null` before the finish reason allowed), as OpenAI and compatible servers write it, with no
+ * whitespace. Any other piece (usage, a finish reason, a role, tool calls, an error, another layout)
+ * answers undefined and is parsed whole, so both ways read the same parts (a test compares them). No
+ * structure can hide in the fields before the choices: they must be strings, numbers, booleans or null.
+ */
+export function plainTextPiece(payload: string): string | undefined {
+  if (payload.charCodeAt(0) !== 123 /* { */) return undefined;
+  const at = payload.indexOf(DELTA_CONTENT);
+  if (at === -1) return undefined;
+  if (at !== 1) {
+    if (payload.charCodeAt(at - 1) !== 44 /* , */) return undefined;
+    const head = payload.slice(1, at - 1);
+    if (head.includes('"error"') || head.includes('"usage"') || !SIMPLE_FIELDS.test(head)) return undefined;
+  }
+  // The text's closing quote: the first one not escaped (preceded by an even number of backslashes).
+  const start = at + DELTA_CONTENT.length;
+  let end = payload.indexOf('"', start);
+  for (; end !== -1; end = payload.indexOf('"', end + 1)) {
+    let slashes = 0;
+    while (payload.charCodeAt(end - 1 - slashes) === 92 /* \\ */ && end - 1 - slashes >= start) slashes++;
+    if (slashes % 2 === 0) break;
+  }
+  if (end === -1) return undefined;
+  const tail = payload.length - end;
+  if (!((tail === PIECE_END.length && payload.endsWith(PIECE_END)) || (tail === PIECE_END_LOGPROBS.length && payload.endsWith(PIECE_END_LOGPROBS)))) return undefined;
+  const literal = payload.slice(start, end);
+  if (literal.indexOf('\\') === -1 && !CONTROL.test(literal)) return literal;
+  try {
+    return JSON.parse(`"${literal}"`) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Fields of a JSON object, comma-separated, exactly as JSON.parse reads them: keys without escapes,
+ * values that are strings (valid escapes only), numbers, booleans or null. No nesting.
+ */
+const SIMPLE_FIELDS = (() => {
+  const key = String.raw`"[^"\\\u0000-\u001f]*"`;
+  const text = String.raw`"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"`;
+  const number = String.raw`-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?`;
+  const field = `${key}:(?:${text}|${number}|true|false|null)`;
+  return new RegExp(`^${field}(?:,${field})*$`);
+})();
+/** A raw control character makes a JSON string invalid: such a piece is left to JSON.parse to refuse. */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f]/;
 
 const count = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
-/** A piece's content: a string, or text parts (reasoning and other parts are not the answer). */
-function contentTexts(content: unknown): string[] {
-  if (typeof content === 'string') return content ? [content] : [];
-  if (!Array.isArray(content)) return [];
+/** Content sent as parts: their text parts (reasoning and other parts are not the answer). */
+function contentTexts(content: Array<{ type?: unknown; text?: unknown }>): string[] {
   const texts: string[] = [];
-  for (const part of content as Array<{ type?: unknown; text?: unknown }>) {
+  for (const part of content) {
     if (part?.type === 'text' && typeof part.text === 'string' && part.text) texts.push(part.text);
   }
   return texts;

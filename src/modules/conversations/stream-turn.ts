@@ -53,11 +53,17 @@ export async function streamAnswer(input: StreamAnswerInput): Promise<StreamAnsw
   };
 
   if (signal?.aborted) return result({ text, usage, usageEstimated: false, finishReason: 'abort', cancelled: true });
+  // Heard once rather than read for every piece (the signal's getter checks its receiver each time).
+  let aborted = false;
+  const onAbort = (): void => {
+    aborted = true;
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
 
   const onPart = (part: TurnPart): void => {
     switch (part.type) {
       case 'text':
-        if (signal?.aborted || part.text === '') break;
+        if (aborted || part.text === '') break;
         text += part.text;
         stepText += part.text;
         input.onDelta?.(part.text, text);
@@ -87,6 +93,8 @@ export async function streamAnswer(input: StreamAnswerInput): Promise<StreamAnsw
   } catch (error) {
     if (signal?.aborted) cancelled = true;
     else failure ??= describeFailure(error);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
   }
 
   // A step the provider started answering but never finished (cancel, failure mid-stream): the

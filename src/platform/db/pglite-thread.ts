@@ -98,16 +98,18 @@ export async function openPgliteThread(init: ThreadInit = {}, onLost?: (error: E
   let started = false;
   let stopped: Error | undefined;
 
-  worker.on('message', (message: ThreadAnswer | Notice) => {
-    if ('notify' in message) {
-      for (const listener of listeners.get(message.channel) ?? []) listener(message.payload);
-      return;
-    }
+  const settle = (message: ThreadAnswer): void => {
     const entry = waiting.get(message.id);
     if (!entry) return;
     waiting.delete(message.id);
     if (message.ok) entry.resolve(message.result);
     else entry.reject(new ThreadedDatabaseError(message.error));
+  };
+  worker.on('message', (message: ThreadAnswer | ThreadAnswer[] | Notice) => {
+    // A group commit's answers come as one message, in the order of its statements.
+    if (Array.isArray(message)) message.forEach(settle);
+    else if ('notify' in message) for (const listener of listeners.get(message.channel) ?? []) listener(message.payload);
+    else settle(message);
   });
   const stop = (error: Error) => {
     const first = !stopped;

@@ -1,9 +1,10 @@
 // The embedded database's own thread: PGlite (PostgreSQL in WebAssembly) runs here, so its statements
 // take the second core instead of holding every request of the main thread (pglite-thread.ts is the
-// other end). Messages are requests ({ id, op, ... }) answered in order of completion ({ id, ok, ... }),
-// and notices ({ notify, channel, payload }) posted as PGlite hears them, before the answer of the
-// statement that committed them (as on the main thread before). Kept statements outside transactions
-// that arrive while others run are committed together, as one group (pglite-statements.ts, queryGroup).
+// other end). Messages are requests ({ id, op, ... }) answered in order of completion ({ id, ok, ... }, a
+// group commit's answers as one array), and notices ({ notify, channel, payload }) posted as PGlite hears
+// them, before the answer of the statement that committed them (as on the main thread before). Kept
+// statements outside transactions that arrive while others run are committed together, as one group
+// (pglite-statements.ts, queryGroup).
 import { mkdirSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
@@ -47,6 +48,15 @@ function answer(message: ThreadAnswer, transfer?: ArrayBuffer[]): void {
   port.postMessage(message, transfer);
   // The crash harness's stop (FAULT_KILL_AT=database:<n>): in a worker, process.exit ends the thread only.
   if (init.stopAfter !== undefined && ++answered >= init.stopAfter) process.exit(70);
+}
+
+/**
+ * A group's answers in one message: each message costs both threads its own clone, event and wake-up.
+ * The crash harness counts answers one by one, so under it they go one at a time.
+ */
+function answerAll(messages: ThreadAnswer[]): void {
+  if (init.stopAfter !== undefined || messages.length === 1) messages.forEach((message) => answer(message));
+  else port.postMessage(messages);
 }
 
 /** A PGlite error as data: its message and every field the server sent (code, detail, constraint, ...). */
@@ -194,12 +204,12 @@ async function drain(): Promise<void> {
       }));
       try {
         const answers = await client.queryGroup(statements);
-        answers.forEach((outcome, index) => {
+        answerAll(answers.map((outcome, index) => {
           const id = group[index]!.id;
-          answer(outcome.ok ? { id, ok: true, result: onTheWire(outcome.result) } : { id, ok: false, error: toWire(outcome.error) });
-        });
+          return outcome.ok ? { id, ok: true, result: onTheWire(outcome.result) } : { id, ok: false, error: toWire(outcome.error) };
+        }));
       } catch (error) {
-        for (const request of group) answer({ id: request.id, ok: false, error: toWire(error) });
+        answerAll(group.map((request) => ({ id: request.id, ok: false, error: toWire(error) })));
       }
     }
   } finally {
