@@ -125,7 +125,8 @@ const relay = await startChild('relay.ts', { BENCH_MODEL_URL: model.url });
 const floor = FLOOR ? await startChild('record-relay.ts', { BENCH_MODEL_URL: model.url }) : undefined;
 const nodeArgs = [
   ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
-  ...(WATCH_DIR ? ['--import', path.join(here, 'servers', 'watch.ts')] : []),
+  // The service runs compiled JavaScript; the watcher is TypeScript, so tsx's loader comes first.
+  ...(WATCH_DIR ? ['--import', 'tsx', '--import', path.join(here, 'servers', 'watch.ts')] : []),
 ];
 if (WATCH_DIR) process.env.BENCH_WATCH_DIR = WATCH_DIR;
 const service = await startService({ modelUrl: model.url, nodeArgs }).catch((error: unknown) => {
