@@ -5,7 +5,9 @@
 // (STREAM_LOG=off: numbered, kept nowhere), alternating for BENCH_ROUNDS (4) rounds of BENCH_WINDOW_MS
 // (5 s). CPU is this process's (process.cpuUsage; Redis's own is not in it), so a loaded machine slows
 // the rounds but hardly moves the figure. On minus off is what the log adds to an answer; compare it
-// with the service's CPU per answer (bench:stream).
+// with the service's CPU per answer (bench:stream). BENCH_HELD (0): ended answers the log holds before
+// each round, as a service that has run for a while holds them for their retention (the memory ring
+// holds about 10,000 such 40-frame answers at its 64 MB bound); the collector marks what is held.
 //   npm run bench:stream-log-cost                                         (memory store)
 //   BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench:stream-log-cost  (Redis store)
 //   BENCH_SRC=<a source tree> …  the same with another version's src/ (a commit before, for an A/B)
@@ -21,6 +23,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 5_000);
 const SRC = path.resolve(process.env.BENCH_SRC ?? path.join(import.meta.dirname, '..', 'src'));
 const redisUrl = process.env.BENCH_REDIS_URL;
+const HELD = Number(process.env.BENCH_HELD ?? 0);
 
 type Frame = Record<string, unknown> & { type: string };
 interface Producer {
@@ -46,7 +49,7 @@ const cpuMs = () => {
 };
 
 /** One answer as a turn sends it: started, the pieces, complete, done; then the end. */
-async function answer(log: Log, transport: 'sse' | 'socket', sink: { bytes: number }): Promise<void> {
+async function answer(log: Log, transport: 'sse' | 'socket', sink: { bytes: number }, gapMs = GAP_MS): Promise<void> {
   const historyId = randomBytes(12).toString('hex');
   const frames = new AnswerFrames(log, historyId);
   const send = (frame: Frame) => {
@@ -55,7 +58,7 @@ async function answer(log: Log, transport: 'sse' | 'socket', sink: { bytes: numb
   };
   send({ type: 'started', historyId, conversationId: 'c'.repeat(24) });
   for (let i = 0; i < CHUNKS; i++) {
-    await sleep(GAP_MS);
+    if (gapMs > 0) await sleep(gapMs);
     const piece = `word${i} and a few more `;
     send({ type: 'stream', prompt: piece, delta: piece });
   }
@@ -67,6 +70,7 @@ async function answer(log: Log, transport: 'sse' | 'socket', sink: { bytes: numb
 async function round(keep: boolean, transport: 'sse' | 'socket', redis: Redis | undefined): Promise<number> {
   const log = openStreamLog({ redis }, 600, (error) => console.error(error), keep);
   const sink = { bytes: 0 };
+  for (let i = 0; i < HELD; i++) await answer(log, 'sse', sink, 0);
   let done = 0;
   let measuring = false;
   let stop = false;
@@ -91,7 +95,9 @@ async function round(keep: boolean, transport: 'sse' | 'socket', redis: Redis | 
 }
 
 const redis = redisUrl ? new Redis(redisUrl) : undefined;
-console.log(`stream-log-cost: ${redis ? 'Redis' : 'memory'} store, src ${SRC}; ${ANSWERS} answers at once of ${CHUNKS} pieces ${GAP_MS} ms apart; ${ROUNDS} rounds of ${WINDOW_MS / 1000} s`);
+console.log(
+  `stream-log-cost: ${redis ? 'Redis' : 'memory'} store, src ${SRC}; ${ANSWERS} answers at once of ${CHUNKS} pieces ${GAP_MS} ms apart; ${HELD} ended answers held; ${ROUNDS} rounds of ${WINDOW_MS / 1000} s`,
+);
 for (const transport of ['sse', 'socket'] as const) {
   const added: number[] = [];
   for (let i = 1; i <= ROUNDS; i++) {
