@@ -37,7 +37,7 @@ export interface ResumeDeps {
   heartbeatMs: number;
 }
 
-/** How long a resume waits for a running answer's first frames to reach the log (its producer writes it within 2 ms, plus a round trip). */
+/** How long a resume waits for a running answer's first frames to reach the log (its producer writes it within 20 ms, plus a round trip). */
 const UNKNOWN_RETRIES = 5;
 const UNKNOWN_RETRY_MS = 200;
 

@@ -15,8 +15,11 @@ export const DEFAULT_FLUSH_MS = 20;
  * another process lags that much more; the crash sweep's numbering covers frames sent but not stored.
  */
 export const REDIS_FLUSH_MS = 100;
-/** An answer's first frame and its end wait this long at most (with those of other answers), not the interval. */
-export const SOON_MS = 2;
+/**
+ * An answer's first frame and its end wait this long at most (with those of other answers), not the
+ * interval. Long enough that a flush carries several answers' (each store call is a write to Redis).
+ */
+export const SOON_MS = 20;
 /** A batch this long is written at once without waiting for the interval. */
 export const DEFAULT_MAX_BATCH_FRAMES = 256;
 
