@@ -66,6 +66,44 @@ export function streamLogContract(subject: () => LogUnderTest): void {
     expect(read.kind === 'frames' && read.ended).toBe(true);
   });
 
+  it("writes answers' first frames and ends together at once, and the running answers' other frames at the interval", async () => {
+    const log = await subject().open({ flushMs: 10_000 });
+    const writes: Array<Array<[string, number, boolean]>> = [];
+    const write = log.store.write.bind(log.store);
+    (log.store as { write: FrameStore['write'] }).write = (batches, retention) => {
+      writes.push(batches.map((batch) => [batch.answerId, batch.frames.length, batch.end]));
+      return write(batches, retention);
+    };
+    const [running, starting, ending] = [answerId(), answerId(), answerId()];
+    // The running answer's first frame goes out with another answer's end (both are written soon).
+    const before = answerId();
+    log.append(running, delta(1));
+    log.append(before, delta(1));
+    await log.end(before);
+    expect(writes).toEqual([
+      [
+        [running, 1, false],
+        [before, 1, true],
+      ],
+    ]);
+    writes.length = 0;
+    for (let i = 2; i <= 5; i++) log.append(running, delta(i));
+    log.append(starting, delta(1));
+    log.append(ending, delta(1));
+    log.append(ending, { type: 'done' });
+    await log.end(ending);
+    expect(writes).toEqual([
+      [
+        [starting, 1, false],
+        [ending, 2, true],
+      ],
+    ]);
+    await log.flush();
+    expect(writes.at(-1)).toEqual([[running, 4, false]]);
+    const read = await log.read(running, 0);
+    expect(read.kind === 'frames' && seqs(read.frames)).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it('makes a running answer known to other processes from its first frame, without waiting for the interval', async () => {
     const unit = subject();
     const producer = await unit.open({ flushMs: 10_000 });

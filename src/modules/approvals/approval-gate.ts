@@ -102,7 +102,8 @@ export async function createApprovalGate(deps: ApprovalGateDeps): Promise<Approv
     waiting.get(row.id)?.({ decision: row.decision!, decidedAt: row.decidedAt! });
     await Promise.all([
       bus.publish(APPROVALS_DECIDED_CHANNEL, event).catch((err: unknown) => deps.log?.warn({ err }, 'approval decision not published')),
-      tabs.send(row.userId, { twinId: row.twinId, socket: [APPROVAL_EVENTS.decided, event], frame: { type: 'approval_decided', ...event } }),
+      // The asking SSE stream has it numbered from its answer (ask's `number`): the tabs skip that stream.
+      tabs.send(row.userId, { twinId: row.twinId, answerId: row.historyId, socket: [APPROVAL_EVENTS.decided, event], frame: { type: 'approval_decided', ...event } }),
     ]);
   }
 

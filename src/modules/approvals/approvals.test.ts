@@ -105,7 +105,10 @@ describe('approval cards in every tab', () => {
     const decided = await api('POST', `/api/ai/approval/${card.approvalId}`, ada.token, { decision: 'approve' });
     expect(decided).toEqual({ status: 200, body: { success: true, decision: 'approve' } });
     const rest = await reader.rest();
-    expect(rest).toContainEqual({ type: 'approval_decided', approvalId: card.approvalId, decision: 'approve', decidedAt: expect.any(String) });
+    // The asking stream hears the decision once: numbered as its answer's next frame.
+    expect(rest.filter((frame) => frame.type === 'approval_decided')).toEqual([
+      { type: 'approval_decided', approvalId: card.approvalId, decision: 'approve', decidedAt: expect.any(String), seq: (card.seq as number) + 1, historyId: card.historyId },
+    ]);
     expect(rest.map(unnumbered)).toContainEqual({ type: 'tool', name: echoKey, status: 'started' });
     expect(rest.map(unnumbered)).toContainEqual({ type: 'tool', name: echoKey, status: 'completed' });
     const complete = rest.find((frame) => frame.type === 'complete')!;

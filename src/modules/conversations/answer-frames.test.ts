@@ -1,11 +1,12 @@
-// The producer's frames as readers get them: an SSE text piece written by hand is the same text as the
-// numbered frame encoded whole, and a socket event built from a frame and its numbering is the event of
+// The producer's frames as readers get them: an SSE frame (a text piece written by hand) is the numbered
+// frame, the same bytes as a resume writes from the log, and a socket event built from a frame and its numbering is the event of
 // the numbered frame (what a resume sends), whatever the text holds.
 import { describe, expect, it } from 'vitest';
 import { StreamLog } from '../../platform/realtime/stream-log.js';
 import { createMemoryFrameStore } from '../../platform/realtime/stream-log.memory.js';
 import type { SseFrame } from '../../platform/realtime/client-frames.js';
 import { AnswerFrames, socketEmitOf, socketEventOf, type NumberedFrame } from './answer-frames.js';
+import { sseText } from './answer-resume.js';
 import { sseFrames } from './sse-frames.js';
 
 const HISTORY_ID = '65a1b2c3d4e5f60718293a4b';
@@ -20,11 +21,20 @@ const frames: SseFrame[] = [
 ];
 
 describe('answer frames', () => {
-  it('writes every frame on SSE as the numbered frame encoded whole, with its event id', async () => {
+  it('writes every frame on SSE as the numbered frame, with its event id, and as a resume writes it', async () => {
     const log = new StreamLog<SseFrame>(createMemoryFrameStore());
     const producer = new AnswerFrames(log, HISTORY_ID);
     const texts = frames.map((frame) => producer.sseText(frame));
-    expect(texts).toEqual(frames.map((frame, i) => `id: ${HISTORY_ID}:${i + 1}\ndata: ${JSON.stringify({ ...frame, seq: i + 1, historyId: HISTORY_ID })}\n\n`));
+    texts.forEach((text, i) => {
+      const [idLine, dataLine, ...rest] = text.split('\n');
+      expect(idLine).toBe(`id: ${HISTORY_ID}:${i + 1}`);
+      expect(JSON.parse(dataLine.slice('data: '.length))).toEqual({ ...frames[i], seq: i + 1, historyId: HISTORY_ID });
+      expect(rest).toEqual(['', '']);
+    });
+    // The log keeps the text the live stream was made from: a resume writes the same bytes.
+    await log.flush();
+    const stored = await log.store.read(HISTORY_ID, 0);
+    expect(stored.kind === 'frames' && sseText(HISTORY_ID, stored.frames)).toBe(texts.join(''));
     await log.close();
   });
 

@@ -6,7 +6,7 @@
 // STREAM_STARTED, STREAM_COMPLETE, STREAM_ERROR, STREAM_DONE, and an approval card as TOOL_APPROVAL and
 // its ending as TOOL_APPROVAL_DECIDED).
 import type { SocketEmit, SseFrame } from '../../platform/realtime/client-frames.js';
-import type { AnswerLog } from '../../platform/realtime/open-stream-log.js';
+import { sseTextOfStored, storedJsonOf, type AnswerLog } from '../../platform/realtime/open-stream-log.js';
 import { sseDataOf, type SseStream } from '../../platform/realtime/sse.js';
 import { sseFrames, type Numbering } from './sse-frames.js';
 import type { TurnResult } from './turn-types.js';
@@ -33,12 +33,7 @@ export class AnswerFrames {
   constructor(
     private readonly log: AnswerLog,
     readonly historyId: string,
-  ) {
-    this.historyIdJson = JSON.stringify(historyId);
-  }
-
-  /** The historyId as JSON, encoded once for every frame's text. */
-  private readonly historyIdJson: string;
+  ) {}
 
   /** Numbers and logs the frame; answers the numbered copy (an approval card's path). */
   next(frame: SseFrame): NumberedFrame {
@@ -48,19 +43,16 @@ export class AnswerFrames {
 
   /** Numbers and logs the frame; answers its seq (the socket's events are built from it: socketEventOf). */
   number(frame: SseFrame): number {
-    return this.log.append(this.historyId, withoutHistoryId(frame));
+    return this.log.append(this.historyId, frame);
   }
 
   /**
-   * Numbers and logs the frame; answers its SSE text, the same as sendNumbered writes for it. A text
-   * piece (most of an answer's frames) is written by hand: its text encoded once, for prompt and delta,
-   * and no numbered copy of the frame made.
+   * Numbers and logs the frame; answers its SSE text. The frame is encoded once: the log keeps that text
+   * and the SSE text is made from it, as a resume makes it from the stored text.
    */
   sseText(frame: SseFrame): string {
-    const seq = this.number(frame);
-    if (frame.type !== 'stream' || frame.prompt !== frame.delta) return sseTextOf({ ...frame, seq, historyId: this.historyId });
-    const text = JSON.stringify(frame.delta);
-    return `id: ${this.historyId}:${seq}\ndata: {"type":"stream","prompt":${text},"delta":${text},"seq":${seq},"historyId":${this.historyIdJson}}\n\n`;
+    const json = storedJsonOf(frame);
+    return sseTextOfStored(this.historyId, this.log.appendText(this.historyId, json), json);
   }
 
   /** After `done`: the log writes what is pending with the end. Failures are the log's to report. */
@@ -73,16 +65,6 @@ export class AnswerFrames {
   get isEnded(): boolean {
     return this.ended;
   }
-}
-
-/**
- * What the log keeps of a frame: the frame without the answer's historyId (a complete or an approval card
- * carries it), since every replay adds `seq` and `historyId` to the stored text as it is (answer-resume.ts).
- */
-function withoutHistoryId(frame: SseFrame): SseFrame {
-  if (!('historyId' in frame)) return frame;
-  const { historyId: _historyId, ...rest } = frame;
-  return rest as unknown as SseFrame;
 }
 
 /** The frames that end an answer, before `done`: complete, or the failure, or nothing for a cancel. */

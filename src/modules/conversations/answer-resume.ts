@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../platform/db/client.js';
 import { AppError, NotFoundError } from '../../platform/http/errors.js';
-import type { AnswerLog } from '../../platform/realtime/open-stream-log.js';
+import { sseTextOfStored, type AnswerLog } from '../../platform/realtime/open-stream-log.js';
 import { openSse } from '../../platform/realtime/sse.js';
 import type { SseFrame } from '../../platform/realtime/client-frames.js';
 import { decodeLogged, type EncodedFrame, type Following } from '../../platform/realtime/stream-log.js';
@@ -37,7 +37,7 @@ export interface ResumeDeps {
   heartbeatMs: number;
 }
 
-/** How long a resume waits for a running answer's first frames to reach the log (a tick, or a flush of another process). */
+/** How long a resume waits for a running answer's first frames to reach the log (its producer writes it within 20 ms, plus a round trip). */
 const UNKNOWN_RETRIES = 5;
 const UNKNOWN_RETRY_MS = 200;
 
@@ -139,13 +139,10 @@ export function createAnswerResume(deps: ResumeDeps) {
 
 export type AnswerResume = ReturnType<typeof createAnswerResume>;
 
-/**
- * Stored frames as the SSE text the live stream sent: `id: <historyId>:<seq>` and the frame with `seq` and
- * `historyId` added to its stored JSON (an object's text: `}` last), without decoding it.
- */
+/** Stored frames as the SSE text the live stream sent (sseTextOfStored), without decoding them. */
 export function sseText(historyId: string, frames: EncodedFrame[]): string {
   let text = '';
-  for (const { seq, json } of frames) text += `id: ${historyId}:${seq}\ndata: ${json.slice(0, -1)},"seq":${seq},"historyId":"${historyId}"}\n\n`;
+  for (const { seq, json } of frames) text += sseTextOfStored(historyId, seq, json);
   return text;
 }
 

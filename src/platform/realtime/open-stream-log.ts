@@ -2,7 +2,7 @@
 // bus's command connection, which the log does not close), else the in-memory ring of the embedded shape.
 import type { EventBus } from './bus.js';
 import type { SseFrame } from './client-frames.js';
-import { createNullFrameStore, StreamLog } from './stream-log.js';
+import { createNullFrameStore, REDIS_FLUSH_MS, StreamLog } from './stream-log.js';
 import { createMemoryFrameStore } from './stream-log.memory.js';
 import { createRedisFrameStore } from './stream-log.redis.js';
 
@@ -12,5 +12,31 @@ export type AnswerLog = StreamLog<SseFrame>;
 /** `keep` false (STREAM_LOG=off, for the bench only): frames are numbered and kept nowhere. */
 export function openStreamLog(bus: Pick<EventBus, 'redis'>, retentionSeconds: number, onError?: (error: unknown) => void, keep = true): AnswerLog {
   const store = !keep ? createNullFrameStore() : bus.redis ? createRedisFrameStore(bus.redis) : createMemoryFrameStore();
-  return new StreamLog<SseFrame>(store, { retentionSeconds, onError: onError && ((error) => onError(error)), keep });
+  return new StreamLog<SseFrame>(store, {
+    retentionSeconds,
+    onError: onError && ((error) => onError(error)),
+    keep,
+    encode: storedJsonOf,
+    flushMs: bus.redis ? REDIS_FLUSH_MS : undefined,
+  });
+}
+
+/**
+ * A frame as the log keeps it: its JSON without the answer's historyId (a complete or an approval card
+ * carries it; every replay adds `seq` and `historyId` to the stored text). A text piece (most of an
+ * answer's frames) is written by hand, its text encoded once for prompt and delta.
+ */
+export function storedJsonOf(frame: SseFrame): string {
+  if (frame.type === 'stream' && frame.prompt === frame.delta) {
+    const text = JSON.stringify(frame.delta);
+    return `{"type":"stream","prompt":${text},"delta":${text}}`;
+  }
+  if (!('historyId' in frame)) return JSON.stringify(frame);
+  const { historyId: _historyId, ...rest } = frame;
+  return JSON.stringify(rest);
+}
+
+/** A stored frame as the SSE text the live stream sends: `id: <historyId>:<seq>` and its data with `seq` and `historyId` added. */
+export function sseTextOfStored(historyId: string, seq: number, json: string): string {
+  return `id: ${historyId}:${seq}\ndata: ${json.slice(0, -1)},"seq":${seq},"historyId":"${historyId}"}\n\n`;
 }

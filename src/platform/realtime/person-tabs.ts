@@ -8,8 +8,12 @@ import type { SseStream } from './sse.js';
 
 export const PERSON_TABS_CHANNEL = 'person.tabs';
 
-/** An event of one twin for every tab of the person: a launch session's tabs hear only their own twin's events. */
-export type TwinTabEvent = TabEvent & { twinId: string };
+/**
+ * An event of one twin for every tab of the person: a launch session's tabs hear only their own twin's
+ * events. `answerId`: the answer the event belongs to, whose own stream has it from the answer (numbered)
+ * and is not sent it again (a frame with that answer's `seq` and `historyId` says so by itself).
+ */
+export type TwinTabEvent = TabEvent & { twinId: string; answerId?: string };
 
 export interface PersonTabs {
   /** Sends the event to every tab of the person, wherever it is open. Never throws. */
@@ -36,6 +40,7 @@ interface TabsEnvelope {
   userId: string;
   twinId: string;
   frame: SseFrame;
+  answerId?: string;
 }
 
 declare module './bus.js' {
@@ -50,22 +55,23 @@ interface Tab {
   answerId: string | null;
 }
 
-/** A frame the answer `answerId` numbered: its stream had it from the answer. */
-const ownFrame = (frame: SseFrame, answerId: string | null): boolean =>
-  answerId !== null && 'seq' in frame && 'historyId' in frame && frame.historyId === answerId;
+/** A frame of the answer `answerId`: its stream had it from the answer. */
+const ownFrame = ({ frame, answerId: of }: TabsEnvelope, answerId: string | null): boolean =>
+  answerId !== null && (of === answerId || ('seq' in frame && 'historyId' in frame && frame.historyId === answerId));
 
 export async function createPersonTabs({ bus, emitToSockets, onError = () => {} }: PersonTabsDeps): Promise<PersonTabs> {
   const streams = new Map<string, Set<Tab>>();
-  const off = await bus.subscribe(PERSON_TABS_CHANNEL, ({ userId, twinId, frame }) => {
+  const off = await bus.subscribe(PERSON_TABS_CHANNEL, (envelope) => {
+    const { userId, twinId, frame } = envelope;
     for (const { stream, launchTwinId, answerId } of streams.get(userId) ?? []) {
-      if (!stream.closed && (!launchTwinId || launchTwinId === twinId) && !ownFrame(frame, answerId)) stream.send(frame);
+      if (!stream.closed && (!launchTwinId || launchTwinId === twinId) && !ownFrame(envelope, answerId)) stream.send(frame);
     }
   });
   return {
     async send(userId, event) {
       try {
         emitToSockets(userId, event.twinId, ...event.socket);
-        await bus.publish(PERSON_TABS_CHANNEL, { userId, twinId: event.twinId, frame: event.frame });
+        await bus.publish(PERSON_TABS_CHANNEL, { userId, twinId: event.twinId, frame: event.frame, answerId: event.answerId });
       } catch (error) {
         onError(error);
       }

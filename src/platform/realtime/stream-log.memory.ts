@@ -1,7 +1,9 @@
 // The embedded shape's frame store: a bounded ring of frames per answer in this process. An answer
 // keeps at most maxFramesPerAnswer frames and maxBytesPerAnswer bytes (the oldest go first), all
 // answers together at most maxTotalBytes (ended answers go first, oldest end first); an ended answer
-// is dropped retentionSeconds after its end and then remembered as expired for as long again.
+// is dropped retentionSeconds after its end and then remembered as expired for as long again. An ended
+// answer's frames are packed into one string (the texts one a line), so the many answers kept for their
+// retention are a few objects each for the collector to mark, not two a frame.
 import {
   type EncodedFrame,
   type TextListener,
@@ -29,8 +31,18 @@ interface Follower {
   finish: (how: 'ended' | 'stopped') => void;
 }
 
+/** Frames of consecutive seqs from `first`, their texts joined by newlines (JSON.stringify never writes one). */
+interface Packed {
+  first: number;
+  count: number;
+  texts: string;
+}
+
 interface Answer {
+  /** A running answer's frames; an ended one's are in `packed`. */
   frames: EncodedFrame[];
+  /** An ended answer's frames: one run, or two after the crash sweep's jump. */
+  packed?: Packed[];
   /** Index of the oldest frame still held; frames before it were dropped by the bound. */
   head: number;
   bytes: number;
@@ -39,11 +51,38 @@ interface Answer {
   /** The seq of the last frame the bound dropped (0: none): a reader behind it would miss frames. */
   droppedThrough: number;
   ended: boolean;
+  /** An ended answer's retention, so once expired it is remembered for as long again. */
+  retentionMs: number;
   followers: Set<Follower>;
 }
 
 /** Bytes a frame costs here: its text (two bytes a character in V8's worst case) and its record. */
 const frameBytes = (frame: EncodedFrame): number => frame.json.length * 2 + 48;
+/** Bytes a packed run costs: its texts and newlines, and its record. */
+const packedBytes = (run: Packed): number => run.texts.length * 2 + 48;
+
+/** Packs frames (in seq order) into runs of consecutive seqs. */
+function pack(frames: EncodedFrame[]): Packed[] {
+  const runs: Packed[] = [];
+  let from = 0;
+  for (let i = 1; i <= frames.length; i++) {
+    if (i < frames.length && frames[i].seq === frames[i - 1].seq + 1) continue;
+    const texts = frames.slice(from, i).map((frame) => frame.json);
+    runs.push({ first: frames[from].seq, count: i - from, texts: texts.join('\n') });
+    from = i;
+  }
+  return runs;
+}
+
+function unpack(runs: Packed[], afterSeq: number): EncodedFrame[] {
+  const frames: EncodedFrame[] = [];
+  for (const run of runs) {
+    if (run.first + run.count - 1 <= afterSeq) continue;
+    const texts = run.texts.split('\n');
+    for (let i = Math.max(0, afterSeq - run.first + 1); i < run.count; i++) frames.push({ seq: run.first + i, json: texts[i] });
+  }
+  return frames;
+}
 
 export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameStore {
   const maxFrames = options.maxFramesPerAnswer ?? 10_000;
@@ -57,8 +96,6 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
   const endedOrder = new Map<string, number>();
   /** Expired answers: answerId → when they are forgotten. */
   const tombstones = new Map<string, number>();
-  /** Ended answers' retention, so an expired one is remembered for as long again. */
-  const endedRetention = new Map<string, number>();
   let totalBytes = 0;
 
   const sweeper = setInterval(() => sweep(), 1_000);
@@ -72,8 +109,7 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
     endedOrder.delete(answerId);
     for (const follower of answer.followers) follower.finish('stopped');
     if (!expired) return;
-    const forgetAt = now() + (endedRetention.get(answerId) ?? 0);
-    endedRetention.delete(answerId);
+    const forgetAt = now() + answer.retentionMs;
     tombstones.set(answerId, forgetAt);
     if (tombstones.size > maxTombstones) tombstones.delete(tombstones.keys().next().value!);
   }
@@ -121,7 +157,7 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
   function append(answerId: string, frames: EncodedFrame[], end: boolean, retentionSeconds: number, orphan = false): void {
     let answer = answers.get(answerId);
     if (!answer) {
-      answers.set(answerId, (answer = { frames: [], head: 0, bytes: 0, lastSeq: 0, droppedThrough: 0, ended: false, followers: new Set() }));
+      answers.set(answerId, (answer = { frames: [], head: 0, bytes: 0, lastSeq: 0, droppedThrough: 0, ended: false, retentionMs: 0, followers: new Set() }));
       tombstones.delete(answerId);
     }
     if (answer.ended) throw new Error(`Answer ${answerId} has ended; no frame may follow its end`);
@@ -135,14 +171,20 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
       totalBytes += bytes;
     }
     trimHead(answer);
-    if (end) {
-      answer.ended = true;
-      endedOrder.set(answerId, now() + retentionSeconds * 1000);
-      endedRetention.set(answerId, retentionSeconds * 1000);
-    }
     enforceTotal(answer);
     for (const follower of answer.followers) deliver(follower, frames);
-    if (end) for (const follower of answer.followers) follower.finish('ended');
+    if (!end) return;
+    answer.ended = true;
+    answer.retentionMs = retentionSeconds * 1000;
+    endedOrder.set(answerId, now() + answer.retentionMs);
+    for (const follower of answer.followers) follower.finish('ended');
+    // Packed once ended: its frames are only read from now on.
+    answer.packed = pack(answer.frames.slice(answer.head));
+    answer.frames = [];
+    answer.head = 0;
+    totalBytes -= answer.bytes;
+    answer.bytes = answer.packed.reduce((sum, run) => sum + packedBytes(run), 0);
+    totalBytes += answer.bytes;
   }
 
   function deliver(follower: Follower, frames: EncodedFrame[]): void {
@@ -163,8 +205,9 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
 
   /** The held frames after afterSeq, or why they cannot be given without a gap. */
   function after(answer: Answer, afterSeq: number): EncodedFrame[] | LogMissing {
-    const { frames, head } = answer;
-    if (afterSeq < answer.droppedThrough) return { kind: 'truncated', firstSeq: frames[head]?.seq ?? answer.lastSeq + 1 };
+    const { frames, head, packed } = answer;
+    if (afterSeq < answer.droppedThrough) return { kind: 'truncated', firstSeq: (packed ? packed[0]?.first : frames[head]?.seq) ?? answer.lastSeq + 1 };
+    if (packed) return unpack(packed, afterSeq);
     // Seqs rise by one, but for the crash sweep's jump: search for the first frame after afterSeq.
     let low = head;
     let high = frames.length;
@@ -232,7 +275,7 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
     async stats() {
       sweep();
       let frames = 0;
-      for (const answer of answers.values()) frames += answer.frames.length - answer.head;
+      for (const answer of answers.values()) frames += answer.packed ? answer.packed.reduce((sum, run) => sum + run.count, 0) : answer.frames.length - answer.head;
       return { answers: answers.size, entries: frames, bytes: totalBytes };
     },
     async close() {

@@ -5,6 +5,7 @@
 // expires retentionSeconds after the end, and leaves a small `:gone` key for as long again so that an
 // expired answer is told from an unknown one. Followers of every answer share one blocking XREAD
 // connection per process; a new follower interrupts its block with CLIENT UNBLOCK.
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { ORPHAN_SEQ_GAP, type EncodedFrame, type FrameStore, type Following, type LogMissing, type LogRead, type StoredBatch, type TextListener } from './stream-log.js';
 
@@ -66,6 +67,33 @@ const firstSeqOf = (entry: Entry): number => entry.idSeq - entry.frames.length +
 const coversFrom = (entry: Entry): number => (entry.follows !== undefined ? entry.follows + 1 : firstSeqOf(entry));
 
 const isConflict = (error: unknown): boolean => String(error).includes('equal or smaller');
+
+/**
+ * A flush's writes in one call. KEYS: each answer's stream and its `:gone` key. ARGV: MAXLEN, the running
+ * TTL and the retention (ms), then per answer the entry id, its texts ('' for an end without frames) and
+ * 'f' (first write: the running TTL), 'e' (the end: retention and the `:gone` marker) or ''. Answers per
+ * answer '' or the XADD's refusal; the TTLs are set either way, as the pipeline before did.
+ */
+const WRITE_SCRIPT = `
+local out = {}
+for i = 1, #KEYS / 2 do
+  local key, gone = KEYS[2 * i - 1], KEYS[2 * i]
+  local id, texts, mode = ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3]
+  local added
+  if texts == '' then added = redis.pcall('XADD', key, 'MAXLEN', '~', ARGV[1], id, 'e', '1')
+  elseif mode == 'e' then added = redis.pcall('XADD', key, 'MAXLEN', '~', ARGV[1], id, 't', texts, 'e', '1')
+  else added = redis.pcall('XADD', key, 'MAXLEN', '~', ARGV[1], id, 't', texts) end
+  out[i] = type(added) == 'table' and added.err or ''
+  if mode == 'e' then
+    redis.call('PEXPIRE', key, ARGV[3])
+    redis.call('SET', gone, '1', 'PX', 2 * tonumber(ARGV[3]))
+  elseif mode == 'f' then
+    redis.call('PEXPIRE', key, ARGV[2])
+  end
+end
+return out
+`;
+const WRITE_SHA = createHash('sha1').update(WRITE_SCRIPT).digest('hex');
 
 interface Follower {
   key: string;
@@ -229,32 +257,36 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
       });
   }
 
+  /** EVALSHA of the write script, loaded by EVAL when Redis does not have it (first use, restart). */
+  async function runScript(keys: string[], args: Array<string | number>): Promise<unknown> {
+    try {
+      return await command.evalsha(WRITE_SHA, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!String(error).includes('NOSCRIPT')) throw error;
+      return command.eval(WRITE_SCRIPT, keys.length, ...keys, ...args);
+    }
+  }
+
   return {
     kind: 'redis',
     async write(batches: StoredBatch[], retentionSeconds: number) {
-      const pipeline = command.pipeline();
+      // One script call for every answer's batch: one command and one reply for ioredis to handle a
+      // flush, where a command per XADD was most of what the log cost a process.
+      const keys: string[] = [];
+      const args: Array<string | number> = [maxEntries, Math.round(runningTtlMs), Math.max(1, Math.round(retentionSeconds * 1000))];
       for (const { answerId, frames, end } of batches) {
-        const key = keyOf(answerId);
-        const fields: string[] = [];
-        if (frames.length > 0) fields.push('t', joinTexts(frames.map((frame) => frame.json)));
-        if (end) fields.push('e', '1');
-        const id = frames.length > 0 ? `0-${frames.at(-1)!.seq}` : '0-*';
-        pipeline.xadd(key, 'MAXLEN', '~', maxEntries, id, ...fields);
-        if (end) {
-          started.delete(answerId);
-          endCommands(pipeline, answerId, retentionSeconds);
-        } else if (!started.has(answerId)) {
-          started.add(answerId);
-          pipeline.pexpire(key, runningTtlMs);
-        }
+        keys.push(keyOf(answerId), goneOf(answerId));
+        const first = !end && !started.has(answerId);
+        if (end) started.delete(answerId);
+        else started.add(answerId);
+        args.push(frames.length > 0 ? `0-${frames.at(-1)!.seq}` : '0-*', joinTexts(frames.map((frame) => frame.json)), end ? 'e' : first ? 'f' : '');
       }
-      const results = (await pipeline.exec()) ?? [];
-      for (const [error] of results) {
-        if (!error) continue;
+      const refused = (await runScript(keys, args)) as string[];
+      for (const message of refused) {
         // An entry already there (written by a try that failed after it landed, or the answer was
         // ended by the crash sweep): retrying cannot help, so it is reported and dropped.
-        if (isConflict(error)) onError(error);
-        else throw error;
+        if (message && isConflict(message)) onError(new Error(message));
+        else if (message) throw new Error(message);
       }
     },
     async read(answerId, afterSeq): Promise<LogRead<unknown, EncodedFrame>> {

@@ -2,13 +2,24 @@
 // while the answer runs and STREAM_RETENTION_SECONDS after it ends, so that a reader on any process
 // can replay what it missed and follow the rest. The log is written beside the live path, never in it:
 // append() numbers a frame and returns at once, the producer sends the frame to its own readers itself,
-// and the frames reach the store in batches (one store call per answer per flush, not per frame).
+// and the frames reach the store in batches: one store call per flush for all running answers, one
+// entry per answer. A frame is kept as its JSON text, encoded once (by the producer, when it has it).
 // Stores: stream-log.memory.ts (embedded shape), stream-log.redis.ts (REDIS_URL).
 
 /** Default of STREAM_RETENTION_SECONDS: how long an ended answer stays readable. */
 export const DEFAULT_RETENTION_SECONDS = 600;
-/** How long frames wait to be written together; the end frame is written at once. */
+/** How long frames wait to be written together (the memory store's; REDIS_FLUSH_MS for Redis). */
 export const DEFAULT_FLUSH_MS = 20;
+/**
+ * The Redis store's interval: about 10 entries a 40-frame answer of a second, not 40. A reader on
+ * another process lags that much more; the crash sweep's numbering covers frames sent but not stored.
+ */
+export const REDIS_FLUSH_MS = 100;
+/**
+ * An answer's first frame and its end wait this long at most (with those of other answers), not the
+ * interval. Long enough that a flush carries several answers' (each store call is a write to Redis).
+ */
+export const SOON_MS = 20;
 /** A batch this long is written at once without waiting for the interval. */
 export const DEFAULT_MAX_BATCH_FRAMES = 256;
 
@@ -25,7 +36,7 @@ export interface LoggedFrame<F> {
   frame: F;
 }
 
-/** A frame as the store keeps it: its number and its JSON text, encoded once at flush. */
+/** A frame as the store keeps it: its number and its JSON text, encoded once. */
 export interface EncodedFrame {
   seq: number;
   json: string;
@@ -84,15 +95,22 @@ export interface StreamLogOptions {
   onError?: (error: unknown, context: { answerId?: string }) => void;
   /** false (STREAM_LOG=off, for the bench only): append() numbers the frame and keeps nothing. */
   keep?: boolean;
+  /** How append() encodes a frame (default JSON.stringify); appendText() takes the text made already. */
+  encode?: (frame: never) => string;
 }
 
 interface Running {
   nextSeq: number;
   pending: EncodedFrame[];
-  /** Frames appended but not yet encoded (encoding waits for the flush, off the producer's path). */
-  raw: Array<{ seq: number; frame: unknown }>;
   ending: boolean;
   ended?: Promise<void>;
+}
+
+/** A promise settled by the next flush. */
+interface NextFlush {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
 }
 
 export class StreamLog<F = unknown> {
@@ -103,11 +121,17 @@ export class StreamLog<F = unknown> {
   private readonly running = new Map<string, Running>();
   /** Answers with frames waiting for the next flush, in the order they got their first one. */
   private readonly dirty = new Set<string>();
+  /** Of those, the answers whose first frame or end waits: written within SOON_MS, not the interval. */
+  private readonly urgent = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
-  private timerImmediate = false;
+  private soonTimer: NodeJS.Timeout | undefined;
+  private fullTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  /** Settled by the flush that writes the urgent answers (their ends' promises). */
+  private soonFlush: NextFlush | undefined;
   private closed = false;
   private readonly keep: boolean;
+  private readonly encode: (frame: F) => string;
 
   constructor(
     readonly store: FrameStore,
@@ -118,27 +142,45 @@ export class StreamLog<F = unknown> {
     this.maxBatchFrames = options.maxBatchFrames ?? DEFAULT_MAX_BATCH_FRAMES;
     this.onError = options.onError ?? ((error, context) => console.error(`[stream-log] ${context.answerId ?? ''}`, error));
     this.keep = options.keep ?? true;
+    this.encode = (options.encode as ((frame: F) => string) | undefined) ?? encode;
   }
 
   /**
    * Numbers the answer's next frame and queues it for the store; returns its seq at once, so the
-   * producer can send the frame (with that seq) to its own readers without waiting on the log. The
-   * frame is encoded at the flush, off the producer's path: it must not be changed after this call.
+   * producer can send the frame (with that seq) to its own readers without waiting on the log.
    */
   append(answerId: string, frame: F): number {
+    const answer = this.runningFor(answerId);
+    const seq = answer.nextSeq++;
+    if (this.keep) this.queue(answerId, answer, seq, this.encode(frame));
+    return seq;
+  }
+
+  /** append() of a frame the producer has encoded already (its JSON text, as append's encode makes it). */
+  appendText(answerId: string, json: string): number {
+    const answer = this.runningFor(answerId);
+    const seq = answer.nextSeq++;
+    if (this.keep) this.queue(answerId, answer, seq, json);
+    return seq;
+  }
+
+  private runningFor(answerId: string): Running {
     if (this.closed) throw new Error('Stream log is closed');
     let answer = this.running.get(answerId);
-    if (!answer) this.running.set(answerId, (answer = { nextSeq: 1, pending: [], raw: [], ending: false }));
+    if (!answer) this.running.set(answerId, (answer = { nextSeq: 1, pending: [], ending: false }));
     if (answer.ending) throw new Error(`Answer ${answerId} has ended; no frame may follow its end`);
-    const seq = answer.nextSeq++;
-    if (!this.keep) return seq;
-    answer.raw.push({ seq, frame });
+    return answer;
+  }
+
+  private queue(answerId: string, answer: Running, seq: number, json: string): void {
+    answer.pending.push({ seq, json });
     this.dirty.add(answerId);
-    // The first frame goes out on the next tick: from then on every process knows the answer (a resume
-    // or a second tab never finds a running answer unknown). Later frames wait for the interval.
-    if (seq === 1 || answer.raw.length >= this.maxBatchFrames) this.scheduleFlush(0);
-    else this.scheduleFlush(this.flushMs);
-    return seq;
+    // The first frame goes out soon (with the other answers' first frames and ends): from then on every
+    // process knows the answer (a resume or a second tab never finds a running answer unknown). Later
+    // frames wait for the interval, all answers' in one store call.
+    if (seq === 1) this.soon(answerId);
+    else if (answer.pending.length >= this.maxBatchFrames) this.fullTimer ??= setTimeout(() => this.flush().catch(() => undefined), 0);
+    this.timer ??= setTimeout(() => this.flush().catch(() => undefined), this.flushMs);
   }
 
   /** The seq the next append of this answer would get (1 for an answer not started here). */
@@ -147,8 +189,9 @@ export class StreamLog<F = unknown> {
   }
 
   /**
-   * Marks the answer ended: its frames still pending are written at once with the end, and its
-   * retention starts. Resolves once the store holds them. Calling it twice is harmless.
+   * Marks the answer ended: its frames still pending are written with the end within SOON_MS (with the
+   * other answers' first frames and ends), and its retention starts. Resolves once the store holds them.
+   * Calling it twice is harmless.
    */
   end(answerId: string): Promise<void> {
     const answer = this.running.get(answerId);
@@ -161,8 +204,23 @@ export class StreamLog<F = unknown> {
     }
     answer.ending = true;
     this.dirty.add(answerId);
-    answer.ended = this.flush();
+    answer.ended = this.soon(answerId);
     return answer.ended;
+  }
+
+  /** Queues the answer for the next soon flush; answers that flush's promise. */
+  private soon(answerId: string): Promise<void> {
+    this.urgent.add(answerId);
+    this.soonTimer ??= setTimeout(() => this.flushSoon().catch(() => undefined), SOON_MS);
+    if (!this.soonFlush) {
+      let resolve!: () => void;
+      let reject!: (error: unknown) => void;
+      const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+      // A failure is reported by the write and retried; whoever did not wait on the end need not hear it.
+      promise.catch(() => undefined);
+      this.soonFlush = { promise, resolve, reject };
+    }
+    return this.soonFlush.promise;
   }
 
   async read(answerId: string, afterSeq = 0): Promise<LogRead<F>> {
@@ -193,14 +251,10 @@ export class StreamLog<F = unknown> {
 
   /** Writes everything pending now; resolves once the store holds it (and any flush before it). */
   flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const batches = this.takeBatches();
-    // Flushes run one after another, so the store sees each answer's batches in seq order.
-    const previous = this.flushing;
-    const next = previous.then(() => (batches.length > 0 ? this.write(batches) : undefined));
-    this.flushing = next.catch(() => undefined);
-    return next;
+    clearTimeout(this.timer);
+    clearTimeout(this.fullTimer);
+    this.timer = this.fullTimer = undefined;
+    return this.run(this.takeBatches(this.dirty));
   }
 
   async close(): Promise<void> {
@@ -210,28 +264,39 @@ export class StreamLog<F = unknown> {
     await this.store.close();
   }
 
-  private scheduleFlush(delayMs: number): void {
-    // One timer at a time; a full batch only brings it forward, once (not on every later append).
-    if (this.timer && (delayMs > 0 || this.timerImmediate)) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerImmediate = delayMs === 0;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.flush().catch(() => undefined);
-    }, delayMs);
+  /** Writes the urgent answers' pending frames (first frames, ends); the others wait for the interval. */
+  private flushSoon(): Promise<void> {
+    this.soonTimer = undefined;
+    return this.run(this.takeBatches(this.urgent));
   }
 
-  private takeBatches(): StoredBatch[] {
+  /**
+   * Writes the batches taken (the urgent answers are among them, so the soon flush's promise is settled
+   * by this one). Flushes run one after another, so the store sees each answer's batches in seq order.
+   */
+  private run(batches: StoredBatch[]): Promise<void> {
+    const settles = this.soonFlush;
+    this.soonFlush = undefined;
+    clearTimeout(this.soonTimer);
+    this.soonTimer = undefined;
+    const next = this.flushing.then(() => (batches.length > 0 ? this.write(batches) : undefined));
+    this.flushing = next.catch(() => undefined);
+    if (settles) next.then(settles.resolve, settles.reject);
+    return next;
+  }
+
+  private takeBatches(answerIds: Set<string>): StoredBatch[] {
     const batches: StoredBatch[] = [];
-    for (const answerId of this.dirty) {
-      const answer = this.running.get(answerId)!;
-      for (const { seq, frame } of answer.raw) answer.pending.push({ seq, json: encode(frame) });
-      answer.raw = [];
+    for (const answerId of answerIds) {
+      const answer = this.running.get(answerId);
+      this.dirty.delete(answerId);
+      this.urgent.delete(answerId);
+      if (!answer || (answer.pending.length === 0 && !answer.ending)) continue;
       batches.push({ answerId, frames: answer.pending, end: answer.ending });
       answer.pending = [];
       if (answer.ending) this.running.delete(answerId);
     }
-    this.dirty.clear();
+    answerIds.clear();
     return batches;
   }
 
@@ -242,7 +307,7 @@ export class StreamLog<F = unknown> {
       this.onError(error, {});
       // Put the frames back in front of anything appended since, so the next flush keeps the order.
       for (const batch of batches) this.requeue(batch);
-      this.scheduleFlush(Math.max(this.flushMs, 100));
+      this.timer ??= setTimeout(() => this.flush().catch(() => undefined), Math.max(this.flushMs, 100));
       throw error;
     }
   }
@@ -251,7 +316,7 @@ export class StreamLog<F = unknown> {
     let answer = this.running.get(batch.answerId);
     if (!answer) {
       const nextSeq = (batch.frames.at(-1)?.seq ?? 0) + 1;
-      this.running.set(batch.answerId, (answer = { nextSeq, pending: [], raw: [], ending: batch.end }));
+      this.running.set(batch.answerId, (answer = { nextSeq, pending: [], ending: batch.end }));
     }
     answer.pending = [...batch.frames, ...answer.pending];
     answer.ending ||= batch.end;
