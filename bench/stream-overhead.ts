@@ -172,10 +172,13 @@ try {
       for (const mode of modes) {
         const on = mode === 'on';
         const [target, who, socks] = on ? [service, people, sockets] : [serviceOff!, peopleOff, socketsOff];
-        const sampler = on && redis ? sampleRedis(redis) : undefined;
+        // Sampled in both modes, so the load its scans put on Redis falls on both alike; only the log-on
+        // samples are kept.
+        const sampler = redis ? sampleRedis(redis) : undefined;
         if (TRANSPORTS.includes('sse')) r[on ? 'sse' : 'sseOff'] = await measure(on ? 'sse' : 'sseOff', level, (i) => viaSse(target.url, who[i % PEOPLE].token), target);
         if (socks.length) r[on ? 'socket' : 'socketOff'] = await measure(on ? 'socket' : 'socketOff', level, (i) => viaSocket(target.url, who[i % PEOPLE].token, socks[i], CHUNKS), target);
-        if (sampler) memory.push(...(await sampler.stop()));
+        const samples = (await sampler?.stop()) ?? [];
+        if (on) memory.push(...samples);
       }
       rounds.push(r);
     }
