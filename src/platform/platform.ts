@@ -60,7 +60,7 @@ export async function openPlatform(
     bus,
     mailer: createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, outboxDir: path.join(config.dataDir, 'outbox'), logger }),
     storage,
-    jobs: createJobQueue(database, { logger, liveness, pollingIntervalSeconds: pollingSeconds(database) }),
+    jobs: createJobQueue(database, { logger, liveness, pollingIntervalSeconds: pollingSeconds(database, role) }),
     secrets: createSecretBox(config.encryptionKey),
     liveness,
     outbound: createOutbound({ allowedHosts: config.outbound.allowedHosts }),
@@ -106,11 +106,13 @@ async function checkBucket(options: NonNullable<Config['filesS3']>): Promise<voi
 }
 
 /**
- * How often each job slot asks for work. On PGlite a fetch takes its one connection (a few ms each, and
- * every slot asks), and every job is sent by this very process, which wakes its slots at once: the
- * polling only picks up delayed retries and cron jobs, so it can be slow. A server's fetch costs the
- * process nothing, and other processes send jobs: every 2 s.
+ * How often each idle job slot asks for work (every defined job's slots, and pg-boss's cron slot, in every
+ * working process). A process that sends a job wakes its own slots at once (queue.ts), so the polling
+ * only picks up delayed retries, cron jobs, and jobs another process sent while its slots were all busy:
+ * every 10 s. A worker of its own (`start:worker`) hears of no send, every job comes from the API
+ * processes: it asks every 2 s. Each ask costs a query (on PGlite, its one connection; on a server, a
+ * round through the driver), and a process has ten slots (docs/decisions.md, "HTTP").
  */
-function pollingSeconds(database: DatabaseHandle): number {
-  return database.kind === 'pglite' ? 10 : 2;
+function pollingSeconds(database: DatabaseHandle, role: string): number {
+  return database.kind === 'postgres' && role === 'worker' ? 2 : 10;
 }

@@ -7,7 +7,7 @@ import Fastify, { LogController, type FastifyReply, type FastifyRequest } from '
 import { describe, expect, it } from 'vitest';
 import { REDACTED, redactUrl, withLogRedaction } from './log-redaction.js';
 import { OneLineRequestLog } from './request-log.js';
-import { requestLoggerFactory } from './request-logger.js';
+import { jsonString, requestLoggerFactory } from './request-logger.js';
 
 /** pino's own line, as Fastify's default controller would write it in one line. */
 class PinoRequestLog extends LogController {
@@ -94,6 +94,12 @@ describe('the request line', () => {
     expect(await linesOf(new OneLineRequestLog(), 'warn', awkward, true)).toEqual([]);
     expect(await linesOf(new OneLineRequestLog(), 'info', [{ url: '/quiet' }], true)).toEqual([]);
     expect(await linesOf(new PinoRequestLog(), 'info', [{ url: '/quiet' }])).toEqual([]);
+  });
+
+  it('quotes a field as JSON.stringify does, whatever its characters', () => {
+    const fields = ['GET', '/plain', '', 'q"uote', 'back\\slash', 'tab\there', '\u0000\u001f\u007f', 'exämple.org', '😀 pair', 'lone \ud800', 'lone \udc00 end', '\u2028\u2029'];
+    for (const field of fields) expect(jsonString(field)).toBe(JSON.stringify(field));
+    expect(jsonString(['1', '2'])).toBe(JSON.stringify(['1', '2']));
   });
 
   it('of a failed request follows pino’s own error line, with its status', async () => {

@@ -10,14 +10,12 @@
 // here as text, in the shape pino writes (level, time, the logger's bindings, then the fields), and
 // handed to the logger's destination: pino's general path (serializers building objects, then
 // stringifying them key by key) cost a cached route ~15 µs of its ~85 (docs/decisions.md,
-// "HTTP"). The request's logger (request-logger.ts, made only when used) names the
-// destination and the bindings. When the logger is not pino (no destination to hand it to), the line
-// goes through the logger as before.
+// "HTTP"). The request's logger (request-logger.ts, made only when used) hands the line its bindings
+// and writes it to its destination, with no object made on the way. When the logger is not pino (no
+// destination to hand it to), the line goes through the logger as before.
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { redactUrl } from './log-redaction.js';
-import { linePartsOf } from './request-logger.js';
-
-const INFO = 30;
+import { jsonString, writeInfoLine } from './request-logger.js';
 
 export class OneLineRequestLog extends LogController {
   override incomingRequest(): void {}
@@ -27,10 +25,7 @@ export class OneLineRequestLog extends LogController {
       reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
       return;
     }
-    const parts = linePartsOf(reply.log);
-    if (parts) {
-      if (parts.levelValue <= INFO) parts.destination.write(completedLine(parts.bindings, request, reply));
-    } else {
+    if (!writeInfoLine(reply.log, completedLine, request, reply)) {
       reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
     }
   }
@@ -44,11 +39,13 @@ export class OneLineRequestLog extends LogController {
  */
 export function completedLine(bindings: string, request: FastifyRequest, reply: FastifyReply): string {
   const version = request.headers['accept-version'];
+  const { host, ip } = request;
   const port = request.socket?.remotePort;
   return (
-    `{"level":${INFO},"time":${Date.now()}${bindings},"req":{"method":${JSON.stringify(request.method)},"url":${JSON.stringify(redactUrl(request.url))}` +
-    (version === undefined ? '' : `,"version":${JSON.stringify(version)}`) +
-    `,"host":${JSON.stringify(request.host)},"remoteAddress":${JSON.stringify(request.ip)}` +
+    `{"level":30,"time":${Date.now()}${bindings},"req":{"method":${jsonString(request.method)},"url":${jsonString(redactUrl(request.url))}` +
+    (version === undefined ? '' : `,"version":${jsonString(version)}`) +
+    (host === undefined ? '' : `,"host":${jsonString(host)}`) +
+    (ip === undefined ? '' : `,"remoteAddress":${jsonString(ip)}`) +
     (port === undefined ? '' : `,"remotePort":${port}`) +
     `},"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime},"msg":"request completed"}\n`
   );

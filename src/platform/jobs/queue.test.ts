@@ -56,6 +56,19 @@ describe(`job queue on ${adminUrl ? 'PostgreSQL' : 'PGlite'}`, () => {
     expect(seen).toEqual([{ payload: { fileId: 'f1', pages: 3 }, jobId: id, attempt: 1, aborted: false }]);
   });
 
+  it('performs a job sent by this process at once, however seldom its idle slots ask for work', async () => {
+    // The service's API processes poll every 10 s (platform.ts): their own sends wake their slots.
+    const queue = newQueue({ pollingIntervalSeconds: 3_600 });
+    let performed: (payload: unknown) => void = () => {};
+    const seen = new Promise((resolve) => (performed = resolve));
+    queue.define({ name: 'test.woken', schema: z.object({ n: z.number() }), perform: async (payload) => performed(payload) });
+    await queue.start({ work: true });
+
+    await queue.send('test.woken', { n: 1 });
+
+    expect(await seen).toEqual({ n: 1 });
+  });
+
   it('retries a job that fails once, then it succeeds, and logs the failure with name and id', async () => {
     const attempts: number[] = [];
     const { logger, errors } = captureLogger();
