@@ -2,14 +2,13 @@
 // ADMIN_PASSWORD, a model endpoint, default settings otherwise) answers its people: the administrator
 // creates a person through the admin route, and that person's first question is answered on both
 // transports' routes, free, their STARTING_CREDITS untouched. An operator who prices the endpoint
-// charges it from those starting credits. On PGlite in a new data folder, or on a new PostgreSQL
+// charges it from those starting credits. On PGlite in a new data folder (a copy of the run's migrated
+// one: a first start's migrations are the README test's and starting.test.ts's), or on a new PostgreSQL
 // database with Redis when TEST_DATABASE_URL is set.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestDatabase, type TestDatabase } from './support/database.js';
+import { openTestDatabase, seededDataDir, type TestDatabase } from './support/database.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from './support/processes.js';
 import { readSse } from './support/sse-client.js';
@@ -41,7 +40,8 @@ async function deploy(env: Record<string, string>): Promise<ServiceProcess> {
   } else {
     Object.assign(base, { DATABASE_URL: '', REDIS_URL: '' });
   }
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-fresh-'));
+  // Embedded: migrated, no account yet, as on the server (a copy of the run's migrated folder).
+  const dataDir = seededDataDir('dt-fresh-');
   const service = await startProcess(SERVICE_MAIN, [], { DATA_DIR: dataDir, ...base });
   cleanups.push(async () => {
     await stopProcess(service);

@@ -7,11 +7,10 @@
 // reset, a provider's callback) leave only `[redacted]` in the log.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { openSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openTestDatabase, type TestDatabase } from './support/database.js';
+import { openTestDatabase, seededDataDir, type TestDatabase } from './support/database.js';
 import { freePort, serviceArgs } from './support/processes.js';
 
 const scaled = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
@@ -30,7 +29,7 @@ async function requestsThenSigterm(
   count: number,
   beforeSignal?: (readLines: () => Array<Record<string, unknown>>, ids: string[], url: string) => Promise<void>,
 ): Promise<{ lines: Array<Record<string, unknown>>; ids: string[]; exitCode: number | null }> {
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-log-'));
+  dataDir = seededDataDir('dt-log-');
   const logFile = path.join(dataDir, 'service.log');
   const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir };

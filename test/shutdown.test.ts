@@ -1,9 +1,8 @@
 // Graceful shutdown of a real process (`npm start`'s entry, embedded default): on SIGTERM it stops
 // accepting, lets the answer being streamed finish, and exits 0.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededDataDir } from './support/database.js';
 import { startFakeModelServer, type FakeModelServer } from './support/fake-model-server.js';
 import { startProcess, SERVICE_MAIN } from './support/processes.js';
 import { readSse } from './support/sse-client.js';
@@ -13,7 +12,7 @@ let dataDir: string;
 
 beforeAll(async () => {
   model = await startFakeModelServer();
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-shutdown-'));
+  dataDir = seededDataDir('dt-shutdown-');
 });
 afterAll(async () => {
   await model.close();

@@ -1,7 +1,7 @@
 // Builds what a test run shares, once: the compiled service (dist/, as the start command's prestart
 // does; tests that start service processes run it) and one migrated database template: a PGlite data-dir
-// tarball by default, or a template database on the PostgreSQL server when TEST_DATABASE_URL is set.
-// Each test file clones it.
+// folder and its tarball by default, or a template database on the PostgreSQL server when
+// TEST_DATABASE_URL is set. Each test file clones it.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { ensureServerBuilt } from '../../scripts/build-server.mjs';
 declare module 'vitest' {
   export interface ProvidedContext {
     pgliteTemplate: string;
+    pgliteDataDir: string;
     postgresTemplate: string;
   }
 }
@@ -23,11 +24,15 @@ export default async function setup(project: TestProject) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dt-test-'));
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
-    const handle = await openDatabase({ memory: true });
+    // Migrated once in a data folder, as a service's first start makes it: service processes start on a
+    // copy of the folder (test/support/database.ts, seedDataDir), test files load its tarball in memory.
+    const dataDir = path.join(dir, 'data');
+    const handle = await openDatabase({ dataDir });
     const file = path.join(dir, 'template.tar');
     writeFileSync(file, await handle.dumpDataDir!());
     await handle.close();
     project.provide('pgliteTemplate', file);
+    project.provide('pgliteDataDir', dataDir);
     project.provide('postgresTemplate', '');
     return () => rmSync(dir, { recursive: true, force: true });
   }
@@ -39,6 +44,7 @@ export default async function setup(project: TestProject) {
   const handle = await openDatabase({ databaseUrl: withDatabase(serverUrl, templateName), poolSize: 1 });
   await handle.close();
   project.provide('pgliteTemplate', '');
+  project.provide('pgliteDataDir', '');
   project.provide('postgresTemplate', templateName);
   return async () => {
     const leftovers = await admin.query<{ datname: string }>(

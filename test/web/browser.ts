@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { ensureBuilt } from '../../web/scripts/ensure-built.mjs';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
+import { openTestDatabase, seededDataDir, type TestDatabase } from '../support/database.js';
 import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '../support/processes.js';
 import { withSlot } from '../support/slots.js';
 
@@ -60,7 +60,8 @@ export async function startWebService(env: Record<string, string>, options: { em
       ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     });
   }
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-web-'));
+  // Embedded: the service starts on a copy of the run's migrated database (no test here is of a first start).
+  const dataDir = database ? mkdtempSync(path.join(os.tmpdir(), 'dt-web-')) : seededDataDir('dt-web-');
   const removeAll = async () => {
     await database?.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -54,6 +54,8 @@ export interface OpenDatabaseOptions {
   onLost?: (error: Error) => void;
   /** Crash harness only: the embedded database's thread stops after answering this many statements. */
   stopAfter?: number;
+  /** Tests only: the embedded database thread's compiled module (dist/), run from sources without tsx. */
+  pgliteWorker?: URL;
 }
 
 export const MIGRATIONS_FOLDER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -80,6 +82,7 @@ async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle>
   const client = await openPgliteThread(
     { dataDir: inMemory ? undefined : path.join(options.dataDir ?? './data', 'pglite'), template: options.template, stopAfter: options.stopAfter },
     options.onLost,
+    options.pgliteWorker,
   );
   const db = drizzlePglite({ client: client as never }) as unknown as Database;
   return {

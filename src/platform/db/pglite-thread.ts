@@ -75,8 +75,8 @@ const THREAD_LIMITS = { maxYoungGenerationSizeMb: 12 };
  * Run from TypeScript sources (as `npm start` and the tests run), the worker loads its module through
  * tsx's API: a worker thread does not take the `--import tsx` hooks of its process on Node 20.
  */
-function startWorker(init: ThreadInit): Worker {
-  if (!FROM_SOURCE) return new Worker(WORKER_URL, { workerData: init, resourceLimits: THREAD_LIMITS });
+function startWorker(init: ThreadInit, compiled?: URL): Worker {
+  if (compiled || !FROM_SOURCE) return new Worker(compiled ?? WORKER_URL, { workerData: init, resourceLimits: THREAD_LIMITS });
   // The package's `import` build of tsx/esm/api (its `require` one cannot register from a worker).
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
   const bootstrap = `import(${JSON.stringify(tsx)}).then(({ tsImport }) => tsImport(${JSON.stringify(WORKER_URL.href)}, ${JSON.stringify(import.meta.url)}))`;
@@ -86,10 +86,11 @@ function startWorker(init: ThreadInit): Worker {
 /**
  * Starts the worker and resolves once its PGlite is open (and its template loaded). `onLost` hears once
  * if the thread stops while open (not closed): every statement fails from then on, and it cannot come
- * back, since the database's state was the thread's.
+ * back, since the database's state was the thread's. `compiledWorker`: the worker's compiled module to run
+ * instead of the one beside this file (test/support/database.ts: tsx in each new thread cost ~0.4 s of CPU).
  */
-export async function openPgliteThread(init: ThreadInit = {}, onLost?: (error: Error) => void): Promise<PgliteThread> {
-  const worker = startWorker(init);
+export async function openPgliteThread(init: ThreadInit = {}, onLost?: (error: Error) => void, compiledWorker?: URL): Promise<PgliteThread> {
+  const worker = startWorker(init, compiledWorker);
   const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   const listeners = new Map<string, Set<(payload: string) => void>>();
   let nextId = 0;
