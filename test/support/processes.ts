@@ -55,7 +55,9 @@ async function startAndWait(script: string, args: string[], env: Record<string, 
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
+  running.add(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.once('exit', () => running.delete(child));
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; attempt < 1_200; attempt++) {
     if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}`);
@@ -64,6 +66,19 @@ async function startAndWait(script: string, args: string[], env: Record<string, 
   }
   child.kill('SIGKILL');
   throw new Error('process did not start');
+}
+
+/** Service processes started in this worker that have not exited. */
+const running = new Set<ChildProcess>();
+
+/**
+ * Kills what a file left running (worker-env.ts calls it after each file's own clean-up): a process
+ * whose start outlasted its test's timeout is returned to a test that has already ended, and the
+ * worker, which runs later files, would otherwise keep it.
+ */
+export function killStrayProcesses(): void {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
 }
 
 export async function stopProcess(service: ServiceProcess | undefined): Promise<void> {

@@ -3,6 +3,12 @@
 // the rate limit's counters of service processes, which count per client address and all run on
 // 127.0.0.1) go to a Redis database per worker; pub/sub channels span databases, and the service's carry
 // ids or are answered by every process, so files running at once can share them.
+import { afterAll } from 'vitest';
+import { killStrayProcesses } from './processes.js';
+
+// After each file's own after-hooks (setup files' hooks run last): no service process outlives its file.
+afterAll(() => killStrayProcesses());
+
 const redisUrl = process.env.TEST_REDIS_URL;
 const worker = Number(process.env.VITEST_POOL_ID ?? '1');
 if (redisUrl) {
