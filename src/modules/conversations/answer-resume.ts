@@ -40,6 +40,19 @@ export interface ResumeDeps {
 /** How long a resume waits for a running answer's first frames to reach the log (its producer writes it within 20 ms, plus a round trip). */
 const UNKNOWN_RETRIES = 5;
 const UNKNOWN_RETRY_MS = 200;
+/**
+ * A short answer can end (its record settled, `done` sent) before its first frames reach the log: the
+ * log writes first frames and ends together within 20 ms. A resume of an answer that ended this
+ * recently, finding nothing logged, waits for the log as for a running one rather than answering 410.
+ */
+const JUST_ENDED_MS = 5_000;
+
+/** Still running, or ended so recently that its frames may not have reached the log yet. */
+function mayBeLogging(record: HistoryRow | undefined): boolean {
+  if (!record) return false;
+  if (record.status === 'streaming') return true;
+  return record.completedAt !== null && Date.now() - record.completedAt.getTime() < JUST_ENDED_MS;
+}
 
 /** Whose answers a caller may reach: a person's or a visitor's own; `twinId` confines them to one twin (a launch session, a visitor). */
 export interface AnswerOwner {
@@ -69,7 +82,7 @@ export function createAnswerResume(deps: ResumeDeps) {
       if (result.kind === 'following') return result;
       if (result.kind !== 'unknown') throw new StreamExpiredError();
       const now = await findHistory(db, historyId);
-      if (now?.status === 'streaming' && attempt < UNKNOWN_RETRIES) {
+      if (mayBeLogging(now) && attempt < UNKNOWN_RETRIES) {
         await new Promise((resolve) => setTimeout(resolve, UNKNOWN_RETRY_MS));
         continue;
       }
