@@ -97,10 +97,12 @@ export function VoiceCall({ assistantId }: { assistantId: string }) {
 function CallApprovals() {
   const link = useLiveSocket();
   const [cards, setCards] = useState<ApprovalCard[]>([]);
-  const [now, setNow] = useState(() => Date.now());
+  // The tick only re-renders; the seconds left are read from the clock at render, so a card that
+  // arrives between ticks never shows more than its window.
+  const [, setTick] = useState(0);
 
   useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 250);
+    const timer = setInterval(() => setTick((tick) => tick + 1), 250);
     return () => clearInterval(timer);
   }, []);
   useEffect(() => {
@@ -124,6 +126,7 @@ function CallApprovals() {
     }).catch(() => undefined);
   };
 
+  const now = Date.now();
   const open = cards.filter((card) => new Date(card.expiresAt).getTime() > now);
   if (open.length === 0) return null;
   return (
