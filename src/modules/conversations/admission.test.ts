@@ -171,12 +171,14 @@ describe('the sweeper of turns whose process died', () => {
     const ada = await person({ twin });
     const opened = await startRecord(db(), { twinId: twin.id, userId: ada.user.id, question: 'lost', hold: { account: 'institution', amount: 4 } });
     const fresh = await startRecord(db(), { twinId: twin.id, userId: ada.user.id, question: 'running', hold: { account: 'institution', amount: 1 } });
-    await db().update(history).set({ createdAt: new Date(Date.now() - 16 * 60_000) }).where(eq(history.id, opened.id));
+    // Two minutes old against a one-minute limit: the app's own sweep (after each liveness beat, at the
+    // fifteen-minute limit) leaves it alone, so the count below is this call's, however slow the run.
+    await db().update(history).set({ createdAt: new Date(Date.now() - 2 * 60_000) }).where(eq(history.id, opened.id));
     // Nothing is left to hold until the lost turn's hold comes back.
     expect((await ask(ada.token, { inputs: ['Hi'] })).status).toBe(402);
 
-    expect(await releaseStaleTurns(db())).toBe(1);
-    expect(await releaseStaleTurns(db())).toBe(0);
+    expect(await releaseStaleTurns(db(), new Date(), 60_000)).toBe(1);
+    expect(await releaseStaleTurns(db(), new Date(), 60_000)).toBe(0);
     const [lost] = await db().select().from(history).where(eq(history.id, opened.id));
     expect(lost).toMatchObject({ status: 'failed', error: STALE_TURN_ERROR, credits: 0, heldCredits: 0 });
     const [running] = await db().select().from(history).where(eq(history.id, fresh.id));
