@@ -178,8 +178,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerFiles(app, deps);
   await registerTranscription(app, deps);
   await registerVoiceAgent(app, { db, bus: deps.bus, tools, config });
-  await registerRealtimeVoice(app, { turn: conversations.turnDeps, bus: deps.bus, voice: config.voice, minuteMs: deps.voiceMinuteMs, liveness: deps.liveness });
-  registerPersonalData(app, { db, jobs: deps.jobs, storage: deps.storage, secrets: deps.secrets, throttle, now: deps.now });
+  const voice = await registerRealtimeVoice(app, { turn: conversations.turnDeps, bus: deps.bus, voice: config.voice, minuteMs: deps.voiceMinuteMs, liveness: deps.liveness });
+  registerPersonalData(app, { db, jobs: deps.jobs, storage: deps.storage, secrets: deps.secrets, throttle, now: deps.now, endVoiceCalls: voice.endCalls });
 
   // The web client for people at `/` (web/dist, built by the start command), when it is built.
   registerWebClient(app, webClientDir);

@@ -31,7 +31,7 @@ export function definePersonalDataJobs(deps: PersonalDataJobDeps): void {
 
 export function registerPersonalData(
   app: App,
-  deps: { db: Database; jobs: JobQueue; storage: FileStorage; secrets: SecretBox; throttle: Throttle; now?: () => Date },
+  deps: { db: Database; jobs: JobQueue; storage: FileStorage; secrets: SecretBox; throttle: Throttle; now?: () => Date; endVoiceCalls: (sessionIds: string[]) => Promise<void> },
 ): void {
   personalDataRoutes(app, createPersonalDataService({ ...deps, now: deps.now ?? systemClock }));
 }

@@ -84,12 +84,13 @@ export function softDeleteHistory(db: Executor, userId: string, at: Date): Promi
 
 /**
  * Deletes the person's voice session rows outright, with the history: a row is a call's bookkeeping
- * (its token's hash, its status) and the person as the call saw them; what was said is in history. A
- * call still live goes on until it hangs up, and its end then finds no row to mark.
+ * (its token's hash, its status) and the person as the call saw them; what was said is in history.
+ * Answers the sessions deleted and which of them were live: their calls are ended by the caller once
+ * the delete is committed (the end then finds no row to mark).
  */
-export async function deleteVoiceSessions(db: Executor, userId: string): Promise<number> {
-  const rows = await db.delete(rtSessions).where(ownVoiceSessions(userId)).returning({ id: rtSessions.id });
-  return rows.length;
+export async function deleteVoiceSessions(db: Executor, userId: string): Promise<{ count: number; live: string[] }> {
+  const rows = await db.delete(rtSessions).where(ownVoiceSessions(userId)).returning({ id: rtSessions.id, status: rtSessions.status });
+  return { count: rows.length, live: rows.filter((row) => row.status === 'live').map((row) => row.id) };
 }
 
 // The export reads history a page at a time, keyed on the id (a timestamp in JavaScript has less

@@ -40,6 +40,8 @@ export interface PersonalDataDeps {
   secrets: SecretBox;
   throttle: Throttle;
   now: () => Date;
+  /** Ends live voice calls from any process (their records were just deleted). */
+  endVoiceCalls: (sessionIds: string[]) => Promise<void>;
 }
 
 export interface ExportView {
@@ -140,17 +142,23 @@ export function createPersonalDataService(deps: PersonalDataDeps) {
       await confirmIdentity(actor, input, ip);
       const at = now();
       const scope = input.scope;
-      return withTransaction(db, async (tx) => {
+      const liveCalls: string[] = [];
+      const removed = await withTransaction(db, async (tx) => {
         const deleted: DeletedCounts = {};
         if (scope === 'history' || scope === 'all') {
           deleted.history = await softDeleteHistory(tx, actor.userId, at);
-          deleted.voiceSessions = await deleteVoiceSessions(tx, actor.userId);
+          const sessions = await deleteVoiceSessions(tx, actor.userId);
+          deleted.voiceSessions = sessions.count;
+          liveCalls.push(...sessions.live);
         }
         if (scope === 'files' || scope === 'all') Object.assign(deleted, await softDeleteFiles(tx, actor.userId, at));
         if (scope === 'memory' || scope === 'all') deleted.memory = await softDeleteMemory(tx, actor.userId, at);
         if (scope === 'assistants' || scope === 'all') deleted.assistants = await softDeleteAssistants(tx, actor.userId, at);
         return deleted;
       });
+      // A call still talking would go on recording into new records: it ends now, as the end route ends it.
+      if (liveCalls.length > 0) await deps.endVoiceCalls(liveCalls);
+      return removed;
     },
   };
 }

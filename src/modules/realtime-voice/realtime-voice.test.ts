@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { buildAssistant } from '../../../test/support/assistants.js';
-import { buildTwin, buildUser, signIn } from '../../../test/support/factories.js';
+import { buildTwin, buildUser, DEFAULT_PASSWORD, signIn } from '../../../test/support/factories.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/support/fake-model-server.js';
 import { startFakeRealtimeServer, type FakeRealtimeConnection, type FakeRealtimeServer } from '../../../test/support/fake-realtime-server.js';
 import { startMcpServer, type TestMcpServer } from '../../../test/support/mcp-server.js';
@@ -218,6 +218,25 @@ describe('exchanges', () => {
     expect((await api('POST', `/api/ai/rt/session/${sessionId}/end`, dee.token)).body).toEqual({ success: true });
     expect(await closed).toEqual({ code: 4000, reason: 'ENDED' });
     await until(async () => (await t.platform.database.db.select().from(rtSessions).where(eq(rtSessions.id, sessionId)))[0]!.status === 'ended');
+  });
+
+  it("ends with 4000 ENDED when its person deletes their history, and records nothing after the delete", async () => {
+    const gus = await person({ credits: 100 });
+    const other = await call(await person({ credits: 100 }));
+    const { ws, closed, sessionId } = await call(gus);
+    say(ws, 'remember this');
+    await until(async () => (await voiceRecords(gus.id)).some((record) => record.status === 'complete'));
+    const deleted = await api('POST', '/api/user/data/delete', gus.token, { scope: 'history', password: DEFAULT_PASSWORD });
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    expect(deleted.body.deleted).toMatchObject({ voiceSessions: 1 });
+    expect(await closed).toEqual({ code: 4000, reason: 'ENDED' });
+    // The call's last record (opened for the next exchange, never spoken into) is gone, its hold given back.
+    await until(async () => (await balance(gus.id)).held === 0);
+    expect((await api('GET', '/api/user/history', gus.token)).body.data).toEqual([]);
+    expect(await t.platform.database.db.select().from(rtSessions).where(eq(rtSessions.id, sessionId))).toEqual([]);
+    // Another person's call goes on.
+    expect(other.ws.readyState).toBe(WebSocket.OPEN);
+    other.ws.close();
   });
 
   it('closes with INSUFFICIENT_CREDITS when the balance cannot hold the next exchange', async () => {

@@ -7,7 +7,7 @@ import type { EventBus } from '../../platform/realtime/bus.js';
 import type { TurnDeps } from '../conversations/turn-deps.js';
 import { attachRelay } from './rt-relay.js';
 import { endSessionsOfGoneProcesses } from './rt-sessions.repo.js';
-import { createRtSessionService } from './rt-session.service.js';
+import { createRtSessionService, RT_END_CHANNEL } from './rt-session.service.js';
 import { rtRoutes } from './rt.routes.js';
 
 const MINUTE_MS = 60_000;
@@ -24,7 +24,13 @@ export interface RtModuleDeps {
   liveness: ProcessLiveness | undefined;
 }
 
-export async function registerRealtimeVoice(app: App, deps: RtModuleDeps): Promise<void> {
+/** What other modules may ask of voice. */
+export interface RealtimeVoice {
+  /** Ends these live calls on whichever process holds them (the end route's message on the bus). */
+  endCalls(sessionIds: string[]): Promise<void>;
+}
+
+export async function registerRealtimeVoice(app: App, deps: RtModuleDeps): Promise<RealtimeVoice> {
   const { realtime, prices, maxMinutes, approvalTimeoutMs } = deps.voice;
   const processId = deps.liveness?.id;
   const service = createRtSessionService({ turn: deps.turn, bus: deps.bus, realtime, prices, processId });
@@ -41,4 +47,9 @@ export async function registerRealtimeVoice(app: App, deps: RtModuleDeps): Promi
     const off = liveness.onBeat(sweep);
     app.addHook('onClose', async () => off());
   }
+  return {
+    async endCalls(sessionIds) {
+      for (const sessionId of sessionIds) await deps.bus.publish(RT_END_CHANNEL, { sessionId });
+    },
+  };
 }
