@@ -11,6 +11,7 @@ import { defineFilesJobs, type FilesDeps } from './modules/files/files.module.js
 import { defineTurnJobs, scheduleTurnJobs, sweepInterruptedTurns } from './modules/conversations/turn-holds.js';
 import { definePersonalDataJobs } from './modules/personal-data/personal-data.module.js';
 import { schedulePersonalDataJobs } from './modules/personal-data/personal-data.retention.js';
+import { defineExpiredRowsJob, scheduleExpiredRowsJob } from './modules/auth/expired-rows.job.js';
 import type { Platform } from './platform/platform.js';
 
 export async function defineJobs(
@@ -24,6 +25,7 @@ export async function defineJobs(
   // Every process settles the answers of gone processes: at start, then after each of its heartbeats.
   if (deps.liveness) sweepInterruptedTurns(deps.database.db, deps.liveness, deps.log, deps.streamLog);
   definePersonalDataJobs({ db: deps.database.db, jobs: deps.jobs, storage: deps.storage, mailer: deps.mailer, publicUrl: deps.config.publicUrl, now: deps.now });
+  defineExpiredRowsJob(deps.jobs, deps.database.db, deps.now);
 }
 
 /** Schedules live in the database keyed by job name, so every process may write them. */
@@ -32,4 +34,5 @@ export async function scheduleJobs(jobs: JobQueue, database: Pick<DatabaseHandle
   await scheduleHistoryJobs(jobs);
   await scheduleTurnJobs(jobs);
   await schedulePersonalDataJobs(jobs);
+  await scheduleExpiredRowsJob(jobs);
 }
