@@ -12,13 +12,41 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-export function freePort(): Promise<number> {
+/**
+ * Ports for processes a test starts, from a range of this worker's own below the system's ephemeral
+ * ports. A port the system picks (`listen(0)`) and releases can be picked again by another worker's
+ * fake server before the process binds it; a port of the worker's own range is never another worker's.
+ * Outside vitest (the benches) a port the system picks.
+ */
+const PORTS_PER_WORKER = 400;
+const FIRST_PORT = 21_000;
+let nextPort = 0;
+
+export async function freePort(): Promise<number> {
+  if (process.env.VITEST_POOL_ID === undefined) return systemPort();
+  const worker = Number(process.env.VITEST_POOL_ID);
+  for (let tried = 0; tried < PORTS_PER_WORKER; tried++) {
+    const port = FIRST_PORT + worker * PORTS_PER_WORKER + (nextPort++ % PORTS_PER_WORKER);
+    if (await canBind(port)) return port;
+  }
+  throw new Error('no free port in this worker\'s range');
+}
+
+function systemPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
+  });
+}
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
