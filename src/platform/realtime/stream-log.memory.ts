@@ -5,9 +5,10 @@
 // A running answer's frames are kept off the JS heap: their UTF-8 texts one after another in one Buffer,
 // their seqs and where each starts in typed arrays (a slab, reused by the next answer once this one
 // ends), so the young generation's collections, which run many times during an answer, find a few
-// objects an answer to copy, not two a frame. An ended answer's frames are packed into one string (the
-// texts one a line), so the many answers kept for their retention are a few objects each for the
-// collector to mark.
+// objects an answer to copy, not two a frame. An ended answer's texts are moved, one a line, into the
+// archive: large Buffers filled one after another and let go once no answer in them is held (ended
+// answers go oldest first), so the many answers kept for their retention are a few small objects each
+// for the collector, and none of their text is on its heap.
 import {
   type EncodedFrame,
   type TextListener,
@@ -35,11 +36,22 @@ interface Follower {
   finish: (how: 'ended' | 'stopped') => void;
 }
 
-/** Frames of consecutive seqs from `first`, their texts joined by newlines (JSON.stringify never writes one). */
+/** Ended answers' texts, one after another; held while an answer in it is. */
+interface ArchiveChunk {
+  text: Buffer;
+  used: number;
+}
+
+/**
+ * Frames of consecutive seqs from `first`: their texts joined by newlines (JSON.stringify never writes
+ * one), at chunk.text[start, end).
+ */
 interface Packed {
   first: number;
   count: number;
-  texts: string;
+  chunk: ArchiveChunk;
+  start: number;
+  end: number;
 }
 
 /**
@@ -61,8 +73,6 @@ interface Answer {
   head: number;
   /** Bytes of the slab's text written. */
   used: number;
-  /** Whether every text so far is ASCII (one byte a character, in UTF-8 and in V8's string once packed). */
-  ascii: boolean;
   /** An ended answer's frames: one run, or two after the crash sweep's jump. */
   packed?: Packed[];
   bytes: number;
@@ -78,8 +88,10 @@ interface Answer {
 
 /** Bytes a held frame costs beside its text and newline: its seq and its start. */
 const FRAME_INDEX_BYTES = 12;
-/** Bytes a packed run costs: its text (one byte a character if ASCII, else V8's two) and its record. */
-const packedBytes = (run: Packed, ascii: boolean): number => run.texts.length * (ascii ? 1 : 2) + 48;
+/** Bytes a packed run costs: its text and its record. */
+const packedBytes = (run: Packed): number => run.end - run.start + 48;
+/** The archive's chunks; an ended answer's text larger than a quarter of one gets a chunk of its own. */
+const ARCHIVE_CHUNK_BYTES = 256 * 1024;
 
 /** A new slab's room: a 40-frame answer's text fits in the first. */
 const SLAB_TEXT_BYTES = 4096;
@@ -93,7 +105,7 @@ function unpack(runs: Packed[], afterSeq: number): EncodedFrame[] {
   const frames: EncodedFrame[] = [];
   for (const run of runs) {
     if (run.first + run.count - 1 <= afterSeq) continue;
-    const texts = run.texts.split('\n');
+    const texts = run.chunk.text.toString('utf8', run.start, run.end).split('\n');
     for (let i = Math.max(0, afterSeq - run.first + 1); i < run.count; i++) frames.push({ seq: run.first + i, json: texts[i] });
   }
   return frames;
@@ -113,6 +125,8 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
   const tombstones = new Map<string, number>();
   /** Slabs of ended answers, for the next answers to write in. */
   const slabs: Slab[] = [];
+  /** The archive chunk being filled. */
+  let archive: ArchiveChunk | undefined;
   let totalBytes = 0;
 
   const sweeper = setInterval(() => sweep(), 1_000);
@@ -232,8 +246,6 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
     slab.starts[answer.count] = start;
     answer.count++;
     answer.used = start + written + 1;
-    // A character outside ASCII takes more than one byte: fewer units than bytes means one was.
-    if (written !== json.length) answer.ascii = false;
     answer.lastSeq = frame.seq;
     const bytes = written + 1 + FRAME_INDEX_BYTES;
     answer.bytes += bytes;
@@ -246,15 +258,27 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
     return answer.slab!.text.toString('utf8', answer.slab!.starts[from], endOf(answer, to - 1)).split('\n');
   }
 
-  /** Packs an ended answer's held frames into runs of consecutive seqs, and gives its slab back. */
+  /** Moves an ended answer's held frames to the archive, in runs of consecutive seqs, and gives its slab back. */
   function pack(answer: Answer): Packed[] {
     const runs: Packed[] = [];
-    const seqs = answer.slab?.seqs;
-    let from = answer.head;
-    for (let i = from + 1; seqs && i <= answer.count; i++) {
-      if (i < answer.count && seqs[i] === seqs[i - 1] + 1) continue;
-      runs.push({ first: seqs[from], count: i - from, texts: answer.slab!.text.toString('utf8', answer.slab!.starts[from], endOf(answer, i - 1)) });
-      from = i;
+    const { slab, head, count } = answer;
+    if (!slab || head >= count) {
+      release(answer);
+      return runs;
+    }
+    const from = slab.starts[head];
+    const bytes = answer.used - from;
+    let chunk = archive;
+    if (bytes > ARCHIVE_CHUNK_BYTES / 4) chunk = { text: Buffer.allocUnsafeSlow(bytes), used: 0 };
+    else if (!chunk || chunk.used + bytes > chunk.text.length) chunk = archive = { text: Buffer.allocUnsafeSlow(ARCHIVE_CHUNK_BYTES), used: 0 };
+    const at = chunk.used - from;
+    slab.text.copy(chunk.text, chunk.used, from, answer.used);
+    chunk.used += bytes;
+    let first = head;
+    for (let i = head + 1; i <= count; i++) {
+      if (i < count && slab.seqs[i] === slab.seqs[i - 1] + 1) continue;
+      runs.push({ first: slab.seqs[first], count: i - first, chunk, start: at + slab.starts[first], end: at + endOf(answer, i - 1) });
+      first = i;
     }
     release(answer);
     return runs;
@@ -264,7 +288,7 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
   function append(answerId: string, frames: EncodedFrame[], end: boolean, retentionSeconds: number, orphan = false): void {
     let answer = answers.get(answerId);
     if (!answer) {
-      answers.set(answerId, (answer = { count: 0, head: 0, used: 0, ascii: true, bytes: 0, lastSeq: 0, droppedThrough: 0, ended: false, retentionMs: 0 }));
+      answers.set(answerId, (answer = { count: 0, head: 0, used: 0, bytes: 0, lastSeq: 0, droppedThrough: 0, ended: false, retentionMs: 0 }));
       tombstones.delete(answerId);
     }
     if (answer.ended) throw new Error(`Answer ${answerId} has ended; no frame may follow its end`);
@@ -283,10 +307,9 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
     endedOrder.set(answerId, now() + answer.retentionMs);
     if (answer.followers) for (const follower of answer.followers) follower.finish('ended');
     // Packed once ended: its frames are only read from now on.
-    const ascii = answer.ascii;
     answer.packed = pack(answer);
     totalBytes -= answer.bytes;
-    answer.bytes = answer.packed.reduce((sum, run) => sum + packedBytes(run, ascii), 0);
+    answer.bytes = answer.packed.reduce((sum, run) => sum + packedBytes(run), 0);
     totalBytes += answer.bytes;
   }
 
