@@ -7,7 +7,7 @@
 // the rounds but hardly moves the figure. On minus off is what the log adds to an answer; compare it
 // with the service's CPU per answer (bench:stream). BENCH_HELD (0): ended answers the log holds before
 // each round, as a service that has run for a while holds them for their retention (the memory ring
-// holds about 10,000 such 40-frame answers at its 64 MB bound); the collector marks what is held.
+// holds about 20,000 such 40-frame answers at its 64 MB bound, their text off the heap).
 //   npm run bench:stream-log-cost                                         (memory store)
 //   BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench:stream-log-cost  (Redis store)
 //   BENCH_KEEP=on|off …  only that side's rounds (one process each, e.g. under node --trace-gc-nvp to read
