@@ -98,7 +98,8 @@ const SLAB_TEXT_BYTES = 4096;
 const SLAB_FRAMES = 64;
 /** Slabs of ended answers kept for the next answers, and the largest kept (larger ones go to the collector). */
 const POOLED_SLABS = 256;
-const POOLED_TEXT_BYTES = 64 * 1024;
+const POOLED_TEXT_BYTES = 16 * 1024;
+const POOLED_FRAMES = 1024;
 
 /** An ended answer's frames after afterSeq, from its packed runs. */
 function unpack(runs: Packed[], afterSeq: number): EncodedFrame[] {
@@ -188,7 +189,8 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
 
   /**
    * Makes room in the answer's slab for one more frame of at most `textBytes` bytes: the frames the
-   * bound dropped are moved out, and a slab at least half full afterwards is replaced by one twice as large.
+   * bound dropped are moved out, and a slab more than three quarters full afterwards is replaced by one
+   * twice as large (or more), so moving is rare and its cost spread over the frames written since.
    */
   function room(answer: Answer, textBytes: number): Slab {
     const slab = (answer.slab ??= slabs.pop() ?? newSlab(SLAB_TEXT_BYTES, SLAB_FRAMES));
@@ -198,9 +200,9 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
     const liveBytes = answer.used - from;
     const liveFrames = count - head;
     let textRoom = slab.text.length;
-    while (liveBytes + textBytes > textRoom / 2) textRoom *= 2;
+    while (liveBytes + textBytes > textRoom * 0.75) textRoom *= 2;
     let frameRoom = slab.seqs.length;
-    while (liveFrames + 1 > frameRoom / 2) frameRoom *= 2;
+    while (liveFrames + 1 > frameRoom * 0.75) frameRoom *= 2;
     const next = textRoom === slab.text.length && frameRoom === slab.seqs.length ? slab : newSlab(textRoom, frameRoom);
     if (next === slab) {
       slab.text.copyWithin(0, from, answer.used);
@@ -224,7 +226,7 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
   }
 
   function recycle(slab: Slab): void {
-    if (slabs.length < POOLED_SLABS && slab.text.length <= POOLED_TEXT_BYTES) slabs.push(slab);
+    if (slabs.length < POOLED_SLABS && slab.text.length <= POOLED_TEXT_BYTES && slab.seqs.length <= POOLED_FRAMES) slabs.push(slab);
   }
 
   /** Gives the answer's slab back (its frames packed, or the answer dropped). */
