@@ -49,9 +49,37 @@ describe('stream log on the memory store', () => {
     expect(recent.kind === 'frames' && recent.frames.map((frame) => frame.seq)).toEqual(Array.from({ length: 50 }, (_, i) => 71 + i));
   });
 
+  it('gives back every text exactly, whatever its characters and however long the answer, across its bound', async () => {
+    const log = await unit({ maxFramesPerAnswer: 700 }).open();
+    const pieces = ['plain ', 'é à ü ', '漢字 ', '🙂 👍🏽 ', 'a "quote" \\ and a\nnewline ', '\u2028 ', 'x'.repeat(3000)];
+    const text = (i: number) => `${i}: ${pieces[i % pieces.length].repeat(1 + (i % 5))}`;
+    const [first, second] = [answerId(), answerId()];
+    // Well past the first room an answer gets, and past its bound, so its oldest frames are dropped and the rest moved.
+    for (let i = 1; i <= 2_000; i++) {
+      log.append(first, { type: 'delta', text: text(i) });
+      if (i % 150 === 0) await log.flush();
+    }
+    await log.flush();
+    const expected = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ({ seq: from + i, frame: { type: 'delta', text: text(from + i) } }));
+    expect(await log.read(first, 1_300)).toEqual({ kind: 'frames', ended: false, frames: expected(1_301, 2_000) });
+    expect(await log.read(first, 1_299)).toEqual({ kind: 'truncated', firstSeq: 1_301 });
+    const followed: unknown[] = [];
+    const following = await log.follow(first, 1_900, (frame) => followed.push(frame));
+    log.append(first, { type: 'delta', text: text(2_001) });
+    await log.end(first);
+    expect(following.kind === 'following' && (await following.done)).toBe('ended');
+    expect(followed).toEqual(expected(1_901, 2_001));
+    expect(await log.read(first, 1_950)).toEqual({ kind: 'frames', ended: true, frames: expected(1_951, 2_001) });
+    // The next answer writes where the ended one did: it reads its own frames only.
+    for (let i = 1; i <= 30; i++) log.append(second, { type: 'delta', text: text(i) });
+    await log.flush();
+    expect(await log.read(second, 0)).toEqual({ kind: 'frames', ended: false, frames: expected(1, 30) });
+    expect(await store.stats()).toMatchObject({ answers: 2, entries: 700 + 30 });
+  });
+
   it('keeps all answers under maxTotalBytes, dropping ended answers first', async () => {
-    const frame = { type: 'delta', text: 'x'.repeat(1000) } as const;
-    // Each frame costs about 2 KB here: room for about 60.
+    const frame = { type: 'delta', text: 'x'.repeat(2000) } as const;
+    // Each frame costs about 2 KB here (its UTF-8 text, one byte a character): room for about 60.
     const log = await unit({ maxTotalBytes: 125_000 }).open();
     const [ended, running] = [answerId(), answerId()];
     for (let i = 0; i < 30; i++) log.append(ended, frame);
