@@ -10,6 +10,9 @@
 //   npm run bench:http                                        (embedded shape)
 //   BENCH_ALTERNATE=1 npm run bench:http
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench:http
+// BENCH_BASELINE=<another checkout> (with BENCH_ALTERNATE=1): that checkout's service started too (its own
+// dist/, built as npm start builds it), and each round runs bare Fastify then the two services, in turns
+// first, with the CPU a request of each: a same-run comparison of two commits on a busy machine.
 // Figures: docs/performance.md ("bench:http").
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -72,9 +75,12 @@ const service = await startService({ nodeArgs: profile }).catch((error: unknown)
   bare.child.kill();
   throw error;
 });
-const rounds: Array<{ bare: Load; service: Load }> = [];
+const BASELINE = process.env.BENCH_BASELINE;
+const baseline = BASELINE ? await startService({ nodeArgs: profile, root: path.resolve(BASELINE) }) : undefined;
+const rounds: Array<{ bare: Load; service: Load; baseline?: Load }> = [];
 try {
   const tokens = (await createPeople(service.url, PEOPLE)).map((person) => person.token);
+  const baselineTokens = baseline ? (await createPeople(baseline.url, PEOPLE)).map((person) => person.token) : [];
   // Both servers stay up; the load alternates between them, round by round, so a slow moment of the
   // machine weighs on both. The ratio reported is the median of the rounds'.
   const bareUrl = `http://127.0.0.1:${bare.port}/hello`;
@@ -83,12 +89,21 @@ try {
     // Alternating: the runs back to back, as someone timing the two servers by hand would, so that
     // what the service does between and after runs (collections, jobs, the log) weighs on them.
     const bareResult = await load(bareUrl, [], () => cpuOf(bare.child.pid!), !ALTERNATE);
-    const serviceResult = await load(serviceUrl, tokens, () => service.cpuMs(), !ALTERNATE);
-    rounds.push({ bare: bareResult, service: serviceResult });
+    if (!baseline) {
+      const serviceResult = await load(serviceUrl, tokens, () => service.cpuMs(), !ALTERNATE);
+      rounds.push({ bare: bareResult, service: serviceResult });
+      continue;
+    }
+    // The two services in turns first, so that neither always has the machine as the bare run left it.
+    const runThis = () => load(serviceUrl, tokens, () => service.cpuMs(), !ALTERNATE);
+    const runBaseline = () => load(`${baseline.url}/api/user/refresh/profile`, baselineTokens, () => baseline.cpuMs(), !ALTERNATE);
+    const [serviceResult, baselineResult] = round % 2 === 0 ? [await runThis(), await runBaseline()] : await runBaseline().then(async (b) => [await runThis(), b]);
+    rounds.push({ bare: bareResult, service: serviceResult, baseline: baselineResult });
   }
 } finally {
   bare.child.kill();
   await service.stop();
+  await baseline?.stop();
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -103,6 +118,13 @@ rounds.forEach(({ bare: b, service: s }, i) => {
       `resident ${b.serviceRssMb.toFixed(0)} MB after the bare run, ${s.serviceRssMb.toFixed(0)} MB after its own`,
   );
 });
+if (baseline) {
+  rounds.forEach(({ service: s, baseline: b }, i) => {
+    console.log(`round ${i + 1}: this checkout ${s.cpuPerRequest.toFixed(0)} µs CPU a request (${s.rps.toFixed(0)} req/s), the baseline (${BASELINE}) ${b!.cpuPerRequest.toFixed(0)} µs (${b!.rps.toFixed(0)} req/s): ${((100 * s.cpuPerRequest) / b!.cpuPerRequest).toFixed(0)}% of the baseline's CPU a request`);
+  });
+  const shares = rounds.map(({ service: s, baseline: b }) => s.cpuPerRequest / b!.cpuPerRequest);
+  console.log(`median: this checkout's CPU a request ${(100 * median(shares)).toFixed(0)}% of the baseline's; ${shares.filter((share) => share < 1).length} of ${shares.length} rounds lower`);
+}
 if (ALTERNATE) {
   const lowest = Math.min(...rounds.map(({ bare: b, service: s }) => s.rps / b.rps));
   console.log(`alternating: lowest ratio ${(lowest * 100).toFixed(1)}% of the bare run before it (target ≥ 60%)`);

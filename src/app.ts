@@ -92,12 +92,14 @@ declare module 'fastify' {
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, database } = deps;
+  const requestLog = new OneLineRequestLog();
+  const logger = withLogRedaction(deps.logger ?? { level: config.logLevel });
   const app = Fastify({
-    logger: withLogRedaction(deps.logger ?? { level: config.logLevel }),
+    logger,
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     requestIdHeader: 'x-request-id',
-    logController: new OneLineRequestLog(),
+    logController: requestLog,
     childLoggerFactory: requestLoggerFactory,
     frameworkErrors: sendFrameworkError,
     routerOptions: { ignoreTrailingSlash: true },
@@ -111,7 +113,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerErrorHandler(app);
   registerJsonParser(app);
   registerBodyGuard(app);
-  registerMetrics(app, { token: config.metricsToken });
+  // With a logger (any level), Fastify reports every finished answer to the request log, which counts it
+  // for the metrics too; without one (tests' silent apps) it reports none, and the metrics keep a hook.
+  registerMetrics(app, { token: config.metricsToken, answers: logger ? requestLog : undefined });
   await registerOpenApi(app, { version: VERSION, publicUrl: config.publicUrl });
 
   // Jobs (main.ts defines them itself in a worker, which builds no app).

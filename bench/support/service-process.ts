@@ -36,8 +36,8 @@ export interface ServiceProcess {
 
 
 /** `npm start`'s command line without `node`: its node options and entry (and role, if any). */
-export function startCommand(): string[] {
-  const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+export function startCommand(root = ROOT): string[] {
+  const scripts = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const [node, ...args] = scripts.start.split(/\s+/).filter(Boolean);
   if (node !== 'node') throw new Error(`npm start does not run node: ${scripts.start}`);
   return args;
@@ -74,6 +74,8 @@ export interface StartOptions {
   keep?: boolean;
   /** Settings of this start beyond the deployment's (bench:stream's STREAM_LOG=off). */
   env?: Record<string, string>;
+  /** The checkout whose service to start (this one unless given): another commit's, for a same-run comparison. */
+  root?: string;
 }
 
 /** Removes what a start with `keep` left: its data folder and database. */
@@ -115,8 +117,9 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
   delete env.LOG_LEVEL;
   if (process.env.BENCH_LOG_LEVEL) env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL;
   // npm start's prestart: the compiled service (dist/) is built when missing or stale.
-  spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-server.mjs')], { stdio: 'inherit' });
-  const command = startCommand();
+  const root = options.root ?? ROOT;
+  spawnSync(process.execPath, [path.join(root, 'scripts', 'build-server.mjs')], { stdio: 'inherit', cwd: root });
+  const command = startCommand(root);
   const entry = command.findIndex((arg) => arg.endsWith('.ts') || arg.endsWith('.js'));
   // BENCH_NODE_ARGS: more node options for a look inside (e.g. `--perf-basic-prof` for `perf record`).
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
@@ -127,7 +130,7 @@ export async function startService(options: StartOptions = {}): Promise<ServiceP
   const sink = process.env.BENCH_LOG_VIA === 'file' ? undefined : spawn('cat', [], { stdio: ['pipe', log, 'inherit'] });
   const out = sink?.stdin ?? log;
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, command, { cwd: ROOT, env, stdio: ['ignore', out, out] });
+  const child = spawn(process.execPath, command, { cwd: root, env, stdio: ['ignore', out, out] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('exit', () => sink?.stdin?.end());
   const url = `http://127.0.0.1:${port}`;

@@ -4,9 +4,12 @@
 // `config: { readOnly: true }` and skip it, as do routes that tell the feed themselves which cached rows
 // they changed (`config: { changesTold: true }`, ChangeFeed.committed: the conversation turns, whose
 // settle tells it of the balance it charged).
-import type { FastifyInstance } from 'fastify';
+//
+// The fence is a hook of the routes that may write only (worked out as each route is added), not of
+// every request: a route that only reads (GET, or `readOnly`) runs no onSend hook at all, which spares
+// each of its answers Fastify's onSend step (docs/decisions.md, "HTTP").
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { ChangeFeed } from '../db/change-feed.js';
-import { routeConfig } from './route-config.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,11 +22,22 @@ declare module 'fastify' {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** Whether a route with these methods and config may write, and so needs the fence after it. */
+export function mayWrite(methods: string | string[], config: { readOnly?: boolean; changesTold?: boolean } | undefined): boolean {
+  if (config?.readOnly || config?.changesTold) return false;
+  return (Array.isArray(methods) ? methods : [methods]).some((method) => !SAFE_METHODS.has(method.toUpperCase()));
+}
+
+/** Adds the fence to every route added from now on (here and in plugins registered later) that may write. */
 export function registerChangeFence(app: FastifyInstance, feed: Pick<ChangeFeed, 'fence'>): void {
-  // A callback hook, not an async one: it runs on every answer and needs no promise.
-  app.addHook('onSend', (request, _reply, payload, done) => {
-    const config = routeConfig(request);
-    if (!SAFE_METHODS.has(request.method) && !config?.readOnly && !config?.changesTold) feed.fence();
+  // A callback hook, not an async one; a route taking several methods fences after its unsafe ones only.
+  const fence: onSendHookHandler = (request, _reply, payload, done) => {
+    if (!SAFE_METHODS.has(request.method)) feed.fence();
     done(null, payload);
+  };
+  app.addHook('onRoute', (route) => {
+    if (!mayWrite(route.method, route.config)) return;
+    const own = route.onSend;
+    route.onSend = own === undefined ? [fence] : [...(Array.isArray(own) ? own : [own]), fence];
   });
 }

@@ -17,10 +17,25 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { redactUrl } from './log-redaction.js';
 import { jsonString, writeInfoLine } from './request-logger.js';
 
+/** Something done once each answer has gone out (the request metrics), before the request line. */
+export type AnswerObserver = (request: FastifyRequest, reply: FastifyReply) => void;
+
 export class OneLineRequestLog extends LogController {
+  #observers: AnswerObserver[] = [];
+
   override incomingRequest(): void {}
 
+  /**
+   * Runs `observe` once each answer has gone out, in the same step as the request line: what an
+   * onResponse hook would do, without Fastify's onResponse step on every request (docs/decisions.md, "HTTP").
+   */
+  afterEachAnswer(observe: AnswerObserver): void {
+    this.#observers.push(observe);
+  }
+
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const observers = this.#observers;
+    for (let i = 0; i < observers.length; i++) observers[i]!(request, reply);
     if (error) {
       reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
       return;

@@ -8,9 +8,14 @@
 // cross-domain switches) go on documents only: the web client's page and files and the API reference
 // (`addDocumentHeaders`, called by their routes). On a JSON answer they did nothing, and each header is
 // work on every request (docs/decisions.md, "HTTP").
+import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
 import { CORS_HEADERS, crossOrigin } from './cors.js';
+
+// The reply's own header store (Fastify's field: an object of lower-case names it writes the answer's
+// headers from). Should a Fastify release rename it, `reply.headers` is used.
+const { kReplyHeaders } = createRequire(import.meta.url)('fastify/lib/symbols.js') as { kReplyHeaders?: symbol };
 
 export const HELMET_OPTIONS: Readonly<HelmetOptions> = {
   // An API answers JSON; the reference page at /api/docs loads its own scripts.
@@ -56,7 +61,7 @@ const documentOnly: Readonly<Record<string, string>> = Object.fromEntries(helmet
  */
 export function registerResponseHeaders(app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(answerHeaders);
+    setAnswerHeaders(reply);
     let answered: boolean;
     try {
       answered = crossOrigin(request, reply);
@@ -65,6 +70,18 @@ export function registerResponseHeaders(app: FastifyInstance): void {
     }
     if (!answered) done();
   });
+}
+
+/**
+ * The headers of every answer, copied at once into the reply's header store: their names are already
+ * lower case and the same on every request, so `reply.headers` (a call, a `toLowerCase` and a
+ * `set-cookie` check per header) has nothing to add. A fresh reply's store is empty, and a header set
+ * later (by a route, or by CORS below) replaces these as `reply.header` would.
+ */
+function setAnswerHeaders(reply: FastifyReply): void {
+  const store = kReplyHeaders === undefined ? undefined : (Reflect.get(reply, kReplyHeaders) as Record<string, unknown> | undefined);
+  if (store !== undefined && store !== null && typeof store === 'object') Object.assign(store, answerHeaders);
+  else reply.headers(answerHeaders);
 }
 
 /** Helmet's document-only headers, on an answer that is a document (a page, or a file of the web client). */

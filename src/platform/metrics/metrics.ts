@@ -4,9 +4,10 @@
 // labels on every observation, which cost more than the rest of a cached route's bookkeeping.
 // With a token configured (METRICS_TOKEN), a scrape must carry it as `Authorization: Bearer`.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { UnauthorizedError } from '../http/errors.js';
+import type { OneLineRequestLog } from '../http/request-log.js';
 import { routeConfig } from '../http/route-config.js';
 
 /** Upper bounds of the duration histogram, in seconds. */
@@ -26,6 +27,11 @@ interface RouteSeries {
 export interface MetricsOptions {
   /** Bearer token a scrape must send; unset: /metrics is open. */
   token?: string;
+  /**
+   * The app's request log (request-log.ts), when it is ours: each answer is counted in the same step as
+   * its request line, instead of by an onResponse hook of its own.
+   */
+  answers?: Pick<OneLineRequestLog, 'afterEachAnswer'>;
 }
 
 export function registerMetrics(app: FastifyInstance, options: MetricsOptions = {}): Registry {
@@ -46,7 +52,7 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions = 
     return found;
   };
 
-  app.addHook('onResponse', (request, reply, done) => {
+  const record = (request: FastifyRequest, reply: FastifyReply): void => {
     const config = routeConfig(request);
     const url = config?.url;
     const single = url !== undefined && config?.method === request.method;
@@ -65,8 +71,14 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions = 
     }
     found.count += 1;
     found.sum += seconds;
-    done();
-  });
+  };
+  if (options.answers) options.answers.afterEachAnswer(record);
+  else {
+    app.addHook('onResponse', (request, reply, done) => {
+      record(request, reply);
+      done();
+    });
+  }
 
   const allowed = options.token === undefined ? () => true : bearerCheck(options.token);
   app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (request, reply) => {
