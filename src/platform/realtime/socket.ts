@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { Server } from 'socket.io';
 import { joinEngineToGroup, processGroupSlot } from '../http/process-group.js';
 import { SOCKET_PATH } from './socket-path.js';
+import { WsEngine } from './ws-engine.js';
 
 export { SOCKET_PATH };
 
@@ -66,8 +67,11 @@ export async function createSocketServer(httpServer: HttpServer, options: Socket
     // Engine.IO ends an upgrade of another path that wrote nothing within this time: the voice relay
     // (modules/realtime-voice) checks its token in the database first, which under load can take a second.
     destroyUpgradeTimeout: 10_000,
-    // Said outright, as ws's default: compression would keep a zlib context per socket.
+    // Said outright: compression would keep a zlib context per socket (and our engine has none).
     perMessageDeflate: false,
+    // Our own WebSocket server instead of ws: an idle connection keeps one small object on its TCP
+    // socket (ws-engine.ts; docs/decisions.md, "Idle sockets").
+    wsEngine: WsEngine,
   });
   releaseRequests(io);
   // One of several API processes on a port: the session ids name this process, so its sessions stay here.
