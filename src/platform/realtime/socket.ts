@@ -55,7 +55,34 @@ function releaseRequests(io: Server): void {
     // Read by the connection middlewares only (the token): a browser's headers are a kilobyte or more.
     socket.handshake.headers = {};
     socket.handshake.query = {};
+    compactListeners(socket);
+    compactListeners(socket.conn);
+    compactTransport(socket.conn.transport);
+    if (socket.conn.transport.name !== 'websocket') socket.conn.once('upgrade', compactTransport);
   });
+}
+
+type Emitter = { _events?: Record<string | symbol, unknown> };
+
+/**
+ * An EventEmitter keeps its listeners in a null-prototype object made as a dictionary (a hash table of
+ * about 270 bytes, however few its keys). Each idle socket has four such emitters (its TCP socket,
+ * Engine.IO's socket and transport, Socket.IO's socket); the same listeners copied into an object in
+ * fast mode (null prototype, named properties) take 50 to 100 bytes. EventEmitter asks nothing more of
+ * the table than lookups by name, and a table that later loses a key simply turns dictionary again.
+ */
+function compactListeners(emitter: unknown): void {
+  const events = (emitter as Emitter)._events;
+  if (!events) return;
+  const compact: Record<string | symbol, unknown> = {};
+  for (const name of Reflect.ownKeys(events)) compact[name] = events[name];
+  Object.setPrototypeOf(compact, null);
+  (emitter as Emitter)._events = compact;
+}
+
+function compactTransport(transport: unknown): void {
+  compactListeners(transport);
+  compactListeners((transport as { socket?: { _socket?: unknown } }).socket?._socket);
 }
 
 export async function createSocketServer(httpServer: HttpServer, options: SocketServerOptions = {}): Promise<SocketServer> {
