@@ -72,7 +72,7 @@ type Emitter = { _events?: Record<string | symbol, unknown> };
  * the table than lookups by name, and a table that later loses a key simply turns dictionary again.
  */
 function compactListeners(emitter: unknown): void {
-  const events = (emitter as Emitter)._events;
+  const events = (emitter as Emitter | undefined)?._events;
   if (!events) return;
   const compact: Record<string | symbol, unknown> = {};
   for (const name of Reflect.ownKeys(events)) compact[name] = events[name];
