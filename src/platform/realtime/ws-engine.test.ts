@@ -375,18 +375,23 @@ describe('Socket.IO on the engine', () => {
     expect(Buffer.from(answer.payload.bytes).equals(bytes)).toBe(true);
   });
 
-  it('serves a WebSocket-only client, a broadcast to several sockets, and a disconnect from either side', async () => {
+  it('serves a WebSocket-only client, a broadcast to several sockets, answers the server awaits, and a disconnect from either side', async () => {
     const [first, second] = await Promise.all([open(['websocket']), open(['websocket'])]);
     const heard = Promise.all([first, second].map((client) => new Promise((resolve) => client.once('news', resolve))));
     sockets.io.emit('news', { headline: 'one frame for all' });
     expect(await heard).toEqual([{ headline: 'one frame for all' }, { headline: 'one frame for all' }]);
 
+    // The server awaits an answer from one socket (its table of acknowledgements is made then).
+    second.on('question', (text: string, answer: (reply: string) => void) => answer(`${text} yes`));
+    const serverSecond = sockets.io.sockets.sockets.get(second.id!)!;
+    expect(await serverSecond.timeout(5_000).emitWithAck('question', 'still there?')).toBe('still there? yes');
+    expect(await serverSecond.timeout(5_000).emitWithAck('question', 'and now?')).toBe('and now? yes');
+
     const leftByServer = new Promise((resolve) => first.once('disconnect', resolve));
     first.emit('leave');
     expect(await leftByServer).toBe('io server disconnect');
 
-    const serverSide = [...sockets.io.sockets.sockets.values()].find((socket) => socket.id === second.id)!;
-    const leftByClient = new Promise((resolve) => serverSide.once('disconnect', resolve));
+    const leftByClient = new Promise((resolve) => serverSecond.once('disconnect', resolve));
     second.disconnect();
     expect(await leftByClient).toBe('client namespace disconnect');
   });
