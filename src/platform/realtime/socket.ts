@@ -104,9 +104,10 @@ type Emitter = { _events?: Record<string | symbol, unknown> };
  * about 270 bytes, however few its keys). Each idle socket has four such emitters (its TCP socket,
  * Engine.IO's socket and transport, Socket.IO's socket); the same listeners copied into an object in
  * fast mode (null prototype, named properties) take 50 to 100 bytes. EventEmitter asks nothing more of
- * the table than lookups by name, and a table that later loses a key simply turns dictionary again.
+ * the table than lookups by name, and a table that later loses a key simply turns dictionary again
+ * (modules/conversations/socket-events.ts compacts a socket's again once its REGISTER is done).
  */
-function compactListeners(emitter: unknown): void {
+export function compactListeners(emitter: unknown): void {
   const events = (emitter as Emitter | undefined)?._events;
   if (!events) return;
   const compact: Record<string | symbol, unknown> = {};
