@@ -4,8 +4,9 @@
 // bus; a child process opens BENCH_SOCKETS (4,000) websocket sockets that REGISTER as the web client
 // does (over 20 people); heap used after forced collections, before against after, over their number.
 // BENCH_BARE=1 runs Socket.IO's own minimum instead of the service's rules (a REGISTER answered, nothing
-// kept): what is left is Socket.IO's, Engine.IO's and ws's. BENCH_SNAPSHOT=<dir> writes a heap snapshot
-// before and after, to see what each socket keeps (compare them in Chrome's DevTools, "Comparison").
+// kept): what is left is Socket.IO's, Engine.IO's and the WebSocket engine's (ws-engine.ts).
+// BENCH_SNAPSHOT=<dir> writes a heap snapshot before and after, to see what each socket keeps (compare
+// them in Chrome's DevTools, "Comparison").
 //   node --expose-gc --import tsx bench/socket-heap.ts
 // Figures: docs/performance.md, bench:footprint, "Idle sockets".
 import { fork } from 'node:child_process';

@@ -1,6 +1,7 @@
 // API_PROCESSES=2: one port, a primary handing connections to two API processes (dist/main.js api, on
 // one PostgreSQL database and one Redis). Long-polling Socket.IO sessions (no WebSocket, so every
-// request is a new HTTP request routed by the primary) stay on their process; answers stream over SSE
+// request is a new HTTP request routed by the primary) stay on their process; WebSocket sessions, and
+// long-polling ones that upgrade, work on the connections handed over; answers stream over SSE
 // and to sockets wherever the turn runs; a process that dies is started again; SIGTERM lets the
 // answer in flight finish and every process exit.
 import { execFileSync } from 'node:child_process';
@@ -82,6 +83,27 @@ describe.runIf(enabled)('two API processes on one port', () => {
     // The sessions are still alive: they keep polling the process that holds them.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(polling.every((socket) => socket.connected)).toBe(true);
+  }, 30_000);
+
+  it('serves WebSocket sessions, and long-polling ones that upgrade, on the connections it hands over', async () => {
+    for (const transports of [['websocket'], ['polling', 'websocket']] as Array<Array<'polling' | 'websocket'>>) {
+      for (let i = 0; i < 2; i++) {
+        const socket = io(service.url, { path: '/socket.io', transports, reconnection: false, forceNew: true, auth: { token } });
+        sockets.push(socket);
+        await new Promise<void>((resolve, reject) => {
+          socket.once('connect', () => resolve());
+          socket.once('connect_error', reject);
+        });
+        if (socket.io.engine.transport.name !== 'websocket') await new Promise((resolve) => socket.io.engine.once('upgrade', resolve));
+        expect((await register(socket, ada.user.id)).event).toBe('connect_success');
+        const received = collect<{ delta: string }>(socket, 'RECEIVE_STREAM');
+        const answer = await ask(socket, ['Over ', 'WebSocket.']);
+        expect(answer).toMatchObject({ success: true, answer: 'Over WebSocket.', cancelled: false });
+        await until(() => received.length === 2, 5_000);
+        expect(received.map((payload) => payload.delta)).toEqual(['Over ', 'WebSocket.']);
+        expect(socket.io.engine.transport.name).toBe('websocket');
+      }
+    }
   }, 30_000);
 
   it('streams SSE answers through the primary', async () => {

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { Server } from 'socket.io';
 import { joinEngineToGroup, processGroupSlot } from '../http/process-group.js';
 import { SOCKET_PATH } from './socket-path.js';
+import { WsEngine } from './ws-engine.js';
 
 export { SOCKET_PATH };
 
@@ -52,9 +53,72 @@ function releaseRequests(io: Server): void {
   io.on('connection', (socket) => {
     (socket.conn as { request: IncomingMessage | null }).request = null;
     // Read by the connection middlewares only (the token): a browser's headers are a kilobyte or more.
-    socket.handshake.headers = {};
-    socket.handshake.query = {};
+    // One frozen empty object for every socket, not two new ones each.
+    socket.handshake.headers = NOTHING as typeof socket.handshake.headers;
+    socket.handshake.query = NOTHING as typeof socket.handshake.query;
+    const withAcks = socket as unknown as { acks: { size: number } };
+    if (withAcks.acks.size === 0) withAcks.acks = new LazyAcks();
+    compactListeners(socket);
+    compactListeners(socket.conn);
+    compactTransport(socket.conn.transport);
+    if (socket.conn.transport.name !== 'websocket') socket.conn.once('upgrade', compactTransport);
   });
+}
+
+const NOTHING = Object.freeze({});
+
+/**
+ * Socket.IO's table of acknowledgements the server awaits from this socket (`emit` with a callback,
+ * `emitWithAck`), as the three calls it makes (set, get, delete) on a Map made only when one is
+ * awaited: an empty Map is about 200 bytes, and an idle socket of the service awaits none.
+ */
+class LazyAcks {
+  private map: Map<number, unknown> | undefined = undefined;
+  get(id: number): unknown {
+    return this.map?.get(id);
+  }
+  has(id: number): boolean {
+    return this.map?.has(id) ?? false;
+  }
+  set(id: number, ack: unknown): this {
+    (this.map ??= new Map()).set(id, ack);
+    return this;
+  }
+  delete(id: number): boolean {
+    const deleted = this.map?.delete(id) ?? false;
+    if (this.map?.size === 0) this.map = undefined;
+    return deleted;
+  }
+  clear(): void {
+    this.map = undefined;
+  }
+  get size(): number {
+    return this.map?.size ?? 0;
+  }
+}
+
+type Emitter = { _events?: Record<string | symbol, unknown> };
+
+/**
+ * An EventEmitter keeps its listeners in a null-prototype object made as a dictionary (a hash table of
+ * about 270 bytes, however few its keys). Each idle socket has four such emitters (its TCP socket,
+ * Engine.IO's socket and transport, Socket.IO's socket); the same listeners copied into an object in
+ * fast mode (null prototype, named properties) take 50 to 100 bytes. EventEmitter asks nothing more of
+ * the table than lookups by name, and a table that later loses a key simply turns dictionary again
+ * (modules/conversations/socket-events.ts compacts a socket's again once its REGISTER is done).
+ */
+export function compactListeners(emitter: unknown): void {
+  const events = (emitter as Emitter | undefined)?._events;
+  if (!events) return;
+  const compact: Record<string | symbol, unknown> = {};
+  for (const name of Reflect.ownKeys(events)) compact[name] = events[name];
+  Object.setPrototypeOf(compact, null);
+  (emitter as Emitter)._events = compact;
+}
+
+function compactTransport(transport: unknown): void {
+  compactListeners(transport);
+  compactListeners((transport as { socket?: { _socket?: unknown } }).socket?._socket);
 }
 
 export async function createSocketServer(httpServer: HttpServer, options: SocketServerOptions = {}): Promise<SocketServer> {
@@ -66,8 +130,11 @@ export async function createSocketServer(httpServer: HttpServer, options: Socket
     // Engine.IO ends an upgrade of another path that wrote nothing within this time: the voice relay
     // (modules/realtime-voice) checks its token in the database first, which under load can take a second.
     destroyUpgradeTimeout: 10_000,
-    // Said outright, as ws's default: compression would keep a zlib context per socket.
+    // Said outright: compression would keep a zlib context per socket (and our engine has none).
     perMessageDeflate: false,
+    // Our own WebSocket server instead of ws: an idle connection keeps one small object on its TCP
+    // socket (ws-engine.ts; docs/decisions.md, "Idle sockets").
+    wsEngine: WsEngine,
   });
   releaseRequests(io);
   // One of several API processes on a port: the session ids name this process, so its sessions stay here.
