@@ -4,6 +4,8 @@
 // at a time (each opens, waits a tick, settles, and starts the next), spread over BENCH_PEOPLE (20) people
 // of one twin, each in a new conversation as bench:stream's clients ask. Counts the process's CPU (both
 // threads) per turn after a warm-up of a tenth of the turns, and the database thread's own share.
+// BENCH_ANSWER_MS=1000 runs each answer a second, as bench:stream's (about 100 turns a second at 100 at a
+// time: the statements then come mostly alone, not in groups).
 //   npx tsx bench/turn-statements.ts                         (PGlite in a data folder, as deployed)
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/turn-statements.ts (the client's side only)
 //   BENCH_ROUNDS=3 …  (rounds after one warm-up; each prints its figure)
@@ -22,6 +24,8 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 3_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 100);
 const PEOPLE = Number(process.env.BENCH_PEOPLE ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** How long each turn's answer runs between its opening and its settle: 0, a tick (statements come in groups). */
+const ANSWER_MS = Number(process.env.BENCH_ANSWER_MS ?? 0);
 const serverUrl = process.env.BENCH_DATABASE_URL || undefined;
 const dataDir = serverUrl ? undefined : mkdtempSync(path.join(os.tmpdir(), 'dt-turn-statements-'));
 const database = await openDatabase({ dataDir, databaseUrl: serverUrl, migrate: true });
@@ -44,7 +48,7 @@ async function turn(i: number): Promise<void> {
   const person = people[i % PEOPLE];
   const payer = payerFor(twin, { kind: 'person', userId: person.id });
   const opened = await startRecord(db, { twinId: twin.id, userId: person.id, question: 'Go', assistantName: 'Bench', models: ['bench-model'], hold: { account: 'user', amount: 0.5 } });
-  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => (ANSWER_MS > 0 ? setTimeout(resolve, ANSWER_MS) : setImmediate(resolve)));
   await settleTurn(db, { payer, opened, cost: 0.001, record: { answer, status: 'complete', usage: { inputTokens: 20, outputTokens: 40 }, models: ['bench-model'] } });
 }
 
