@@ -1,6 +1,6 @@
 // The bare relay plus the two rows a turn must write (BENCH_FLOOR=1 in bench/stream-overhead): before the
 // model is called, a record is inserted (its commit not waited for, as the turn's opening does); once the
-// answer has ended, the record is updated with it (a waited commit, as the settle). Both go through the
+// answer has ended, the record is updated with its text (a waited commit, as the settle). Both go through the
 // service's own database layer (src/platform/db): the embedded database's thread (PGlite in a worker,
 // kept statements committed in groups), or with BENCH_DATABASE_URL the PostgreSQL server, in a table of
 // this process's own. No authentication, no hold, no framing: what no service that records its turns on
@@ -27,6 +27,17 @@ const OPEN = `with commit_mode as (select set_config('synchronous_commit', 'off'
   insert into ${table} (id, question) values ($1, $2) returning (select mode from commit_mode)`;
 const SETTLE = `update ${table} set answer = $2, status = $3, updated_at = now() where id = $1 and status = 'streaming'`;
 
+/**
+ * The answer's text, as the service keeps it on the record (about 1 KB of the bench's answer), not the
+ * model's whole event stream (about 6 KB, which the database compresses and stores apart).
+ */
+const CONTENT = /"content":"((?:[^"\\]|\\.)*)"/g;
+function answerText(stream: string): string {
+  let text = '';
+  for (const [, literal] of stream.matchAll(CONTENT)) text += literal.includes('\\') ? (JSON.parse(`"${literal}"`) as string) : literal;
+  return text;
+}
+
 const server = http.createServer((req, res) => {
   const id = newId();
   database.executeSql(OPEN, [id, 'A question']).then(
@@ -38,7 +49,7 @@ const server = http.createServer((req, res) => {
         answer.on('data', (piece: Buffer) => pieces.push(piece));
         answer.pipe(res, { end: false });
         answer.on('end', () => {
-          database.executeSql(SETTLE, [id, Buffer.concat(pieces).toString('utf8'), 'complete']).then(
+          database.executeSql(SETTLE, [id, answerText(Buffer.concat(pieces).toString('utf8')), 'complete']).then(
             () => res.end(),
             () => res.destroy(),
           );

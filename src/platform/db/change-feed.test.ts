@@ -55,6 +55,31 @@ describe('the row change feed', () => {
     expect(wasHeard('users', user.id)).toBe(false);
   });
 
+  it("hears a balance's change of credits or of anything else, never of its holds alone (a turn's hold)", async () => {
+    const twin = await buildTwin(database.db);
+    const { user } = await buildUser(database.db, { twin, credits: 10 });
+    const { user: marker } = await buildUser(database.db, { twin: null });
+    await until(() => wasHeard('users', marker.id));
+    const changes: Array<[string, string, string]> = [
+      ['users', user.id, `update users set credits_held = credits_held + 1.5 where id = $1`],
+      ['users', user.id, `update users set credits = credits - 1, credits_held = credits_held - 1.5 where id = $1`],
+      ['users', user.id, `update users set fname = 'Renamed', credits_held = credits_held + 2 where id = $1`],
+      ['users', user.id, `update users set credits_held = credits_held where id = $1`],
+      ['institutions', twin.id, `update institutions set credits_held = credits_held + 3 where id = $1`],
+      ['institutions', twin.id, `update institutions set credits = credits + 5 where id = $1`],
+    ];
+    const notified: boolean[] = [];
+    for (const [table, key, text] of changes) {
+      heard.length = 0;
+      await database.executeSql(text, [key]);
+      // Notices come in commit order: once a later change of another row is heard, this one's would have been.
+      await database.db.update(users).set({ fname: `Marker ${notified.length}` }).where(eq(users.id, marker.id));
+      await until(() => wasHeard('users', marker.id));
+      notified.push(wasHeard(table, key));
+    }
+    expect(notified).toEqual([false, true, true, false, false, true]);
+  });
+
   it('tells its listeners of a change this process says it committed at once, and stays caught up', async () => {
     await until(() => feed.caughtUp);
     heard.length = 0;

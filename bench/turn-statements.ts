@@ -1,0 +1,105 @@
+// bench/turn-statements: the CPU of a turn's two statements (the opening with its hold, the settle with its
+// charge) on the service's own database layer, without HTTP or a model: what the embedded database's
+// thread and the main thread's side of it cost a turn. BENCH_TURNS (3,000) turns, BENCH_CONCURRENCY (100)
+// at a time (each opens, waits a tick, settles, and starts the next), spread over BENCH_PEOPLE (20) people
+// of one twin, each in a new conversation as bench:stream's clients ask. Counts the process's CPU (both
+// threads) per turn after a warm-up of a tenth of the turns, and the database thread's own share.
+// BENCH_ANSWER_MS=1000 runs each answer a second, as bench:stream's (about 100 turns a second at 100 at a
+// time: the statements then come mostly alone, not in groups).
+//   npx tsx bench/turn-statements.ts                         (PGlite in a data folder, as deployed)
+//   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/turn-statements.ts (the client's side only)
+//   BENCH_ROUNDS=3 …  (rounds after one warm-up; each prints its figure)
+//   BENCH_DROP=conversations_institution_activity_idx … (rounds alternate with and without those indexes)
+// Figures: docs/performance.md ("CPU an answer against the bare relay and the floor").
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildTwin, buildUser } from '../test/support/factories.js';
+import { openDatabase } from '../src/platform/db/client.js';
+import { settleTurn } from '../src/modules/conversations/turn-end.js';
+import { startRecord } from '../src/modules/conversations/turn-record.repo.js';
+import { payerFor } from '../src/modules/credits/payer.js';
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 3_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 100);
+const PEOPLE = Number(process.env.BENCH_PEOPLE ?? 20);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** How long each turn's answer runs between its opening and its settle: 0, a tick (statements come in groups). */
+const ANSWER_MS = Number(process.env.BENCH_ANSWER_MS ?? 0);
+const serverUrl = process.env.BENCH_DATABASE_URL || undefined;
+const dataDir = serverUrl ? undefined : mkdtempSync(path.join(os.tmpdir(), 'dt-turn-statements-'));
+const database = await openDatabase({ dataDir, databaseUrl: serverUrl, migrate: true });
+const db = database.db;
+// BENCH_DROP=index,index …: rounds alternate with those indexes and without them (dropped before the
+// round, made again after it): what they cost the turn's writes, in the same process.
+const DROP = (process.env.BENCH_DROP ?? '').split(',').filter(Boolean);
+const definitions = await Promise.all(
+  DROP.map(async (name) => (await database.executeSql(`select indexdef from pg_indexes where indexname = $1`, [name])).rows[0]?.indexdef as string),
+);
+if (definitions.some((definition) => !definition)) throw new Error(`no such index among ${DROP.join(', ')}`);
+// BENCH_B_SQL=… and BENCH_A_SQL=…: rounds alternate between the database as it is (A) and as BENCH_B_SQL
+// makes it (B; BENCH_A_SQL undoes it after each B round): a change's cost to the turn, in the same process.
+const [B_SQL, A_SQL] = [process.env.BENCH_B_SQL, process.env.BENCH_A_SQL];
+const twin = await buildTwin(db);
+const people = await Promise.all(Array.from({ length: PEOPLE }, () => buildUser(db, { twin, credits: 1_000_000_000 }).then((built) => built.user)));
+const answer = Array.from({ length: 40 }, (_, i) => `piece ${i} `).join('');
+
+async function turn(i: number): Promise<void> {
+  const person = people[i % PEOPLE];
+  const payer = payerFor(twin, { kind: 'person', userId: person.id });
+  const opened = await startRecord(db, { twinId: twin.id, userId: person.id, question: 'Go', assistantName: 'Bench', models: ['bench-model'], hold: { account: 'user', amount: 0.5 } });
+  await new Promise((resolve) => (ANSWER_MS > 0 ? setTimeout(resolve, ANSWER_MS) : setImmediate(resolve)));
+  await settleTurn(db, { payer, opened, cost: 0.001, record: { answer, status: 'complete', usage: { inputTokens: 20, outputTokens: 40 }, models: ['bench-model'] } });
+}
+
+/** CPU ms of each thread of this process (Linux), by name and id. */
+function threads(): Map<string, number> {
+  const ticks = new Map<string, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks.set(`${name}:${tid}`, ((Number(fields[11]) + Number(fields[12])) * 1000) / 100);
+  }
+  return ticks;
+}
+
+async function run(turns: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < turns) await turn(next++);
+    }),
+  );
+}
+
+await run(Math.ceil(TURNS / 10)); // warm-up: the statements kept, the optimizing compiler's first pass
+for (let round = 1; round <= ROUNDS; round++) {
+  const without = (DROP.length > 0 || Boolean(B_SQL)) && round % 2 === 0;
+  if (without) for (const name of DROP) await database.executeSql(`drop index ${name}`);
+  if (without && B_SQL) await database.executeSql(B_SQL);
+  const before = process.cpuUsage();
+  const threadsBefore = threads();
+  const started = performance.now();
+  await run(TURNS);
+  const used = process.cpuUsage(before);
+  const ms = (used.user + used.system) / 1000;
+  const busiest = [...threads()]
+    .map(([name, at]) => [name, at - (threadsBefore.get(name) ?? 0)] as const)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([name, at]) => `${name.replace(/:\d+$/, '')} ${(at / TURNS).toFixed(3)}`);
+  if (without) for (const definition of definitions) await database.executeSql(definition);
+  if (without && A_SQL) await database.executeSql(A_SQL);
+  console.log(
+    `round ${round}${DROP.length || B_SQL ? (without ? ' (B)' : ' (A)') : ''}: ${TURNS} turns in ${((performance.now() - started) / 1000).toFixed(1)} s, ${(ms / TURNS).toFixed(3)} ms of CPU a turn ` +
+      `(by thread: ${busiest.join(', ')}) (load ${os.loadavg()[0].toFixed(1)})`,
+  );
+}
+// How the turn's updates were written: HOT (the row's indexes untouched) or as new index entries.
+const stats = await database.executeSql(
+  `select relname, n_tup_ins, n_tup_upd, n_tup_hot_upd from pg_stat_user_tables where relname in ('users', 'history', 'conversations', 'credit_ledger') order by relname`,
+);
+for (const row of stats.rows) console.log(`${row.relname}: ${row.n_tup_ins} inserted, ${row.n_tup_upd} updated, ${row.n_tup_hot_upd} of them HOT`);
+await database.close();
+if (dataDir) rmSync(dataDir, { recursive: true, force: true });
