@@ -90,14 +90,22 @@ describe('the export job', () => {
     const baseline = used();
     let peak = baseline;
     // Each sample follows a full collection, so it measures what the export holds, not its garbage.
-    const sampler = setInterval(() => {
-      gc();
-      peak = Math.max(peak, used());
-    }, 400);
+    // The next sample waits four times as long as the last collection took: on a busy machine a
+    // collection can outlast a fixed interval, and back-to-back collections would starve the export.
+    let sampler: NodeJS.Timeout | undefined;
+    const sample = (delay: number) => {
+      sampler = setTimeout(() => {
+        const started = performance.now();
+        gc();
+        peak = Math.max(peak, used());
+        sample(Math.max(400, 4 * (performance.now() - started)));
+      }, delay);
+    };
+    sample(400);
     try {
       await performExport(deps(), row.id, { attempt: 1, signal: new AbortController().signal });
     } finally {
-      clearInterval(sampler);
+      clearTimeout(sampler);
     }
     const done = (await findExport(db(), row.id))!;
     expect(done).toMatchObject({ status: 'ready', progress: 100 });
