@@ -17,7 +17,8 @@ export default defineConfig({
     pool: 'forks',
     isolate: false,
     maxWorkers: workers,
-    testTimeout: 30_000,
+    // A hang's bound, not a speed check (benches measure speed): two busy cores can triple a test's time.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     teardownTimeout: 20_000,
   },

@@ -291,8 +291,9 @@ async function chunkGenerations(database: DatabaseHandle, fileId: string) {
   return rows;
 }
 
+/** Jobs left to do, but for the runs of the scheduled ones (whose next run may be queued at any time). */
 async function unfinishedJobs(database: DatabaseHandle) {
-  const { rows } = await database.executeSql(`select name, state::text as state from pgboss.job where state in ('created', 'retry', 'active') and name not like '\\_\\_pgboss%' and name not in ('maintenance.analyze', 'turns.release-stale', 'history.retention')`);
+  const { rows } = await database.executeSql(`select name, state::text as state from pgboss.job where state in ('created', 'retry', 'active') and name not like '\\_\\_pgboss%' and name not in (select name from pgboss.schedule)`);
   return rows;
 }
 

@@ -15,9 +15,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { buildTwin, buildUser, signIn } from '../support/factories.js';
 import { users } from '../../src/modules/users/users.tables.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { launchBrowser, type Browser } from './browser.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { CHROMIUM, launchBrowser, type Browser } from './browser.js';
 
 let t: TestApp;
 let model: FakeModelServer;
@@ -47,7 +45,7 @@ async function startPage(publicId: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM} (apt-get install chromium)`);
+  if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM} (apt-get install chromium-headless-shell)`);
   model = await startFakeModelServer();
   t = await startTestApp({ env: { OPENAI_BASE_URL: model.url, DEFAULT_MODEL: 'fake-chat' } });
   serviceUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });

@@ -13,7 +13,7 @@ import { buildTwin, buildUser, signIn } from '../support/factories.js';
 import { post } from '../support/identity.js';
 import { startLtiPlatform, type TestLtiPlatform } from '../support/lti-platform.js';
 import { freePort } from '../support/processes.js';
-import { CHROMIUM, prepareBrowserTests, type Browser } from './browser.js';
+import { CHROMIUM_BROWSER, prepareBrowserTests, type Browser } from './browser.js';
 
 const fromWeb = createRequire(path.resolve('web/package.json'));
 const { chromium } = fromWeb('playwright-core') as typeof import('../../web/node_modules/playwright-core/index.js');
@@ -41,8 +41,9 @@ beforeAll(async () => {
     adminToken,
   );
   expect(registered.statusCode, registered.body).toBe(201);
-  // Chromium as it ships where third-party cookies are phased out: a frame of another site gets none.
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--test-third-party-cookie-phaseout'] });
+  // Chromium as it ships where third-party cookies are phased out: a frame of another site gets none, nor
+  // storage (the desktop browser: the headless shell leaves a frame its partitioned storage).
+  browser = await chromium.launch({ executablePath: CHROMIUM_BROWSER, headless: true, args: ['--no-sandbox', '--disable-gpu', '--test-third-party-cookie-phaseout'] });
 }, 180_000);
 
 afterAll(async () => {

@@ -87,5 +87,5 @@ describe('a voice call in the browser', () => {
     await page.getByRole('button', { name: 'Hang up' }).click();
     await page.getByRole('status').filter({ hasText: 'Call ended.' }).waitFor();
     await context.close();
-  });
+  }, 120_000);
 });
