@@ -193,7 +193,11 @@ describe('exchanges', () => {
     const cy = await person({ credits: 100 });
     const { ws, events, closed } = await call(cy);
     say(ws, 'hello there');
-    await until(async () => (await voiceRecords(cy.id)).some((record) => record.status === 'complete'));
+    // The exchange's record completes, then the next one opens: wait for both.
+    await until(async () => {
+      const records = await voiceRecords(cy.id);
+      return records.some((record) => record.status === 'complete') && records.some((record) => record.status === 'streaming');
+    });
     const listed = await api('GET', '/api/user/history', cy.token);
     // Newest first: the record open for the next exchange, then the one just said.
     const [next, item] = listed.body.data as Array<Record<string, unknown>>;
