@@ -39,8 +39,13 @@ export const SCREENSHOTS = path.resolve(process.env.WEB_SCREENSHOTS_DIR ?? 'test
  */
 export async function prepareBrowserTests(): Promise<void> {
   await withSlot('web-build', () => ensureBuilt());
-  if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM} (apt-get install chromium-headless-shell)`);
+  requireChromium();
   mkdirSync(SCREENSHOTS, { recursive: true });
+}
+
+/** Fails a browser test file's set-up, saying what to install, when its Chromium is missing. */
+export function requireChromium(): void {
+  if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM} (apt-get install chromium-headless-shell)`);
 }
 
 export interface WebService extends ServiceProcess {

@@ -6,7 +6,6 @@
 // the page's API and from a twin:guide message, and a launch token's signIn, run in the same browser.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { history } from '../../src/modules/history/history.tables.js';
@@ -15,7 +14,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { buildTwin, buildUser, signIn } from '../support/factories.js';
 import { users } from '../../src/modules/users/users.tables.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { CHROMIUM, launchBrowser, type Browser } from './browser.js';
+import { CHROMIUM, launchBrowser, requireChromium, type Browser } from './browser.js';
 
 let t: TestApp;
 let model: FakeModelServer;
@@ -45,7 +44,7 @@ async function startPage(publicId: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`The browser tests need Chromium at ${CHROMIUM} (apt-get install chromium-headless-shell)`);
+  requireChromium();
   model = await startFakeModelServer();
   t = await startTestApp({ env: { OPENAI_BASE_URL: model.url, DEFAULT_MODEL: 'fake-chat' } });
   serviceUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });
