@@ -33,7 +33,7 @@ describe('a running answer in the browser', () => {
     const admin = await callService<{ token: string }>(service.url, '/api/auth/signin', undefined, ADMIN);
     await callService(service.url, '/api/admin/user', admin.token, { email: 'rhea@example.test', password: PASSWORD, fname: 'Rhea' });
     const rhea = await callService<{ token: string }>(service.url, '/api/auth/signin', undefined, { email: 'rhea@example.test', password: PASSWORD });
-    const words = Array.from({ length: 40 }, (_, i) => `word${i + 1} `);
+    const words = Array.from({ length: 200 }, (_, i) => `word${i + 1} `);
     model.setDefault({ chunks: words, gapMs: 250 });
 
     const context = await browser.newContext({ baseURL: service.url, viewport: { width: 1200, height: 800 } });
