@@ -1,9 +1,9 @@
-// The browser of the web client's tests: playwright-core and @axe-core/playwright are the web client's
+// The browser of the web client's tests: playwright-core and axe-core are the web client's
 // own dev dependencies (web/package.json), loaded from web/node_modules; Chromium is Debian's. Also the
 // set-up the browser test files share: the web client built, and the service started as deployed on the
 // run's shape.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,13 +14,14 @@ import { startProcess, stopProcess, type ServiceProcess, SERVICE_MAIN } from '..
 import { withSlot } from '../support/slots.js';
 
 type Playwright = typeof import('../../web/node_modules/playwright-core/index.js');
-type AxeModule = typeof import('../../web/node_modules/@axe-core/playwright/dist/index.js');
+type AxeResults = import('../../web/node_modules/axe-core/axe.js').AxeResults;
 export type Browser = import('../../web/node_modules/playwright-core/index.js').Browser;
 export type Page = import('../../web/node_modules/playwright-core/index.js').Page;
 
 const fromWeb = createRequire(path.resolve('web/package.json'));
 const { chromium } = fromWeb('playwright-core') as Playwright;
-const { AxeBuilder } = fromWeb('@axe-core/playwright') as AxeModule;
+/** axe's script, read once: a page is given it once and keeps it until it navigates (runAxe). */
+const AXE_SOURCE = readFileSync(fromWeb.resolve('axe-core/axe.min.js'), 'utf8');
 
 const HEADLESS_SHELL = '/usr/bin/chromium-headless-shell';
 /**
@@ -124,8 +125,7 @@ export async function checkScreen(page: Page, name: string, folder = process.env
   for (const theme of ['light', 'dark'] as const) {
     await page.evaluate((value) => (document.documentElement.dataset.theme = value), theme);
     // Everything but colour is the same in both themes: dark mode is checked for contrast only.
-    const builder = new AxeBuilder({ page });
-    const results = await (theme === 'dark' ? builder.withRules(['color-contrast']) : builder).analyze();
+    const results = await runAxe(page, theme === 'dark' ? ['color-contrast'] : undefined);
     const serious = results.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
     expect(
       serious.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`),
@@ -137,6 +137,24 @@ export async function checkScreen(page: Page, name: string, folder = process.env
     if (value === null) delete document.documentElement.dataset.theme;
     else document.documentElement.dataset.theme = value;
   }, before);
+}
+
+/**
+ * axe run on the page's document (every rule, or only `rules`). The web client has no frames, so axe runs
+ * in the page alone, given its script once per document: @axe-core/playwright sent the 0.6 MB script to
+ * every frame on every run and opened a blank page to merge the frames' results, which was most of a
+ * browser file's CPU for checks (docs/performance.md, "npm test").
+ */
+async function runAxe(page: Page, rules?: string[]): Promise<AxeResults> {
+  expect(page.frames(), 'a screen checked by axe has no frames').toHaveLength(1);
+  if (!(await page.evaluate(() => typeof (window as { axe?: unknown }).axe === 'object'))) await page.evaluate(AXE_SOURCE);
+  return page.evaluate(
+    (only) => (window as unknown as { axe: { run(context: Document, options: object): Promise<AxeResults> } }).axe.run(
+      document,
+      only ? { runOnly: { type: 'rule', values: only } } : {},
+    ),
+    rules ?? null,
+  );
 }
 
 /** A JSON call to a running service as the browser tests' set-up makes it: GET without a body, POST with one; a failure throws with its answer. */
