@@ -10,7 +10,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
-import { openPgliteThread } from './pglite-thread.js';
+import { openPgliteThread, type PgliteThread } from './pglite-thread.js';
 
 export type Database = PgDatabase<PgQueryResultHKT, Record<string, never>>;
 export type Transaction = PgTransaction<PgQueryResultHKT, Record<string, never>, ExtractTablesWithRelations<Record<string, never>>>;
@@ -84,6 +84,11 @@ async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle>
     options.onLost,
     options.pgliteWorker,
   );
+  return pgliteHandle(client);
+}
+
+/** The handle over an open PGlite thread (tests lend one thread to file after file: test/support/database.ts). */
+export function pgliteHandle(client: PgliteThread): DatabaseHandle {
   const db = drizzlePglite({ client: client as never }) as unknown as Database;
   return {
     db,
