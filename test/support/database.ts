@@ -63,13 +63,13 @@ export function seededDataDir(prefix: string): string {
  * The worker's PGlite thread a file has closed, kept for the next file: a thread loaded from the template
  * costs 1.2-1.7 s of CPU (PGlite's files, the tarball, PostgreSQL's start), emptying it a few
  * milliseconds. Emptied, it holds no row a file wrote: every table of the service's schema and of pg-boss's
- * (which a queue creates at start) truncated, their sequences restarted, the session's settings,
+ * truncated (but pg-boss's install and queues), their sequences restarted, the session's settings,
  * temporary tables and advisory locks reset. A file's handle is fenced once it
  * closes (a late statement of its own fails as on a closed database, rather than reaching the next file's),
  * and what it still heard (LISTEN) is dropped.
  */
 let spare: PgliteThread | undefined;
-/** The schemas of the template, as the first thread of the worker opened it. */
+/** The schemas of the template, as the first thread of the worker opened it (a schema made since is emptied too). */
 let templateSchemas: string[] | undefined;
 const EMPTYING_BOUND_MS = 10_000;
 
@@ -102,8 +102,9 @@ async function lentPglite(): Promise<TestDatabase> {
 }
 
 /**
- * pg-boss's install and its queues stay (each file's queue finds them as it would have made them); a
- * thread whose pg-boss schema was dropped and made again fetched no job after (its kept statements).
+ * pg-boss's install and its queue rows stay (a file's queue finds a queue an earlier file made, as a
+ * service's later start finds its own). A thread whose pg-boss schema was dropped and made again fetched no
+ * job after (its kept statements), so the schema is never dropped.
  */
 const KEPT_TABLES = ['pgboss.version', 'pgboss.queue'];
 
@@ -112,7 +113,7 @@ async function emptied(thread: PgliteThread): Promise<boolean> {
   const emptying = (async () => {
     const tables = await thread.query<{ name: string }>(
       `select format('%I.%I', schemaname, tablename) as name from pg_tables
-        where (schemaname = 'public' or schemaname <> all($1)) and schemaname not like 'pg\\_%'
+        where (schemaname in ('public', 'pgboss') or schemaname <> all($1)) and schemaname not like 'pg\\_%'
           and schemaname || '.' || tablename <> all($2)`,
       [templateSchemas, KEPT_TABLES],
     );
