@@ -71,15 +71,20 @@ async function main(): Promise<void> {
   // The port answers 503 `starting` from here on, while the database opens and the app is built.
   const starting = role === 'worker' || grouped ? undefined : await listenWhileStarting({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG, info: startingInfo(config) });
   phase('listening');
+  // The embedded database's thread stopping on its own leaves nothing to serve from: say so and exit
+  // (non-zero, so a supervisor starts the process again), instead of answering every request with an error.
+  const onDatabaseLost = (error: Error) => {
+    logger.fatal({ err: error }, 'the embedded database stopped; the process exits');
+    process.exit(1);
+  };
+  // The database opens (the embedded one's thread, its files, migrations) while the rest of the service
+  // loads: its thread takes the second core meanwhile. A failure is thrown where it is awaited.
+  const opening = import('./platform/db/open-configured.js').then(({ openConfiguredDatabase }) => openConfiguredDatabase(config, onDatabaseLost));
+  opening.catch(() => {});
   const service = await loadService();
   phase('service loaded');
   const { openPlatform, closePlatform, buildApp, defineJobs, scheduleJobs } = service;
-  // The embedded database's thread stopping on its own leaves nothing to serve from: say so and exit
-  // (non-zero, so a supervisor starts the process again), instead of answering every request with an error.
-  const platform = await openPlatform(config, logger, role, (error) => {
-    logger.fatal({ err: error }, 'the embedded database stopped; the process exits');
-    process.exit(1);
-  });
+  const platform = await openPlatform(config, logger, role, onDatabaseLost, opening);
   phase('database open');
   // In a group the primary has done it, once.
   if (!grouped) await bootstrap(service, platform, config, logger);
@@ -89,12 +94,13 @@ async function main(): Promise<void> {
   phase('app built');
   // Without an app, the jobs the modules define are defined here (buildApp defines them otherwise).
   if (!app) await defineJobs({ ...platform, log: logger });
-  await platform.jobs.start({ work: role !== 'api' });
-  await scheduleJobs(platform.jobs, platform.database);
+  // Requests are served while the job queue starts (pg-boss's checks, its queues, the schedules): a job
+  // sent meanwhile waits for it (queue.ts, send). A failed start still ends the process (main's catch).
+  const jobsStarted = platform.jobs.start({ work: role !== 'api' }).then(() => scheduleJobs(platform.jobs, platform.database));
+  jobsStarted.catch(() => {});
   if (app && grouped) await serveHandedConnections(app);
   else if (app && starting) await starting.serve(app);
   phase('serving');
-  if (!grouped) logger.info({ role, port: app ? config.port : undefined }, 'service started');
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -115,6 +121,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // A stop while the queue starts ends its start; that is not a failed start.
+  await jobsStarted.catch((error) => {
+    if (!stopping) throw error;
+  });
+  phase('jobs started');
+  if (!grouped && !stopping) logger.info({ role, port: app ? config.port : undefined }, 'service started');
 }
 
 function startingInfo(config: StartedConfig): StartingInfo {

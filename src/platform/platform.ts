@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config, StartedConfig } from '../config.js';
 import { createSecretBox, type SecretBox } from './crypto/secrets.js';
-import { openDatabase, type DatabaseHandle } from './db/client.js';
+import type { DatabaseHandle } from './db/client.js';
+import { openConfiguredDatabase } from './db/open-configured.js';
 import { createJobQueue, type JobQueue } from './jobs/queue.js';
 import { createProcessLiveness, type ProcessLiveness } from './processes/liveness.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
@@ -29,15 +30,16 @@ export interface Platform {
   streamLog: AnswerLog;
 }
 
+/** `opening`: the database already on its way (main.ts); opened here without it. */
 export async function openPlatform(
   config: StartedConfig,
   logger: Pick<FastifyBaseLogger, 'info' | 'error'>,
   role = 'all',
   onDatabaseLost?: (error: Error) => void,
+  opening?: Promise<DatabaseHandle>,
 ): Promise<Platform> {
   if (config.filesS3) await checkBucket(config.filesS3);
-  const stopAfter = config.faultKillAt?.startsWith('database:') ? Number(config.faultKillAt.slice('database:'.length)) : undefined;
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, onLost: onDatabaseLost, stopAfter });
+  const database = await (opening ?? openConfiguredDatabase(config, onDatabaseLost));
   logger.info(
     { database: database.kind, vector: database.vector },
     database.vector ? 'retrieval: hybrid (full text + pgvector)' : 'retrieval: full text only (pgvector is not installed)',
