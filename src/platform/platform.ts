@@ -38,7 +38,6 @@ export async function openPlatform(
   onDatabaseLost?: (error: Error) => void,
   opening?: Promise<DatabaseHandle>,
 ): Promise<Platform> {
-  if (config.filesS3) await checkBucket(config.filesS3);
   const database = await (opening ?? openConfiguredDatabase(config, onDatabaseLost));
   logger.info(
     { database: database.kind, vector: database.vector },
@@ -93,20 +92,6 @@ async function openStorage(config: Config, writerId: string): Promise<FileStorag
 }
 
 /** A bucket that cannot be used stops the process at start, before anything is opened, naming it. */
-async function checkBucket(options: NonNullable<Config['filesS3']>): Promise<void> {
-  const { createS3Storage } = await import('./storage/s3-storage.js');
-  const store = createS3Storage(options);
-  try {
-    await store.check();
-  } catch (error) {
-    const where = options.endpoint ? ` at ${options.endpoint}` : '';
-    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    throw new Error(`FILES_S3_BUCKET "${options.bucket}"${where} cannot be used (${reason})`);
-  } finally {
-    await store.close();
-  }
-}
-
 /**
  * How often each idle job slot asks for work (every defined job's slots, and pg-boss's cron slot, in every
  * working process). A process that sends a job wakes its own slots at once (queue.ts), so the polling
