@@ -91,7 +91,6 @@ async function openStorage(config: Config, writerId: string): Promise<FileStorag
   return createS3Storage(config.filesS3);
 }
 
-/** A bucket that cannot be used stops the process at start, before anything is opened, naming it. */
 /**
  * How often each idle job slot asks for work (every defined job's slots, and pg-boss's cron slot, in every
  * working process). A process that sends a job wakes its own slots at once (queue.ts), so the polling

@@ -11,6 +11,7 @@ export async function openConfiguredDatabase(config: StartedConfig, onLost?: (er
   return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, onLost, stopAfter });
 }
 
+/** A bucket that cannot be used stops the process at start, before anything is opened, naming it. */
 async function checkBucket(options: NonNullable<Config['filesS3']>): Promise<void> {
   const { createS3Storage } = await import('../storage/s3-storage.js');
   const store = createS3Storage(options);
