@@ -4,11 +4,10 @@
 // The port listens from the start and answers 503 `starting` until the service is ready
 // (platform/http/starting.ts). SIGTERM/SIGINT stop accepting, let in-flight requests finish up to
 // SHUTDOWN_GRACE_MS, then close.
-import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
 import { ConfigError, loadConfig, type ProcessRole, type StartedConfig } from './config.js';
-import { LISTEN_BACKLOG, serveHandedConnections, startProcessGroup } from './platform/http/process-group.js';
+import { LISTEN_BACKLOG, processGroupSlot, serveHandedConnections, startProcessGroup } from './platform/http/process-group.js';
 import { listenWhileStarting, type StartingInfo } from './platform/http/starting.js';
 import type { Platform } from './platform/platform.js';
 import { withSecrets } from './platform/secrets-at-start.js';
@@ -32,8 +31,6 @@ async function loadService() {
 type Service = Awaited<ReturnType<typeof loadService>>;
 
 const ROLES: ProcessRole[] = ['all', 'api', 'worker'];
-/** Set by a group's primary in the short-lived child that migrates the database and makes the first admin. */
-const PREPARE_ONLY = 'SERVICE_PREPARE_ONLY';
 /** The log's writes: lines gathered up to this size, and written at least this often. */
 const LOG_BATCH_BYTES = 65_536;
 const LOG_FLUSH_MS = 200;
@@ -66,7 +63,6 @@ async function main(): Promise<void> {
     logger.debug({ phase: name, ms: Math.round(performance.now()), cpuMs: Math.round((cpu.user + cpu.system) / 1000) }, 'start phase');
   };
   phase('configuration read');
-  if (process.env[PREPARE_ONLY] === '1') return prepare(config, logger);
   if (grouped && cluster.isPrimary) return runGroupPrimary(config, role, logger);
   // The port answers 503 `starting` from here on, while the database opens and the app is built.
   const starting = role === 'worker' || grouped ? undefined : await listenWhileStarting({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG, info: startingInfo(config) });
@@ -86,8 +82,9 @@ async function main(): Promise<void> {
   const { openPlatform, closePlatform, buildApp, defineJobs, scheduleJobs } = service;
   const platform = await openPlatform(config, logger, role, onDatabaseLost, opening);
   phase('database open');
-  // In a group the primary has done it, once.
-  if (!grouped) await bootstrap(service, platform, config, logger);
+  // In a group the first API process does it, before it says it is ready: the group serves only once
+  // every process is ready (process-group.ts).
+  if (!grouped || processGroupSlot() === 0) await bootstrap(service, platform, config, logger);
   phase('first admin checked');
 
   const app = role === 'worker' ? undefined : await buildApp({ ...platform, logger: { level: config.logLevel, stream: destination }, serverFactory: starting?.serverFactory });
@@ -138,35 +135,11 @@ async function bootstrap(service: Service, platform: Platform, config: StartedCo
   if (result.created) logger.info({ email: config.admin?.email }, 'created the first super admin and "Default Twin"');
 }
 
-/** Migrates the database and makes the first admin, then exits (a group primary's child). */
-async function prepare(config: StartedConfig, logger: Logger): Promise<void> {
-  const service = await loadService();
-  const platform = await service.openPlatform(config, logger);
-  try {
-    await bootstrap(service, platform, config, logger);
-  } finally {
-    await service.closePlatform(platform);
-  }
-  process.exit(0);
-}
-
-/**
- * A group's primary prepares the database in a child process: loading the whole service for it and
- * keeping it loaded cost the primary ~60 MB for as long as it runs (docs/decisions.md, "The service as
- * deployed"). The child's log goes where the primary's goes; its failure fails the start.
- */
-function prepareInChild(role: ProcessRole): Promise<void> {
-  const child = fork(process.argv[1], [role], { env: { ...process.env, [PREPARE_ONLY]: '1' }, stdio: 'inherit' });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`preparing the database failed (${signal ?? `exit code ${code}`})`))));
-  });
-}
-
 /**
  * The primary of API_PROCESSES API processes: listens at once (503 `starting` until the group is up),
- * migrates the database and creates the first admin once, starts the processes, hands them the
+ * starts the processes (each migrates under a lock; the first makes the first admin), hands them the
  * connections, and on SIGTERM/SIGINT stops accepting and waits for each to finish its in-flight requests.
+ * The primary never loads the service: it stays small (docs/decisions.md, "The service as deployed").
  */
 async function runGroupPrimary(config: StartedConfig, role: ProcessRole, logger: Logger): Promise<void> {
   const group = await startProcessGroup({
@@ -176,7 +149,6 @@ async function runGroupPrimary(config: StartedConfig, role: ProcessRole, logger:
     socketPath: SOCKET_PATH,
     log: logger,
     starting: startingInfo(config),
-    beforeStart: () => prepareInChild(role),
   });
   logger.info({ role, port: group.port, processes: config.apiProcesses }, 'service started');
   let stopping = false;

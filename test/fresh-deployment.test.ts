@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 /** The service on an empty database of its own, started as a deployment starts it. */
-async function deploy(env: Record<string, string>): Promise<ServiceProcess> {
+async function deploy(env: Record<string, string>): Promise<ServiceProcess & { database?: TestDatabase }> {
   const base: Record<string, string> = { ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, OPENAI_BASE_URL: model.url, OPENAI_API_KEY: 'sk-test', ...env };
   let database: TestDatabase | undefined;
   if (process.env.TEST_DATABASE_URL) {
@@ -48,7 +48,7 @@ async function deploy(env: Record<string, string>): Promise<ServiceProcess> {
     await database?.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
-  return service;
+  return Object.assign(service, { database });
 }
 
 async function call(url: string, route: string, token: string | undefined, body?: unknown, method = body === undefined ? 'GET' : 'POST') {
@@ -115,5 +115,20 @@ describe('a fresh deployment with a model endpoint', () => {
     // credits, which 12 covered and 10 do not.
     const refused = await call(service.url, '/api/ai/personal/qanda', sam.token, { inputs: ['And now?'], requestArgs: {} });
     expect(refused).toMatchObject({ status: 402, body: { success: false, code: 'INSUFFICIENT_CREDITS' } });
+  });
+});
+
+describe.runIf(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL)('a fresh deployment of two API processes', () => {
+  it('makes the first admin and twin once, and its people are answered', async () => {
+    const service = await deploy({ API_PROCESSES: '2' });
+    const sam = await newPerson(service.url);
+    const counts = await service.database!.executeSql(
+      `select (select count(*)::int from users where email = $1) as admins, (select count(*)::int from institutions) as twins`,
+      [ADMIN.email],
+    );
+    expect(counts.rows[0]).toEqual({ admins: 1, twins: 1 });
+    model.enqueue({ chunks: ['Hello ', 'from a group.'] });
+    const json = await call(service.url, '/api/ai/personal/qanda', sam.token, { inputs: ['Hello?'], requestArgs: {} });
+    expect(json).toMatchObject({ status: 200, body: { success: true, answer: 'Hello from a group.' } });
   });
 });

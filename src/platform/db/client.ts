@@ -220,7 +220,9 @@ async function enableVector(handle: DatabaseHandle): Promise<boolean> {
     await handle.db.execute(sql`create extension if not exists vector`);
     return true;
   } catch {
-    return false;
+    // Another process starting beside this one may have made it first (the check-then-create races).
+    const made = await handle.executeSql(`select 1 from pg_extension where extname = 'vector'`, []).catch(() => ({ rows: [] }));
+    return made.rows.length > 0;
   }
 }
 

@@ -88,8 +88,6 @@ export interface ProcessGroupOptions {
   log: { info(details: object, message: string): void; error(details: object, message: string): void };
   /** What `GET /api/test` says while the group starts (every request is answered 503 until then). */
   starting: StartingInfo;
-  /** Run once the port listens and before the API processes start (the migrations, the first admin). */
-  beforeStart?: () => Promise<void>;
 }
 
 export interface ProcessGroup {
@@ -100,8 +98,8 @@ export interface ProcessGroup {
 }
 
 /**
- * In the primary: listens at once (answering 503 while starting), runs `beforeStart`, starts the API
- * processes, waits until each is ready, then hands out connections.
+ * In the primary: listens at once (answering 503 while starting), starts the API processes, waits
+ * until each is ready, then hands out connections.
  */
 export async function startProcessGroup(options: ProcessGroupOptions): Promise<ProcessGroup> {
   const slots: Array<Worker | undefined> = [];
@@ -179,12 +177,6 @@ export async function startProcessGroup(options: ProcessGroupOptions): Promise<P
     server.once('error', reject);
     server.listen({ port: options.port, host: options.host, backlog: LISTEN_BACKLOG }, () => resolve());
   });
-  try {
-    await options.beforeStart?.();
-  } catch (error) {
-    server.close();
-    throw error;
-  }
   try {
     await Promise.all(Array.from({ length: options.processes }, (_, slot) => start(slot)));
   } catch (error) {
