@@ -35,7 +35,10 @@ COPY web/scripts ./web/scripts
 COPY --from=build /app/web/dist ./web/dist
 # The start command's check (web/scripts/ensure-built.mjs) compares the bundle with the sources it
 # finds; only the bundle ships, so it must read as the newest file.
+# The embedded database's empty cluster (node_modules/.cache), made here as root: the service's user
+# cannot write node_modules, and a new data folder starts as a copy of it.
 RUN touch web/dist/index.html \
+ && node scripts/build-server.mjs \
  && mkdir -p /data \
  && chown node:node /data
 # The embedded shape keeps its database, files, outbox and generated secrets in /data (mount a volume

@@ -84,4 +84,22 @@ export async function ensureServerBuilt() {
   return true;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await ensureServerBuilt();
+/**
+ * The embedded database's empty cluster, made once per installed PGlite (dist/platform/db/empty-cluster.js):
+ * a new data folder starts as a copy of it instead of running PGlite's initdb. Not needed on a server.
+ */
+export async function ensureEmbeddedCluster() {
+  const started = Date.now();
+  try {
+    const { ensureEmptyCluster } = await import(path.join(OUTPUT, 'platform', 'db', 'empty-cluster.js'));
+    if (await ensureEmptyCluster()) console.log(`embedded database: made its empty cluster in ${Date.now() - started} ms (once per installed PGlite)`);
+  } catch (error) {
+    // E.g. node_modules not writable by the user who starts: the service runs without it.
+    console.warn(`embedded database: no empty cluster (${error instanceof Error ? error.message : error}); a new data folder is made by PGlite's initdb`);
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await ensureServerBuilt();
+  if (!process.env.DATABASE_URL) await ensureEmbeddedCluster();
+}

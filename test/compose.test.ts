@@ -218,6 +218,12 @@ describe('Dockerfile', () => {
     for (const script of ['start', 'start:api', 'start:worker']) expect(scripts[script], script).toBeDefined();
   });
 
+  it("makes the embedded database's empty cluster as root, before the service's user, who cannot write node_modules", () => {
+    const made = finalStage.findIndex((line) => line.startsWith('RUN ') && line.includes('node scripts/build-server.mjs'));
+    expect(made).toBeGreaterThan(finalStage.findIndex((line) => line.startsWith('COPY --from=build /app/dist')));
+    expect(made).toBeLessThan(finalStage.findIndex((line) => line.startsWith('USER ')));
+  });
+
   it("lets a stop's SIGTERM reach the service through npm: scripts run by bash, which execs node", () => {
     const env = finalStage.filter((line) => line.startsWith('ENV ')).join(' ');
     expect(env).toMatch(/\bnpm_config_script_shell=\/bin\/bash\b/);

@@ -1,7 +1,7 @@
-// Builds what a test run shares, once: the compiled service (dist/, as the start command's prestart
-// does; tests that start service processes run it) and one migrated database template: a PGlite data-dir
-// folder and its tarball by default, or a template database on the PostgreSQL server when
-// TEST_DATABASE_URL is set. Each test file clones it. The template holds pg-boss's schema as a service's
+// Builds what a test run shares, once: the compiled service and the embedded database's empty cluster
+// (as the start command's prestart does; tests that start service processes run them) and one migrated
+// database template: a PGlite data-dir folder and its tarball by default, or a template database on the
+// PostgreSQL server when TEST_DATABASE_URL is set. Each test file clones it. The template holds pg-boss's schema as a service's
 // first start leaves it (the queues' rows aside), so a file's queue or a process's start does not make
 // it again (about 0.4 s of CPU each).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase, type DatabaseHandle } from '../../src/platform/db/client.js';
+import { ensureEmptyCluster } from '../../src/platform/db/empty-cluster.js';
 import { createJobQueue } from '../../src/platform/jobs/queue.js';
 import { withDatabase } from './urls.js';
 import { ensureServerBuilt } from '../../scripts/build-server.mjs';
@@ -24,6 +25,11 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject) {
   await ensureServerBuilt();
+  // The embedded database's empty cluster, as the start command's prestart makes it: service processes
+  // started on a new data folder copy it. Made beside the template, which PGlite's initdb makes (so a run
+  // also takes the start's path without the cluster).
+  const clusterMade = ensureEmptyCluster();
+  clusterMade.catch(() => {});
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dt-test-'));
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) {
@@ -35,6 +41,7 @@ export default async function setup(project: TestProject) {
     const file = path.join(dir, 'template.tar');
     writeFileSync(file, await handle.dumpDataDir!());
     await handle.close();
+    await clusterMade;
     project.provide('pgliteTemplate', file);
     project.provide('pgliteDataDir', dataDir);
     project.provide('postgresTemplate', '');
@@ -48,6 +55,7 @@ export default async function setup(project: TestProject) {
   const handle = await openDatabase({ databaseUrl: withDatabase(serverUrl, templateName), poolSize: 1 });
   await installJobSchema(handle);
   await handle.close();
+  await clusterMade;
   project.provide('pgliteTemplate', '');
   project.provide('pgliteDataDir', '');
   project.provide('postgresTemplate', templateName);

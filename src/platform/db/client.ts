@@ -47,6 +47,8 @@ export interface OpenDatabaseOptions {
   memory?: boolean;
   /** The embedded database in memory, loaded from a data-folder tarball (tests load a migrated template). */
   template?: Uint8Array;
+  /** An empty cluster to copy into a new data folder (empty-cluster.ts); PGlite's initdb makes it otherwise. */
+  emptyCluster?: string;
   /** Pool size for the PostgreSQL server. */
   poolSize?: number;
   migrate?: boolean;
@@ -80,7 +82,12 @@ async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle>
   // of holding every request.
   const inMemory = options.memory || options.template;
   const client = await openPgliteThread(
-    { dataDir: inMemory ? undefined : path.join(options.dataDir ?? './data', 'pglite'), template: options.template, stopAfter: options.stopAfter },
+    {
+      dataDir: inMemory ? undefined : path.join(options.dataDir ?? './data', 'pglite'),
+      template: options.template,
+      emptyCluster: inMemory ? undefined : options.emptyCluster,
+      stopAfter: options.stopAfter,
+    },
     options.onLost,
     options.pgliteWorker,
   );

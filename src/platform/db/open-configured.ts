@@ -1,14 +1,17 @@
-// The process's database as its configuration says: the server's, or the embedded one in DATA_DIR, migrated,
+// The process's database as its configuration says: the server's, or the embedded one in DATA_DIR (a new
+// folder copied from the empty cluster when there is one: empty-cluster.ts), migrated,
 // once the S3 bucket (when files go to one) is known usable: a start that cannot serve files writes nothing.
 // Its own small module, so main.ts can start opening it before the rest of the service has loaded.
 import type { Config, StartedConfig } from '../../config.js';
 import { openDatabase, type DatabaseHandle } from './client.js';
+import { emptyClusterPath } from './empty-cluster.js';
 
 export async function openConfiguredDatabase(config: StartedConfig, onLost?: (error: Error) => void): Promise<DatabaseHandle> {
   if (config.filesS3) await checkBucket(config.filesS3);
   // The crash harness's stop of the embedded database's thread (FAULT_KILL_AT=database:<n>).
   const stopAfter = config.faultKillAt?.startsWith('database:') ? Number(config.faultKillAt.slice('database:'.length)) : undefined;
-  return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, onLost, stopAfter });
+  const emptyCluster = config.databaseUrl ? undefined : emptyClusterPath();
+  return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, emptyCluster, onLost, stopAfter });
 }
 
 /** A bucket that cannot be used stops the process at start, before anything is opened, naming it. */

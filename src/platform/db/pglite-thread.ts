@@ -13,6 +13,8 @@ export interface ThreadInit {
   dataDir?: string;
   /** A data-dir tarball to start from (tests load a migrated template). */
   template?: Uint8Array;
+  /** An empty cluster copied into a data folder that is new (empty-cluster.ts). */
+  emptyCluster?: string;
   /** Crash harness only (FAULT_KILL_AT=database:<n>): the thread stops after answering this many statements. */
   stopAfter?: number;
 }

@@ -10,13 +10,15 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { seedFromEmptyCluster } from './empty-cluster.js';
 import { withKeptStatements } from './pglite-statements.js';
 import type { ThreadInit, ThreadRequest, ThreadAnswer, WireError } from './pglite-thread.js';
 
 const port = parentPort!;
 const init = workerData as ThreadInit;
 
-if (init.dataDir) mkdirSync(init.dataDir, { recursive: true });
+// A new folder starts as a copy of the empty cluster, when there is one; PGlite's initdb makes it otherwise.
+if (init.dataDir && !(init.emptyCluster && seedFromEmptyCluster(init.dataDir, init.emptyCluster))) mkdirSync(init.dataDir, { recursive: true });
 /**
  * PostgreSQL's buffer cache lives in the WebAssembly memory and is touched whole at start: at the default
  * 128 MB it was a third of the embedded service's resident memory at rest (docs/decisions.md, "The
