@@ -5,6 +5,7 @@
 // (platform/http/starting.ts). SIGTERM/SIGINT stop accepting, let in-flight requests finish up to
 // SHUTDOWN_GRACE_MS, then close.
 import cluster from 'node:cluster';
+import v8 from 'node:v8';
 import pino, { type Logger } from 'pino';
 import { ConfigError, loadConfig, type ProcessRole, type StartedConfig } from './config.js';
 import { LISTEN_BACKLOG, processGroupSlot, serveHandedConnections, startProcessGroup } from './platform/http/process-group.js';
@@ -142,6 +143,10 @@ async function bootstrap(service: Service, platform: Platform, config: StartedCo
  * The primary never loads the service: it stays small (docs/decisions.md, "The service as deployed").
  */
 async function runGroupPrimary(config: StartedConfig, role: ProcessRole, logger: Logger): Promise<void> {
+  // The primary only reads request lines and hands sockets over: its young generation stays at its first
+  // size instead of doubling under a burst of connections and staying so (docs/decisions.md, "The service
+  // as deployed"). Read by V8 at each growth, so set here it holds for this process only.
+  v8.setFlagsFromString('--semi-space-growth-factor=1');
   const group = await startProcessGroup({
     processes: config.apiProcesses,
     port: config.port,
