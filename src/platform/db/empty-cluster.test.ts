@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from './client.js';
-import { emptyClusterPath, ensureEmptyCluster, isCluster, seedFromEmptyCluster } from './empty-cluster.js';
+import { emptyClusterPath, ensureEmptyCluster, isCluster, removeOtherClusters, seedFromEmptyCluster } from './empty-cluster.js';
 import { PGLITE_WORKER } from '../../../test/support/database.js';
 import { insertTwin } from '../../modules/twins/twins.repo.js';
 
@@ -20,6 +20,13 @@ describe('the empty cluster', () => {
     expect(path.basename(cluster)).toBe(`pglite-cluster-${version}`);
     expect(isCluster(cluster)).toBe(true);
     expect(await ensureEmptyCluster(cluster)).toBe(false);
+  });
+
+  it("once made, leaves no other version's cluster beside it, but never one another build is making", () => {
+    const cache = path.join(root, 'cache');
+    for (const name of ['pglite-cluster-0.5.14', 'pglite-cluster-0.4.1', 'pglite-cluster-0.6.0.making-4242', 'other']) mkdirSync(path.join(cache, name), { recursive: true });
+    removeOtherClusters(path.join(cache, 'pglite-cluster-0.5.14'));
+    expect(readdirSync(cache).sort()).toEqual(['other', 'pglite-cluster-0.5.14', 'pglite-cluster-0.6.0.making-4242']);
   });
 
   it('is copied into a folder that does not exist yet, or is empty, with nothing left beside it', () => {

@@ -41,13 +41,18 @@ export async function ensureEmptyCluster(target = emptyClusterPath()): Promise<b
   await database.close();
   rmSync(target, { recursive: true, force: true });
   renameSync(staging, target);
+  removeOtherClusters(target);
+  return true;
+}
+
+/** The clusters of other PGlite versions beside `target` (not one another build is making). */
+export function removeOtherClusters(target: string): void {
   const parent = path.dirname(target);
   for (const entry of readdirSync(parent)) {
     if (entry.startsWith(PREFIX) && path.join(parent, entry) !== target && !entry.includes('.making-')) {
       rmSync(path.join(parent, entry), { recursive: true, force: true });
     }
   }
-  return true;
 }
 
 /**
