@@ -6,7 +6,7 @@
 // retryable as the SDK marks them) and the parts match the SDK's provider: a test runs both.
 import http from 'node:http';
 import https from 'node:https';
-import { APICallError } from 'ai';
+import { APICallError } from '@ai-sdk/provider';
 import { pinnedLookup } from '../platform/net/guarded-fetch.js';
 import { OutboundRefusedError, type OutboundPolicy } from '../platform/net/outbound-guard.js';
 

@@ -2,9 +2,9 @@
 // (EMBEDDING_MODEL with OPENAI_BASE_URL), else the built-in local embedder. Every vector has the
 // configured dimension, because the database column has one fixed size.
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { embedMany } from 'ai';
 import type { Config } from '../config.js';
 import { LOCAL_EMBEDDER_ID, localEmbedding } from './local-embedder.js';
+import { loadAiSdk } from './sdk.js';
 
 export interface Embedder {
   /** Model identity, for logs. */
@@ -53,6 +53,7 @@ export function createEmbedder(config: Config, offLoop?: (texts: string[], dimen
     minSimilarity: 0.3,
     async embed(texts, signal) {
       if (texts.length === 0) return [];
+      const { embedMany } = await loadAiSdk();
       const { embeddings } = await embedMany({
         model,
         values: texts,

@@ -5,10 +5,11 @@
 // 0.9 ms for a 20-piece answer). Turns with tools go through streamText, which runs the tool loop; the
 // tools report their own statuses (src/ai/tools/turn-tools.ts), since a call may wait for an approval.
 import { setTimeout as delay } from 'node:timers/promises';
-import { APICallError, RetryError, stepCountIs, streamText, type ModelMessage, type TextStreamPart, type ToolSet } from 'ai';
-import type { LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import type { ModelMessage, TextStreamPart, ToolSet } from 'ai';
+import { APICallError, type LanguageModelV3CallOptions, type LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { openChatStream, type ChatEndpoint, type ChatStreamRequest } from './chat-stream.js';
 import { reasoningEffortOnWire, type ClampedReasoningEffort, type ResolvedModel } from './registry.js';
+import { loadAiSdk, loadedAiSdk } from './sdk.js';
 
 /** Prefix of every provider failure message. */
 export const PROVIDER_FAILED_PREFIX = 'The model provider failed';
@@ -172,6 +173,7 @@ function plainText(content: ModelMessage['content']): string | undefined {
 }
 
 async function sdkParts(input: ModelStreamInput, onPart: (part: TurnPart) => void): Promise<void> {
+  const { streamText, stepCountIs } = await loadAiSdk();
   const stream = streamText({
     model: input.model.model,
     system: input.system,
@@ -214,7 +216,9 @@ function fromSdkPart(part: TextStreamPart<ToolSet>): TurnPart | undefined {
 
 /** "The model provider failed: <reason>", with the HTTP status when the provider answered one. */
 export function describeFailure(error: unknown): string {
-  const cause = RetryError.isInstance(error) ? error.lastError : error;
+  // Only the SDK's calls retry into a RetryError, so one can exist only once the SDK is loaded.
+  const RetryError = loadedAiSdk()?.RetryError;
+  const cause = RetryError?.isInstance(error) ? error.lastError : error;
   if (APICallError.isInstance(cause)) {
     const status = cause.statusCode ? ` (HTTP ${cause.statusCode})` : '';
     return `${PROVIDER_FAILED_PREFIX}: ${cause.message}${status}`;

@@ -2,7 +2,8 @@
 // answers text for the model. The wrapper reports each call's status (the `tool` frame / TOOL_STATUS)
 // and turns a failure into text the model reads, so the turn goes on; a tool that needs the person's
 // approval reports its own waiting and declining (src/modules/conversations/turn-tools.ts).
-import { jsonSchema, tool, type ToolSet } from 'ai';
+import type { ToolSet } from 'ai';
+import { loadAiSdk } from '../sdk.js';
 import type { ToolStatus } from '../model-stream.js';
 import type { JsonSchemaObject } from './connector-catalog.js';
 
@@ -30,7 +31,8 @@ export interface TurnToolSpec {
 export const toolFailureText = (reason: string) => `The tool failed: ${reason}`;
 
 /** The AI SDK tool set of a turn; `report` hears every status of every call. */
-export function toToolSet(specs: readonly TurnToolSpec[], report: (key: string, status: ToolStatus) => void): ToolSet {
+export async function toToolSet(specs: readonly TurnToolSpec[], report: (key: string, status: ToolStatus) => void): Promise<ToolSet> {
+  const { jsonSchema, tool } = await loadAiSdk();
   const set: ToolSet = {};
   for (const spec of specs) {
     set[spec.key] = tool({

@@ -221,7 +221,7 @@ describe('streamAnswer with an OpenAI-compatible endpoint', () => {
         return { text: `Notes on ${(args as { topic: string }).topic}` };
       },
     };
-    const result = await run({ tools: toToolSet([lookup], (name, status) => tools.push([name, status])) }).done;
+    const result = await run({ tools: await toToolSet([lookup], (name, status) => tools.push([name, status])) }).done;
 
     expect(tools).toEqual([
       ['lookup', 'started'],
@@ -245,7 +245,7 @@ describe('streamAnswer with an OpenAI-compatible endpoint', () => {
         throw new Error('tool exploded');
       },
     };
-    const { done } = run({ tools: toToolSet([broken], (name, status) => tools.push([name, status])) });
+    const { done } = run({ tools: await toToolSet([broken], (name, status) => tools.push([name, status])) });
     expect((await done).text).toBe('Sorry, no luck.');
     expect(tools).toEqual([
       ['broken', 'started'],
@@ -264,7 +264,7 @@ describe('streamAnswer with an OpenAI-compatible endpoint', () => {
       inputSchema: { type: 'object', properties: { topic: { type: 'string' } } },
       run: async () => ({ text: 'notes' }),
     };
-    await run({ tools: toToolSet([lookup], () => {}), toolChoice: 'required' }).done;
+    await run({ tools: await toToolSet([lookup], () => {}), toolChoice: 'required' }).done;
     expect(server.requests[0].body.tool_choice).toBe('required');
     expect(server.requests[1].body.tool_choice).not.toBe('required');
   });

@@ -114,7 +114,7 @@ async function runSubagent(scene: SubagentScene, assistant: ResolvedAssistant, t
     signal,
     numberApproval: scene.numberApproval,
   });
-  const toolSet = toToolSet(tools.specs, (key, status) => {
+  const toolSet = await toToolSet(tools.specs, (key, status) => {
     if (status !== 'completed' && status !== 'failed' && status !== 'declined') return;
     entry.steps += 1;
     if (status !== 'completed') entry.failedSteps += 1;

@@ -31,7 +31,7 @@ export async function runChat(deps: TurnDeps, turn: AdmittedTurn, context: TurnC
       deps.journal.progress(record.id, soFar);
       sink.onDelta(delta, soFar);
     },
-    ...(tools && tools.specs.length > 0 ? { tools: toToolSet(tools.specs, (name, status) => sink.onTool(name, status)), toolChoice: tools.toolChoice } : {}),
+    ...(tools && tools.specs.length > 0 ? { tools: await toToolSet(tools.specs, (name, status) => sink.onTool(name, status)), toolChoice: tools.toolChoice } : {}),
   });
   // What the subagents used is the turn's too: on its record and in its charge.
   return {

@@ -1,9 +1,9 @@
 // Long-term memory: after a turn, the `memory.extract` job asks the model for durable facts about the
 // person from the exchange and keeps them as personal rows in the `long-term` namespace, merging by
 // key instead of piling up. It runs in the background, never in the answer's path.
-import { generateText } from 'ai';
 import { z } from 'zod';
 import { createModelRegistry, type DeploymentModelConfig, type ModelRegistry } from '../../ai/registry.js';
+import { loadAiSdk } from '../../ai/sdk.js';
 import type { Database } from '../../platform/db/client.js';
 import { objectId } from '../../platform/http/schemas.js';
 import type { JobLogger, JobQueue } from '../../platform/jobs/queue.js';
@@ -98,6 +98,7 @@ export async function extractMemories(deps: ExtractionDeps, payload: ExtractionP
     return 'local-model';
   }
   const known = await listPersonalInNamespace(db, payload.institutionId, payload.userId, LONG_TERM_NAMESPACE);
+  const { generateText } = await loadAiSdk();
   const { text } = await generateText({
     model: resolved.model,
     system: SYSTEM,

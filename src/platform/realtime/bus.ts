@@ -3,7 +3,7 @@
 // (asynchronous delivery, JSON copies), so single-process code behaves the same as in production.
 // Channels are typed: BusEvents maps each channel to its message, so a publisher is checked at compile
 // time and a listener receives the declared type without casting.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 
 /**
@@ -143,6 +143,8 @@ export async function createRedisBus<M extends EventMap = BusEvents>(redisUrl: s
   const onError = opts.onError ?? defaultOnError;
   const registry = new HandlerRegistry(onError);
   // A connection in subscriber mode can run no other command, hence two.
+  // Loaded here, not at the top: the embedded shape never needs it (~0.1 s of a start and ~1.6 MB).
+  const { Redis } = await import('ioredis');
   const publisher = new Redis(redisUrl, { lazyConnect: true });
   const subscriber = new Redis(redisUrl, { lazyConnect: true });
   for (const connection of [publisher, subscriber]) connection.on('error', (error: unknown) => onError(error, {}));
