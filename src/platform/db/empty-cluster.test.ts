@@ -22,6 +22,17 @@ describe('the empty cluster', () => {
     expect(await ensureEmptyCluster(cluster)).toBe(false);
   });
 
+  it('keeps the cluster another run made meanwhile, and leaves no staging folder of its own', async () => {
+    const target = path.join(root, 'raced', 'pglite-cluster-test');
+    mkdirSync(path.dirname(target), { recursive: true });
+    const making = ensureEmptyCluster(target); // runs PGlite's initdb for a few seconds
+    seedFromEmptyCluster(target, cluster); // meanwhile "another run" finishes first
+    writeFileSync(path.join(target, 'theirs'), '');
+    expect(await making).toBe(false);
+    expect(existsSync(path.join(target, 'theirs'))).toBe(true);
+    expect(readdirSync(path.dirname(target))).toEqual(['pglite-cluster-test']);
+  });
+
   it("once made, leaves no other version's cluster beside it, but never one another build is making", () => {
     const cache = path.join(root, 'cache');
     for (const name of ['pglite-cluster-0.5.14', 'pglite-cluster-0.4.1', 'pglite-cluster-0.6.0.making-4242', 'other']) mkdirSync(path.join(cache, name), { recursive: true });

@@ -39,10 +39,19 @@ export async function ensureEmptyCluster(target = emptyClusterPath()): Promise<b
   const database = new PGlite(staging);
   await database.waitReady;
   await database.close();
-  rmSync(target, { recursive: true, force: true });
-  renameSync(staging, target);
+  // Another build or test run may have made it meanwhile: theirs is kept (a start may be copying it).
+  if (!isCluster(target)) {
+    rmSync(target, { recursive: true, force: true }); // a folder there that is not a cluster
+    try {
+      renameSync(staging, target);
+    } catch (error) {
+      if (!isCluster(target)) throw error;
+    }
+  }
+  const made = !existsSync(staging);
+  rmSync(staging, { recursive: true, force: true });
   removeOtherClusters(target);
-  return true;
+  return made;
 }
 
 /** The clusters of other PGlite versions beside `target` (not one another build is making). */
