@@ -1,9 +1,9 @@
 // Builds what a test run shares, once: the compiled service and the embedded database's empty cluster
 // (as the start command's prestart does; tests that start service processes run them) and one migrated
 // database template: a PGlite data-dir folder and its tarball by default, or a template database on the
-// PostgreSQL server when TEST_DATABASE_URL is set. Each test file clones it. The template holds pg-boss's schema as a service's
-// first start leaves it (the queues' rows aside), so a file's queue or a process's start does not make
-// it again (about 0.4 s of CPU each).
+// PostgreSQL server when TEST_DATABASE_URL is set. Each test file clones it. The template holds
+// pg-boss's schema as a service's first start leaves it (the queues' rows aside), so a file's queue or a
+// process's start does not make it again (about 0.4 s of CPU each).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

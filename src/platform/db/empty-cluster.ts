@@ -40,16 +40,17 @@ export async function ensureEmptyCluster(target = emptyClusterPath()): Promise<b
   await database.waitReady;
   await database.close();
   // Another build or test run may have made it meanwhile: theirs is kept (a start may be copying it).
+  let made = false;
   if (!isCluster(target)) {
     rmSync(target, { recursive: true, force: true }); // a folder there that is not a cluster
     try {
       renameSync(staging, target);
+      made = true;
     } catch (error) {
       if (!isCluster(target)) throw error;
     }
   }
-  const made = !existsSync(staging);
-  rmSync(staging, { recursive: true, force: true });
+  if (!made) rmSync(staging, { recursive: true, force: true });
   removeOtherClusters(target);
   return made;
 }
@@ -75,7 +76,8 @@ export function seedFromEmptyCluster(dataDir: string, cluster: string): boolean 
     if (readdirSync(dataDir).length > 0) return false;
     rmdirSync(dataDir);
   }
-  const staging = `${dataDir}.seeding-${process.pid}`;
+  // One start at a time opens a data folder: a copy a stopped start left here is replaced.
+  const staging = `${dataDir}.seeding`;
   rmSync(staging, { recursive: true, force: true });
   // A copy-on-write clone where the file system has them, a plain copy elsewhere.
   cpSync(cluster, staging, { recursive: true, mode: constants.COPYFILE_FICLONE });
