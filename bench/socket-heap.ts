@@ -3,8 +3,9 @@
 // (modules/conversations/socket-events.ts: a token, REGISTER) on a bare node:http server and the memory
 // bus; a child process opens BENCH_SOCKETS (4,000) websocket sockets that REGISTER as the web client
 // does (over 20 people); heap used after forced collections, before against after, over their number.
-// BENCH_BARE=1 runs Socket.IO's own minimum instead of the service's rules (a REGISTER answered, nothing
-// kept): what is left is Socket.IO's, Engine.IO's and the WebSocket engine's (ws-engine.ts).
+// BENCH_BARE=1 runs the socket server's own minimum instead of the service's rules (every connection
+// accepted, a REGISTER answered, nothing kept): what is left is the engine's, the socket layer's and the
+// WebSocket engine's (engine-io.ts, socket-io.ts, ws-engine.ts) and the TCP socket's.
 // BENCH_SNAPSHOT=<dir> writes a heap snapshot before and after, to see what each socket keeps (compare
 // them in Chrome's DevTools, "Comparison").
 //   node --expose-gc --import tsx bench/socket-heap.ts
@@ -62,9 +63,14 @@ async function measure(): Promise<void> {
   const server = http.createServer((_, res) => res.end());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const { io } = await createSocketServer(server);
-  if (process.env.BENCH_BARE) io.on('connection', (socket) => socket.on('REGISTER', () => socket.emit('connect_success', {})));
-  else await attachStreamSockets({ io, bus: createMemoryBus(), verify: async (token) => personOf(token) });
+  if (process.env.BENCH_BARE) {
+    createSocketServer(server, {
+      authorize: async () => ({}),
+      event: (socket, event) => {
+        if (event === 'REGISTER') socket.emit('connect_success', {});
+      },
+    });
+  } else await attachStreamSockets({ httpServer: server, bus: createMemoryBus(), verify: async (token) => personOf(token) });
 
   const heapUsed = async (label: string) => {
     for (let i = 0; i < 3; i++) {
@@ -79,7 +85,7 @@ async function measure(): Promise<void> {
   await new Promise((resolve) => child.once('message', resolve));
   await sleep(2_000);
   const after = await heapUsed('after');
-  console.log(`${process.env.BENCH_BARE ? 'bare Socket.IO' : 'the service\'s sockets'}: ${COUNT} idle sockets, ${((after - before) / COUNT / 1024).toFixed(2)} KB of live heap each`);
+  console.log(`${process.env.BENCH_BARE ? 'the bare socket server' : 'the service\'s sockets'}: ${COUNT} idle sockets, ${((after - before) / COUNT / 1024).toFixed(2)} KB of live heap each`);
   child.kill();
   process.exit(0);
 }

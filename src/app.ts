@@ -17,7 +17,6 @@ import { registerJsonParser } from './platform/http/json-parser.js';
 import { registerOpenApi } from './platform/http/openapi.js';
 import type { App } from './platform/http/schemas.js';
 import { registerMetrics } from './platform/metrics/metrics.js';
-import { createSocketServer } from './platform/realtime/socket.js';
 import { createPersonTabs } from './platform/realtime/person-tabs.js';
 import type { Platform } from './platform/platform.js';
 import { defineJobs } from './jobs.js';
@@ -133,11 +132,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.addHook('onClose', () => cache.close());
   const auth = createAuthService({ db: database.db, tokens: createTokenSigner(config.jwtSecret), profiles, cache });
   registerAuthGuard(app, auth, [launchScopeCheck, mustChangePasswordCheck]);
-  const sockets = await createSocketServer(app.server, { redis: deps.bus.redis, onError: (error) => app.log.error({ err: error }, 'socket.io redis') });
-  const streams = await attachStreamSockets({ io: sockets.io, bus: deps.bus, verify: auth.verify, registerTimeoutMs: deps.socketRegisterTimeoutMs });
+  const streams = await attachStreamSockets({ httpServer: app.server, bus: deps.bus, verify: auth.verify, registerTimeoutMs: deps.socketRegisterTimeoutMs });
   app.decorate('streams', streams);
   // Open sockets would keep the HTTP server from closing: drop them before it closes.
-  app.addHook('preClose', async () => sockets.close());
+  app.addHook('preClose', async () => streams.closeSockets());
   app.addHook('onClose', async () => streams.close());
   // A Socket.IO turn runs on the process holding its socket; other processes hand theirs over.
   const handoff = await createTurnHandoff({ bus: deps.bus, holds: streams.holds, log: app.log });

@@ -2,12 +2,13 @@
 // cancel_request / cancel_streaming, and the StreamRouter the Q&A route uses to stream to a socket of
 // this process (a turn runs where its socket is: turn-handoff.ts) and to hear a cancel received by any
 // process (through the event bus).
-import type { Server, Socket } from 'socket.io';
+import type { Server as HttpServer } from 'node:http';
 import { z } from 'zod';
 import type { VerifyToken } from '../../platform/http/auth-guard.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
 import type { SocketEmit } from '../../platform/realtime/client-frames.js';
-import { compactListeners } from '../../platform/realtime/socket.js';
+import { createSocketServer } from '../../platform/realtime/socket.js';
+import { ConnectRefusal, type Handshake, type RealtimeSocket } from '../../platform/realtime/socket-io.js';
 import { AUTH_INVALIDATE_CHANNEL, authInvalidation, type AuthInvalidation } from '../auth/session-cache.js';
 
 export const SOCKET_EVENTS = {
@@ -63,6 +64,8 @@ declare module '../../platform/realtime/bus.js' {
 
 /** What a socket carries (socket.data). */
 interface SocketData {
+  /** The token it connected with: a revocation checks it again. */
+  token: string;
   sessionUserId: string;
   sessionId: string;
   /** The user this socket registered for (REGISTER), null before or after UNSUBSCRIBE. */
@@ -71,7 +74,7 @@ interface SocketData {
   launchTwinId: string | null;
 }
 
-type StreamSocket = Socket<Record<string, (payload: unknown) => void>, Record<string, (payload: unknown) => void>, Record<string, never>, SocketData>;
+type StreamSocket = RealtimeSocket<SocketData>;
 
 export interface StreamRouter {
   /** This process holds the socket and it is registered for this user. */
@@ -88,8 +91,9 @@ export interface StreamRouter {
   /** Ends the answer on this socket (forgets its cancel_streaming state). */
   endAnswer(socketId: string): void;
   /**
-   * Sends an event to every registered socket (tab) of a user, on any process: the full sessions' tabs,
-   * and the launch sessions' tabs of `twinId` (the twin the event is of), never another twin's.
+   * Sends an event to every registered socket (tab) of a user on this process: the full sessions' tabs,
+   * and the launch sessions' tabs of `twinId` (the twin the event is of), never another twin's. The
+   * person's tabs on other processes hear it through the bus (platform/realtime/person-tabs.ts).
    */
   emitToUser(userId: string, twinId: string, ...emit: SocketEmit): void;
   /**
@@ -99,6 +103,8 @@ export interface StreamRouter {
   onCancel(target: { userId: string; socketId?: string; twinId?: string | null }, handler: (cancel: CancelRequest) => void): () => void;
   /** Serves RESUME_STREAM of registered sockets (answer-resume.ts); the signal aborts when the socket goes. */
   serveResume(handler: ResumeHandler): void;
+  /** Disconnects this process's sockets and stops serving new ones (before the HTTP server closes). */
+  closeSockets(): void;
   close(): Promise<void>;
 }
 
@@ -108,7 +114,8 @@ export type ResumeHandler = (request: { userId: string; launchTwinId: string | n
 const resumePayload = z.object({ historyId: z.string().min(1).max(100), afterSeq: z.number().int().min(0).default(0) });
 
 export interface StreamSocketsDeps {
-  io: Server;
+  /** The app's HTTP server: the sockets are served on it under /socket.io/. */
+  httpServer: HttpServer;
   bus: EventBus;
   verify: VerifyToken;
   /** REGISTER_TIMEOUT_MS unless given (tests). */
@@ -122,44 +129,40 @@ const userRoom = (userId: string) => `user:${userId}`;
 const launchRoom = (userId: string, twinId: string) => `user:${userId}:twin:${twinId}`;
 const roomOf = (userId: string, launchTwinId: string | null) => (launchTwinId ? launchRoom(userId, launchTwinId) : userRoom(userId));
 
-export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs = REGISTER_TIMEOUT_MS }: StreamSocketsDeps): Promise<StreamRouter> {
+export async function attachStreamSockets({ httpServer, bus, verify, registerTimeoutMs = REGISTER_TIMEOUT_MS }: StreamSocketsDeps): Promise<StreamRouter> {
   /** Answers streaming from this process, by socket id: muted once cancel_streaming arrived. */
   const answers = new Map<string, { muted: boolean }>();
   const cancelHandlers = new Set<{ userId: string; socketId?: string; twinId?: string | null; handler: (cancel: CancelRequest) => void }>();
-  /** Tokens of this process's sockets, kept here (never in socket data, which crosses processes). */
-  const tokens = new WeakMap<StreamSocket, string>();
   let resumeHandler: ResumeHandler | undefined;
 
-  io.use(async (raw, next) => {
-    const socket = raw as StreamSocket;
-    const token = handshakeToken(socket);
-    if (!token) return next(refusal(SOCKET_MESSAGES.authRequired));
+  async function authorize(handshake: Handshake): Promise<SocketData> {
+    const token = handshakeToken(handshake);
+    if (!token) throw refusal(SOCKET_MESSAGES.authRequired);
     const actor = await verify(token).catch(() => null);
-    if (!actor) return next(refusal(SOCKET_MESSAGES.invalidToken));
-    socket.data = { sessionUserId: actor.userId, sessionId: actor.sessionId, userId: null, launchTwinId: actor.launchScope?.twinId ?? null };
-    tokens.set(socket, token);
-    next();
-  });
+    if (!actor) throw refusal(SOCKET_MESSAGES.invalidToken);
+    return { token, sessionUserId: actor.userId, sessionId: actor.sessionId, userId: null, launchTwinId: actor.launchScope?.twinId ?? null };
+  }
 
   /**
    * Sockets connected but not yet registered → their REGISTER deadline. A registered socket keeps no
-   * timer, closure or listener of its own: every socket shares the handlers below (`this` is the socket),
-   * so 10,000 idle tabs cost what Socket.IO itself keeps for them (docs/decisions.md, "Idle sockets").
+   * timer, closure or listener of its own: every socket shares the handlers below, so 10,000 idle tabs
+   * cost what the socket server keeps for them (docs/decisions.md, "Idle sockets").
    */
   const deadlines = new Map<StreamSocket, NodeJS.Timeout>();
 
   function registerTimedOut(socket: StreamSocket): void {
     deadlines.delete(socket);
-    socket.off('disconnect', goneBeforeRegister);
     // A socket that never registers can receive nothing: tell the client why, then let it go.
     const message = SOCKET_MESSAGES.registerTimeout(Number((registerTimeoutMs / 1000).toFixed(1)));
     socket.emit(SOCKET_EVENTS.connectTimeout, { success: false, message, code: 'REGISTER_TIMEOUT' });
     socket.disconnect(true);
   }
 
-  function goneBeforeRegister(this: StreamSocket): void {
-    clearTimeout(deadlines.get(this));
-    deadlines.delete(this);
+  function gone(socket: StreamSocket): void {
+    const deadline = deadlines.get(socket);
+    if (deadline === undefined) return;
+    clearTimeout(deadline);
+    deadlines.delete(socket);
   }
 
   function register(socket: StreamSocket, payload: unknown): void {
@@ -170,21 +173,14 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
       fail(socket, SOCKET_MESSAGES.userMismatch, 'SOCKET_USER_MISMATCH');
       return;
     }
-    const deadline = deadlines.get(socket);
-    if (deadline) {
-      clearTimeout(deadline);
-      deadlines.delete(socket);
-      socket.off('disconnect', goneBeforeRegister);
-      // Removing that listener turned the socket's listener table back into a dictionary (~0.3 KB).
-      compactListeners(socket);
-    }
+    gone(socket);
     socket.data.userId = parsed.data.userId;
-    void socket.join(roomOf(parsed.data.userId, socket.data.launchTwinId));
+    socket.join(roomOf(parsed.data.userId, socket.data.launchTwinId));
     socket.emit(SOCKET_EVENTS.connectSuccess, { success: true, message: SOCKET_MESSAGES.registered, socketId: socket.id });
   }
 
   function unsubscribe(socket: StreamSocket): void {
-    if (socket.data.userId) void socket.leave(roomOf(socket.data.userId, socket.data.launchTwinId));
+    if (socket.data.userId) socket.leave(roomOf(socket.data.userId, socket.data.launchTwinId));
     socket.data.userId = null;
   }
 
@@ -204,31 +200,32 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
     if (!resumeHandler) return fail(socket, 'Resuming is not available', 'RESUME_FAILED');
     const gone = new AbortController();
     const abort = () => gone.abort();
-    socket.once('disconnect', abort);
+    socket.onGone(abort);
     resumeHandler({ userId, launchTwinId: socket.data.launchTwinId, socketId: socket.id, ...parsed.data }, gone.signal)
       .catch((error: unknown) => {
         const { message, code } = error as { message?: string; code?: string };
         fail(socket, message ?? 'The answer could not be resumed', code ?? 'RESUME_FAILED');
       })
       // A socket that resumes many answers in its life keeps no listener of each.
-      .finally(() => socket.off('disconnect', abort));
+      .finally(() => socket.offGone(abort));
   }
 
-  /** Every event of every socket, through one listener (Socket.IO's catch-all) rather than one closure per event and socket. */
-  function onEvent(this: StreamSocket, event: string, payload?: unknown): void {
-    if (event === SOCKET_EVENTS.register) register(this, payload);
-    else if (event === SOCKET_EVENTS.unsubscribe) unsubscribe(this);
-    else if (event === SOCKET_EVENTS.resumeStream) resume(this, payload);
-    else if (event === SOCKET_EVENTS.cancelRequest) relayCancel(this, TURN_CANCEL_CHANNEL);
-    else if (event === SOCKET_EVENTS.cancelStreaming) relayCancel(this, STREAM_CANCEL_CHANNEL);
+  /** Every event of every socket, through one function rather than one closure per event and socket. */
+  function onEvent(socket: StreamSocket, event: string, payload?: unknown): void {
+    if (event === SOCKET_EVENTS.register) register(socket, payload);
+    else if (event === SOCKET_EVENTS.unsubscribe) unsubscribe(socket);
+    else if (event === SOCKET_EVENTS.resumeStream) resume(socket, payload);
+    else if (event === SOCKET_EVENTS.cancelRequest) relayCancel(socket, TURN_CANCEL_CHANNEL);
+    else if (event === SOCKET_EVENTS.cancelStreaming) relayCancel(socket, STREAM_CANCEL_CHANNEL);
   }
 
-  io.on('connection', (raw) => {
-    const socket = raw as StreamSocket;
-    deadlines.set(socket, setTimeout(registerTimedOut, registerTimeoutMs, socket));
-    socket.on('disconnect', goneBeforeRegister);
-    socket.onAny(onEvent);
+  const realtime = createSocketServer<SocketData>(httpServer, {
+    authorize,
+    connection: (socket) => void deadlines.set(socket, setTimeout(registerTimedOut, registerTimeoutMs, socket)),
+    event: onEvent,
+    gone,
   });
+  const { sockets } = realtime;
 
   const offCancel = await bus.subscribe(
     TURN_CANCEL_CHANNEL,
@@ -261,17 +258,15 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
   );
 
   async function recheckSockets(change: AuthInvalidation): Promise<void> {
-    for (const raw of io.of('/').sockets.values()) {
-      const socket = raw as StreamSocket;
+    for (const socket of [...sockets.sockets.values()]) {
       const hit = 'userId' in change ? socket.data.sessionUserId === change.userId : change.sessionIds.includes(socket.data.sessionId);
       if (!hit) continue;
-      const token = tokens.get(socket);
-      const actor = token ? await verify(token).catch(() => null) : null;
+      const actor = await verify(socket.data.token).catch(() => null);
       if (!actor || actor.userId !== socket.data.sessionUserId) socket.disconnect(true);
     }
   }
 
-  const localSocket = (socketId: string) => io.of('/').sockets.get(socketId) as StreamSocket | undefined;
+  const localSocket = (socketId: string) => sockets.sockets.get(socketId);
 
   return {
     holds(socketId, userId) {
@@ -293,7 +288,7 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
       answers.delete(socketId);
     },
     emitToUser(userId, twinId, ...[event, payload]) {
-      io.to([userRoom(userId), launchRoom(userId, twinId)]).emit(event, payload);
+      sockets.emitToRooms([userRoom(userId), launchRoom(userId, twinId)], event, payload);
     },
     onCancel(target, handler) {
       const entry = { ...target, handler };
@@ -302,6 +297,9 @@ export async function attachStreamSockets({ io, bus, verify, registerTimeoutMs =
     },
     serveResume(handler) {
       resumeHandler = handler;
+    },
+    closeSockets() {
+      realtime.close();
     },
     async close() {
       resumeHandler = undefined;
@@ -319,8 +317,7 @@ function fail(socket: StreamSocket, message: string, code: string): void {
 }
 
 /** The session token: `auth.token`, then `x-access-token`, then `Authorization: Bearer`, then `?token=`. */
-function handshakeToken(socket: Socket): string | null {
-  const { auth, headers, query } = socket.handshake;
+function handshakeToken({ auth, headers, query }: Handshake): string | null {
   const fromAuth = typeof auth?.token === 'string' ? auth.token : undefined;
   const header = headers['x-access-token'];
   const bearer = typeof headers.authorization === 'string' ? /^Bearer\s+(.+)$/i.exec(headers.authorization)?.[1] : undefined;
@@ -330,6 +327,6 @@ function handshakeToken(socket: Socket): string | null {
 }
 
 /** A refused handshake: the client's connect_error carries the message and data. */
-function refusal(message: string): Error & { data: { success: false; message: string } } {
-  return Object.assign(new Error(message), { data: { success: false as const, message } });
+function refusal(message: string): ConnectRefusal {
+  return new ConnectRefusal(message, { success: false, message });
 }

@@ -6,7 +6,6 @@
 // cannot keep a long-polling session on one process, hence this.
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import net from 'node:net';
 import { drainInFlightOnClose, rawStartingAnswer, type StartingInfo } from './starting.js';
@@ -44,21 +43,12 @@ export function processGroupSlot(): number | undefined {
   return Number.isInteger(slot) && slot >= 0 ? slot : undefined;
 }
 
-interface EngineLike {
-  generateId: (request: IncomingMessage) => string | PromiseLike<string>;
-  on(event: 'headers', listener: (headers: Record<string, string>, request: { headers: IncomingHttpHeaders }) => void): unknown;
-}
-
 /**
- * Makes a Socket.IO engine of an API process fit the group: its session ids name the slot (so the
- * primary sends the session's later requests here), and a long-polling response closes its
- * connection, so that the next request, perhaps of another tab's session, is routed again.
+ * Session ids of the Socket.IO engine of the API process in `slot`: each names the slot, so the primary
+ * sends the session's later requests to that process (`choose` below reads it back).
  */
-export function joinEngineToGroup(engine: EngineLike, slot: number): void {
-  engine.generateId = () => `${slot}-${randomBytes(15).toString('base64url')}`;
-  engine.on('headers', (headers, request) => {
-    if (!request.headers.upgrade) headers.Connection = 'close';
-  });
+export function groupSessionIds(slot: number): () => string {
+  return () => `${slot}-${randomBytes(15).toString('base64url')}`;
 }
 
 /**

@@ -1,6 +1,5 @@
-// Every open tab of a person, on every process and both transports: an event goes to the person's
-// Socket.IO sockets (the socket server's own room emit, which the Redis adapter carries to the other
-// processes) and, through the event bus, to the SSE streams each process holds for that person.
+// Every open tab of a person, on every process and both transports: an event crosses the event bus to
+// every process, and each sends it to the person's Socket.IO sockets and SSE streams it holds.
 // No business rules: what the events mean lives with their family (approval cards: modules/approvals).
 import type { EventBus } from './bus.js';
 import type { SocketEmit, SseFrame, TabEvent } from './client-frames.js';
@@ -30,15 +29,16 @@ export interface PersonTabs {
 
 export interface PersonTabsDeps {
   bus: EventBus;
-  /** Emits to every registered socket of the person on any process (full sessions', and launch sessions' of the twin). */
+  /** Emits to every registered socket of the person on this process (full sessions', and launch sessions' of the twin). */
   emitToSockets(userId: string, twinId: string, ...emit: SocketEmit): void;
   onError?: (error: unknown) => void;
 }
 
-/** What crosses the bus: the frame for the person's SSE streams on every process. */
+/** What crosses the bus: the event for the person's sockets and the frame for their SSE streams, on every process. */
 interface TabsEnvelope {
   userId: string;
   twinId: string;
+  socket: SocketEmit;
   frame: SseFrame;
   answerId?: string;
 }
@@ -63,6 +63,7 @@ export async function createPersonTabs({ bus, emitToSockets, onError = () => {} 
   const streams = new Map<string, Set<Tab>>();
   const off = await bus.subscribe(PERSON_TABS_CHANNEL, (envelope) => {
     const { userId, twinId, frame } = envelope;
+    emitToSockets(userId, twinId, ...envelope.socket);
     for (const { stream, launchTwinId, answerId } of streams.get(userId) ?? []) {
       if (!stream.closed && (!launchTwinId || launchTwinId === twinId) && !ownFrame(envelope, answerId)) stream.send(frame);
     }
@@ -70,8 +71,7 @@ export async function createPersonTabs({ bus, emitToSockets, onError = () => {} 
   return {
     async send(userId, event) {
       try {
-        emitToSockets(userId, event.twinId, ...event.socket);
-        await bus.publish(PERSON_TABS_CHANNEL, { userId, twinId: event.twinId, frame: event.frame, answerId: event.answerId });
+        await bus.publish(PERSON_TABS_CHANNEL, { userId, twinId: event.twinId, socket: event.socket, frame: event.frame, answerId: event.answerId });
       } catch (error) {
         onError(error);
       }

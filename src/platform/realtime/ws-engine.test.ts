@@ -1,13 +1,10 @@
-// The WebSocket engine under Socket.IO, spoken to in raw RFC 6455 from a TCP client: the handshake,
-// masked and fragmented messages, ping and pong, the closing handshake both ways, and the protocol
-// errors a peer is told of with their close code (1002, 1007, 1009); then Socket.IO on it (the
-// service's socket server): the upgrade from long-polling, a broadcast, disconnects from either side.
+// The WebSocket engine under the socket server, spoken to in raw RFC 6455 from a TCP client: the
+// handshake, masked and fragmented messages, ping and pong, the closing handshake both ways, and the
+// protocol errors a peer is told of with their close code (1002, 1007, 1009).
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { io as connectClient, type Socket as ClientSocket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSocketServer, SOCKET_PATH, type SocketServer } from './socket.js';
 import { WsEngine, type WsConnection } from './ws-engine.js';
 
 const MAX_PAYLOAD = 1024;
@@ -26,7 +23,7 @@ interface ServerSide {
 
 let server: http.Server;
 let port: number;
-const engine = new WsEngine({ maxPayload: MAX_PAYLOAD, noServer: true, clientTracking: false });
+const engine = new WsEngine({ maxPayload: MAX_PAYLOAD });
 const accepted: Array<(side: ServerSide) => void> = [];
 const pendingSides: ServerSide[] = [];
 const clients: RawClient[] = [];
@@ -329,70 +326,5 @@ describe('the WebSocket engine', () => {
     expect(side.messages).toEqual([]);
     expect(client.frames).toHaveLength(1);
     expect(side.errors).toHaveLength(1);
-  });
-});
-
-describe('Socket.IO on the engine', () => {
-  let ioServer: http.Server;
-  let sockets: SocketServer;
-  let url: string;
-  const clients: ClientSocket[] = [];
-
-  beforeAll(async () => {
-    ioServer = http.createServer((_, res) => res.end());
-    await new Promise<void>((resolve) => ioServer.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(ioServer.address() as AddressInfo).port}`;
-    sockets = await createSocketServer(ioServer);
-    sockets.io.on('connection', (socket) => {
-      socket.on('echo', (payload: unknown, reply?: (answer: unknown) => void) => reply?.({ payload, transport: socket.conn.transport.name }));
-      socket.on('leave', () => socket.disconnect(true));
-    });
-  });
-
-  afterAll(async () => {
-    for (const client of clients) client.close();
-    await sockets.close();
-    ioServer.closeAllConnections();
-    await new Promise((resolve) => ioServer.close(resolve));
-  });
-
-  function open(transports: Array<'polling' | 'websocket'>): Promise<ClientSocket> {
-    const client = connectClient(url, { path: SOCKET_PATH, transports, reconnection: false, forceNew: true });
-    clients.push(client);
-    return new Promise((resolve, reject) => {
-      client.once('connect', () => resolve(client));
-      client.once('connect_error', reject);
-    });
-  }
-
-  it('upgrades a long-polling session to WebSocket and carries text and binary both ways', async () => {
-    const client = await open(['polling', 'websocket']);
-    if (client.io.engine.transport.name !== 'websocket') await new Promise((resolve) => client.io.engine.once('upgrade', resolve));
-    const bytes = Buffer.from([0, 1, 2, 250, 251, 252]);
-    const answer = (await client.emitWithAck('echo', { text: 'héllo', bytes })) as { payload: { text: string; bytes: Buffer }; transport: string };
-    expect(answer.transport).toBe('websocket');
-    expect(answer.payload.text).toBe('héllo');
-    expect(Buffer.from(answer.payload.bytes).equals(bytes)).toBe(true);
-  });
-
-  it('serves a WebSocket-only client, a broadcast to several sockets, answers the server awaits, and a disconnect from either side', async () => {
-    const [first, second] = await Promise.all([open(['websocket']), open(['websocket'])]);
-    const heard = Promise.all([first, second].map((client) => new Promise((resolve) => client.once('news', resolve))));
-    sockets.io.emit('news', { headline: 'one frame for all' });
-    expect(await heard).toEqual([{ headline: 'one frame for all' }, { headline: 'one frame for all' }]);
-
-    // The server awaits an answer from one socket (its table of acknowledgements is made then).
-    second.on('question', (text: string, answer: (reply: string) => void) => answer(`${text} yes`));
-    const serverSecond = sockets.io.sockets.sockets.get(second.id!)!;
-    expect(await serverSecond.timeout(5_000).emitWithAck('question', 'still there?')).toBe('still there? yes');
-    expect(await serverSecond.timeout(5_000).emitWithAck('question', 'and now?')).toBe('and now? yes');
-
-    const leftByServer = new Promise((resolve) => first.once('disconnect', resolve));
-    first.emit('leave');
-    expect(await leftByServer).toBe('io server disconnect');
-
-    const leftByClient = new Promise((resolve) => serverSecond.once('disconnect', resolve));
-    second.disconnect();
-    expect(await leftByClient).toBe('client namespace disconnect');
   });
 });

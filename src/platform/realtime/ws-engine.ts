@@ -1,16 +1,15 @@
-// A small WebSocket server (RFC 6455) for Socket.IO's Engine.IO, passed as its `wsEngine`: Engine.IO
-// calls `handleUpgrade(request, socket, head, done)` and speaks to the connection through `send`,
-// `close`, `on('message' | 'close' | 'error')` and `_socket`, as it does to a `ws` WebSocket.
+// A small WebSocket server (RFC 6455) under the Socket.IO engine (engine-io.ts): `handleUpgrade(request,
+// socket, head, done)` answers the upgrade, and the engine speaks to the connection through `send`,
+// `sendFrame`, `close`, `terminate` and `on('message' | 'close' | 'error')`.
 //
 // Why not `ws`: an idle `ws` connection keeps about 3 KB of its own beside the TCP socket (the
 // WebSocket with its bound listeners, a Receiver that is a Writable stream, a Sender), the largest
-// part of an idle Socket.IO socket (docs/decisions.md, "Idle sockets"). Here a connection is one
+// part of an idle socket then (docs/decisions.md, "Idle sockets"). Here a connection is one
 // small object kept on the `net.Socket`: frames are parsed in the socket's 'data' listener, which is
 // one function shared by every connection (it finds its connection on the socket), and written with
-// one `socket.write` each. No compression (Engine.IO is told `perMessageDeflate: false`), no
-// extensions, no subprotocol choice beyond the first offered; the server never fragments.
+// one `socket.write` each. No compression, no extensions, no subprotocol choice beyond the first
+// offered; the server never fragments.
 import { createHash } from 'node:crypto';
-import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -55,15 +54,12 @@ const kConnection = Symbol('ws-engine connection');
 type EngineSocket = Socket & { [kConnection]?: WsConnection };
 
 export interface WsEngineOptions {
-  /** The largest message accepted, in bytes (Engine.IO passes its `maxHttpBufferSize`); larger closes with 1009. */
+  /** The largest message accepted, in bytes (the engine's `maxPayload`); larger closes with 1009. */
   maxPayload?: number;
-  perMessageDeflate?: unknown;
-  noServer?: boolean;
-  clientTracking?: boolean;
 }
 
 /**
- * One WebSocket connection. Its listeners are kept in three fields (Engine.IO listens to three
+ * One WebSocket connection. Its listeners are kept in three fields (the engine listens to three
  * events) instead of an EventEmitter's table; its parse state is a few fields.
  */
 export class WsConnection {
@@ -73,11 +69,10 @@ export class WsConnection {
   static readonly CLOSED = CLOSED;
 
   readyState: number = OPEN;
-  /** Engine.IO reads the remote address from here. */
   _socket: Socket;
   protocol: string;
-  /** Kept for `ws` compatibility: binary messages are always Buffers. */
-  binaryType = 'nodebuffer';
+  /** Whatever the engine above keeps for this connection (engine-io.ts: its session). */
+  owner: unknown = null;
   private readonly maxPayload: number;
   private messageListeners: Listeners = undefined;
   private closeListeners: Listeners = undefined;
@@ -101,11 +96,6 @@ export class WsConnection {
     this._socket = socket;
     this.protocol = protocol;
     this.maxPayload = maxPayload;
-  }
-
-  /** What Socket.IO's adapter uses to send a frame it encoded once for every socket of a broadcast. */
-  get _sender(): this {
-    return this;
   }
 
   on(event: string, listener: Listener): this {
@@ -175,21 +165,9 @@ export class WsConnection {
     this.writeFrame(Opcode.Binary, payload, callback);
   }
 
-  /** A frame already encoded (`ws`'s `Sender.frame` output: the header and payload, or both in one buffer). */
-  sendFrame(list: Buffer[], callback?: WriteCallback): void {
-    if (this.readyState !== OPEN) {
-      if (callback) process.nextTick(callback, new Error(`WebSocket is not open: readyState ${this.readyState}`));
-      return;
-    }
-    const socket = this._socket;
-    if (list.length === 1) {
-      socket.write(list[0]!, callback);
-      return;
-    }
-    socket.cork();
-    for (let i = 0; i < list.length - 1; i++) socket.write(list[i]!);
-    socket.write(list[list.length - 1]!, callback);
-    socket.uncork();
+  /** A frame already encoded (`textFrame`): one frame written to every socket of a broadcast. */
+  sendFrame(frame: Buffer): void {
+    if (this.readyState === OPEN) this._socket.write(frame);
   }
 
   ping(data: Buffer = Buffer.alloc(0)): void {
@@ -234,12 +212,7 @@ export class WsConnection {
   }
 
   private writeText(text: string, callback?: WriteCallback): void {
-    const length = Buffer.byteLength(text);
-    const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
-    const frame = Buffer.allocUnsafe(headerLength + length);
-    writeHeader(frame, Opcode.Text, length);
-    frame.write(text, headerLength);
-    this._socket.write(frame, callback);
+    this._socket.write(textFrame(text), callback);
   }
 
   private writeFrame(opcode: Opcode, payload: Buffer, callback?: WriteCallback): void {
@@ -472,6 +445,16 @@ function remove(listeners: Listeners, listener: Listener): Listeners {
   return rest.length === 0 ? undefined : rest.length === 1 ? rest[0] : rest;
 }
 
+/** An unmasked, unfragmented text frame of `text`: what the server sends. */
+export function textFrame(text: string): Buffer {
+  const length = Buffer.byteLength(text);
+  const headerLength = length < 126 ? 2 : length < 65536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(headerLength + length);
+  writeHeader(frame, Opcode.Text, length);
+  frame.write(text, headerLength);
+  return frame;
+}
+
 function writeHeader(frame: Buffer, opcode: number, length: number): void {
   frame[0] = 0x80 | opcode;
   if (length < 126) frame[1] = length;
@@ -515,17 +498,11 @@ function refuse(socket: Duplex, status: number, message: string, extra = ''): vo
   socket.destroy();
 }
 
-/**
- * The server side Engine.IO creates (`new wsEngine({ noServer, maxPayload, ... })`). It emits
- * 'headers' (the response's header lines, the request) before answering an upgrade, so Engine.IO can
- * add its own.
- */
-export class WsEngine extends EventEmitter {
+/** Answers WebSocket upgrades: a connection is made for each valid one and handed to `done`. */
+export class WsEngine {
   private readonly maxPayload: number;
 
   constructor(options: WsEngineOptions = {}) {
-    super();
-    if (options.perMessageDeflate) throw new Error('this WebSocket engine does not compress (perMessageDeflate)');
     this.maxPayload = options.maxPayload ?? 100 * 1024 * 1024;
   }
 
@@ -547,7 +524,6 @@ export class WsEngine extends EventEmitter {
     const accept = createHash('sha1').update(key + GUID).digest('base64');
     const headers = ['HTTP/1.1 101 Switching Protocols', 'Upgrade: websocket', 'Connection: Upgrade', `Sec-WebSocket-Accept: ${accept}`];
     if (protocol) headers.push(`Sec-WebSocket-Protocol: ${protocol}`);
-    this.emit('headers', headers, request);
     socket.write(headers.concat('\r\n').join('\r\n'));
 
     const connection = new WsConnection(socket, protocol, this.maxPayload);
@@ -560,10 +536,5 @@ export class WsEngine extends EventEmitter {
     done(connection, request);
     if (head.length > 0) connection.receive(head);
     socket.resume();
-  }
-
-  /** Engine.IO calls this when its HTTP server closes: connections are its to close. */
-  close(callback?: () => void): void {
-    if (callback) process.nextTick(callback);
   }
 }
