@@ -1,9 +1,15 @@
 // Run by the start commands (npm start's prestart): compiles the service's TypeScript (src/, tests
 // left out) into dist/ when the output is missing or older than any of its sources, so production runs
-// plain JavaScript with no loader at run time. One file out per file in (no bundle): dist/ mirrors src/
-// at the same depth, so paths a module finds beside itself (migrations, worker modules, web/dist) hold.
+// plain JavaScript with no loader at run time. Each module a process or thread starts from (ENTRIES) is
+// bundled with everything of src/ it imports into one file at its own place (dist/ mirrors src/: main.js,
+// platform/db/pglite-worker.js, ...; what main.js imports lazily, in `lazy-*.js` beside it); packages stay
+// in node_modules. A start then reads and links a few files of ours instead of hundreds
+// (docs/decisions.md, "The service as deployed"). A module that finds a
+// file beside itself (`import.meta.url`, `import.meta.dirname`: the migrations, the worker modules, the
+// embed page's files) is told its own place under dist/, not the bundle's, so those paths hold as in src/.
 // The output is written beside dist/ and swapped in whole, so a process never starts from half of it.
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,6 +25,33 @@ function isAsset(file) {
 
 function isCode(file) {
   return file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.endsWith('.d.ts');
+}
+
+/** What a process or a thread starts from: the entry, the database thread, the CPU pool's worker and its tasks, the prestart's cluster maker. */
+export const ENTRIES = ['main.ts', 'platform/db/pglite-worker.ts', 'platform/db/empty-cluster.ts', 'platform/workers/cpu-worker.ts', 'modules/files/cpu-tasks.ts'];
+
+/**
+ * Rewrites `import.meta.url` and `import.meta.dirname` in each module of one bundle into the module's own
+ * place under dist/, from the bundle's (whose `import.meta` is the only one at run time).
+ */
+function ownPlace(bundleDir) {
+  return {
+    name: 'own-place',
+    setup(build) {
+      build.onLoad({ filter: /\.ts$/ }, async ({ path: file }) => {
+        const contents = await readFile(file, 'utf8');
+        if (!contents.includes('import.meta.')) return { contents, loader: 'ts' };
+        const built = path.join(OUTPUT, path.relative(SOURCE, file)).replace(/\.ts$/, '.js');
+        const relative = (target) => `./${path.relative(bundleDir, target).split(path.sep).join('/')}`;
+        return {
+          loader: 'ts',
+          contents: contents
+            .replaceAll('import.meta.url', `new URL(${JSON.stringify(relative(built))}, import.meta.url).href`)
+            .replaceAll('import.meta.dirname', `__serviceBesideBundle(${JSON.stringify(relative(path.dirname(built)))}, import.meta.dirname)`),
+        };
+      });
+    },
+  };
 }
 
 function walk(directory, visit) {
@@ -54,16 +87,28 @@ export async function buildServer() {
   });
   const staging = `${OUTPUT}.building-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
-  await build({
-    entryPoints,
-    outdir: staging,
-    outbase: SOURCE,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: 'linked',
-    logLevel: 'warning',
-  });
+  for (const entry of ENTRIES) {
+    const bundleDir = path.dirname(path.join(OUTPUT, entry));
+    // The entry's own lazy imports stay lazy: what main.ts loads after it listens is in files beside it
+    // (`lazy-*.js`, in its folder, so the places above hold for them too), read when first imported.
+    const lazy = entry === 'main.ts';
+    await build({
+      entryPoints: [path.join(SOURCE, entry)],
+      ...(lazy
+        ? { outdir: path.join(staging, path.dirname(entry)), splitting: true, chunkNames: 'lazy-[name]-[hash]' }
+        : { outfile: path.join(staging, entry.replace(/\.ts$/, '.js')) }),
+      bundle: true,
+      packages: 'external',
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      sourcemap: 'linked',
+      logLevel: 'warning',
+      plugins: [ownPlace(bundleDir)],
+      // The one helper the rewritten `import.meta.dirname` needs: the bundle's folder joined with a relative path.
+      banner: { js: "import { join as __serviceJoinPath } from 'node:path'; const __serviceBesideBundle = (relative, dir) => __serviceJoinPath(dir, relative);" },
+    });
+  }
   for (const asset of assets) {
     mkdirSync(path.dirname(path.join(staging, asset)), { recursive: true });
     cpSync(path.join(SOURCE, asset), path.join(staging, asset));
@@ -73,14 +118,14 @@ export async function buildServer() {
   if (existsSync(OUTPUT)) renameSync(OUTPUT, previous);
   renameSync(staging, OUTPUT);
   rmSync(previous, { recursive: true, force: true });
-  return entryPoints.length;
+  return { entries: ENTRIES.length, sources: entryPoints.length };
 }
 
 export async function ensureServerBuilt() {
   if (!needsServerBuild()) return false;
   const started = Date.now();
-  const files = await buildServer();
-  console.log(`service: compiled ${files} files into dist/ in ${Date.now() - started} ms (missing or older than src/)`);
+  const { entries, sources } = await buildServer();
+  console.log(`service: compiled ${sources} files into ${entries} bundles in dist/ in ${Date.now() - started} ms (missing or older than src/)`);
   return true;
 }
 

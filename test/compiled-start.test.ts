@@ -1,13 +1,14 @@
 // Production runs compiled JavaScript: `npm start` runs node on dist/ (built by its prestart when
 // missing or stale, scripts/build-server.mjs), with no TypeScript loader. Shown here: the start
-// commands name dist/main.js and no loader; the output holds every module of src/ and its other files;
+// commands name dist/main.js and no loader; the output holds a bundle for each module a process or thread
+// starts from, whose every import of ours is a file of the output, and every other file of src/;
 // and that output alone (no src/, as the image ships it) starts on a fresh data folder, creates the first
 // administrator and answers them.
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { needsServerBuild } from '../scripts/build-server.mjs';
+import { ENTRIES, needsServerBuild } from '../scripts/build-server.mjs';
 import { startProcess, stopProcess, type ServiceProcess } from './support/processes.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -35,13 +36,20 @@ describe('the compiled service', () => {
     expect(scripts.dev).toContain('tsx watch src/main.ts');
   });
 
-  it('holds a module for every source module, every other file of src/ as is, and is not older than its sources', () => {
-    const sources = files(path.join(ROOT, 'src')).filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'));
+  it('holds a bundle for every entry, each import of ours a file beside it, every other file of src/ as is, and is not older than its sources', () => {
     const built = new Set(files(path.join(ROOT, 'dist')));
-    const missing = sources.map((file) => file.replace(/\.ts$/, '.js')).filter((file) => !built.has(file));
-    expect(missing).toEqual([]);
-    // Every other file travels as is: the migrations, the embed page's browser files.
+    expect(ENTRIES.map((entry) => entry.replace(/\.ts$/, '.js')).filter((file) => !built.has(file))).toEqual([]);
     const assets = files(path.join(ROOT, 'src')).filter((file) => !file.endsWith('.ts'));
+    // Our code is the bundles and what main.js loads lazily (lazy-*.js beside it), not a module a source file.
+    const code = [...built].filter((file) => file.endsWith('.js') && !assets.includes(file));
+    expect(code.filter((file) => !ENTRIES.includes(file.replace(/\.js$/, '.ts')) && !/^lazy-[\w-]+\.js$/.test(file))).toEqual([]);
+    for (const file of code) {
+      const text = readFileSync(path.join(ROOT, 'dist', file), 'utf8');
+      for (const [, target] of text.matchAll(/(?:from|import\()\s*"(\.{1,2}\/[^"]+)"/g)) {
+        expect(built.has(path.join(path.dirname(file), target!)), `${file} imports ${target}`).toBe(true);
+      }
+    }
+    // Every other file travels as is: the migrations, the embed page's browser files.
     expect(assets.filter((file) => file.startsWith('platform/db/migrations/')).length).toBeGreaterThan(0);
     expect(assets.filter((file) => !built.has(file))).toEqual([]);
     expect(needsServerBuild()).toBe(false);
