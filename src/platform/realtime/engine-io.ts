@@ -44,7 +44,8 @@ export interface EngineOptions {
 
 /** What the socket layer hears from the engine. */
 export interface EngineHandler {
-  open(session: EngineSession, request: IncomingMessage): void;
+  /** A session opened by `request`, whose query is already parsed. */
+  open(session: EngineSession, request: IncomingMessage, query: URLSearchParams): void;
   message(session: EngineSession, text: string): void;
   closed(session: EngineSession, reason: string): void;
 }
@@ -104,8 +105,7 @@ export class EngineSession {
    * session.
    */
   sendFramed(text: string, frame: Buffer): void {
-    if (this.state !== OPEN) return;
-    if (this.ws) this.ws.sendFrame(frame);
+    if (this.ws && this.state === OPEN) this.ws.sendFrame(frame);
     else this.sendPacket('4' + text);
   }
 
@@ -117,6 +117,14 @@ export class EngineSession {
     }
     (this.queue ??= []).push(packet);
     if (this.poll) this.flushPoll();
+  }
+
+  /** Forgets the WebSocket being probed for an upgrade (it failed, timed out, closed or took over); returns it. */
+  endUpgrade(): WsConnection | null {
+    const connection = this.upgrading;
+    this.upgrading = null;
+    this.upgradeProbed = false;
+    return connection;
   }
 
   claim(owner: unknown): void {
@@ -189,7 +197,7 @@ export class Engine {
     if (sid === null) {
       if (request.method !== 'GET') return this.refuse(request, response, EngineError.badHandshakeMethod);
       if (transport === 'websocket') return this.refuse(request, response, EngineError.badRequest);
-      return this.handshakePolling(request, response);
+      return this.handshakePolling(request, response, query);
     }
     const session = this.sessions.get(sid);
     if (!session) return this.refuse(request, response, EngineError.unknownSid);
@@ -208,7 +216,7 @@ export class Engine {
     const sid = query.get('sid');
     if (sid === null) {
       if (request.method !== 'GET') return abortUpgrade(socket, EngineError.badHandshakeMethod);
-      this.ws.handleUpgrade(request, socket, head, (connection) => this.openWebSocket(connection, request));
+      this.ws.handleUpgrade(request, socket, head, (connection) => this.openWebSocket(connection, request, query));
       return;
     }
     const session = this.sessions.get(sid);
@@ -241,18 +249,18 @@ export class Engine {
     );
   }
 
-  private handshakePolling(request: IncomingMessage, response: ServerResponse): void {
+  private handshakePolling(request: IncomingMessage, response: ServerResponse, query: URLSearchParams): void {
     const session = this.newSession(Date.now());
     this.respondText(response, this.openPacket(session, ['websocket']), request);
-    this.handler.open(session, request);
+    this.handler.open(session, request, query);
   }
 
-  private openWebSocket(connection: WsConnection, request: IncomingMessage): void {
+  private openWebSocket(connection: WsConnection, request: IncomingMessage, query: URLSearchParams): void {
     const session = this.newSession(Date.now());
     session.ws = connection;
     this.listenTo(session, connection);
     connection.send(this.openPacket(session, []));
-    this.handler.open(session, request);
+    this.handler.open(session, request, query);
   }
 
   /** The session's WebSocket: its listeners are shared by every session (`this` is the connection). */
@@ -272,12 +280,6 @@ export class Engine {
     session.upgrading = connection;
     session.upgradeProbed = false;
     session.upgradeDeadline = Date.now() + this.upgradeTimeoutMs;
-    const dropUpgrade = () => {
-      if (session.upgrading !== connection) return;
-      session.upgrading = null;
-      session.upgradeProbed = false;
-      connection.close();
-    };
     connection.on('message', (data: Buffer, binary: boolean) => {
       if (session.upgrading !== connection) return;
       const packet = binary ? '' : data.toString();
@@ -287,20 +289,17 @@ export class Engine {
         // The client pauses polling before it sends "5": its waiting poll returns at once.
         session.flushPoll('6');
       } else if (packet === '5' && session.upgradeProbed && session.state === OPEN) {
-        session.upgrading = null;
-        session.upgradeProbed = false;
+        session.endUpgrade();
         session.ws = connection;
         this.listenTo(session, connection);
         session.flushPoll('6');
         const queued = session.queue;
         session.queue = null;
         for (const packetText of queued ?? []) connection.send(packetText);
-      } else dropUpgrade();
+      } else session.endUpgrade()!.close();
     });
     connection.on('close', () => {
-      if (session.upgrading !== connection) return;
-      session.upgrading = null;
-      session.upgradeProbed = false;
+      if (session.upgrading === connection) session.endUpgrade();
     });
   }
 
@@ -398,9 +397,7 @@ export class Engine {
    */
   closeSession(session: EngineSession, reason: string, tellClient: boolean): void {
     if (session.state !== OPEN) return;
-    const upgrading = session.upgrading;
-    session.upgrading = null;
-    if (upgrading) upgrading.close();
+    session.endUpgrade()?.close();
     if (session.ws) {
       session.state = CLOSED;
       this.sessions.delete(session.id);
@@ -438,12 +435,7 @@ export class Engine {
       }
       if (session.state !== OPEN) continue;
       if (session.unclaimedSince !== 0 && now - session.unclaimedSince >= this.claimTimeoutMs) this.closeSession(session, 'not claimed', true);
-      else if (session.upgrading && now >= session.upgradeDeadline) {
-        const connection = session.upgrading;
-        session.upgrading = null;
-        session.upgradeProbed = false;
-        connection.close();
-      }
+      else if (session.upgrading && now >= session.upgradeDeadline) session.endUpgrade()!.close();
     }
   }
 

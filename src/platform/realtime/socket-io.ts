@@ -94,9 +94,8 @@ export class RealtimeSocket<Data> {
     }
   }
 
-  /** Called by the server once. */
+  /** Called by the server once, after it marked the socket gone. */
   wentAway(reason: GoneReason): void {
-    this.connected = false;
     const listeners = this.goneListeners;
     this.goneListeners = null;
     if (typeof listeners === 'function') listeners(reason);
@@ -128,7 +127,7 @@ export class SocketServer<Data> {
   constructor(private readonly options: SocketServerOptions<Data>) {
     this.engine = new Engine(
       {
-        open: (session, request) => this.opened(session, request),
+        open: (session, request, query) => this.opened(session, request, query),
         message: (session, text) => this.message(session, text),
         closed: (session, reason) => {
           const socket = session.owner as RealtimeSocket<Data> | null;
@@ -190,10 +189,8 @@ export class SocketServer<Data> {
     socket.wentAway(reason);
   }
 
-  private opened(session: EngineSession, request: IncomingMessage): void {
-    const at = request.url?.indexOf('?') ?? -1;
-    const query = at === -1 ? EMPTY_QUERY : Object.fromEntries(new URLSearchParams(request.url!.slice(at + 1)));
-    this.openings.set(session, { headers: request.headers, query });
+  private opened(session: EngineSession, request: IncomingMessage, query: URLSearchParams): void {
+    this.openings.set(session, { headers: request.headers, query: Object.fromEntries(query) });
   }
 
   private message(session: EngineSession, text: string): void {
