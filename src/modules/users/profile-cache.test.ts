@@ -127,7 +127,7 @@ describe('createProfileCache', () => {
     let calls = 0;
     const fill = async () => {
       calls += 1;
-      return { body: Buffer.from(json), twinId: null, favoriteIds: [] };
+      return { body: json, twinId: null, favoriteIds: [] };
     };
     return { fill, calls: () => calls };
   };
@@ -137,8 +137,8 @@ describe('createProfileCache', () => {
     await quiet();
     const cache = createProfileCache(feed);
     const source = filler('{"v":1}');
-    expect(String(await cache.get(user.id, source.fill))).toBe('{"v":1}');
-    expect(String(await cache.get(user.id, source.fill))).toBe('{"v":1}');
+    expect(await cache.get(user.id, source.fill)).toBe('{"v":1}');
+    expect(await cache.get(user.id, source.fill)).toBe('{"v":1}');
     expect(source.calls()).toBe(1);
     await db().update(users).set({ fname: 'Changed' }).where(eq(users.id, user.id));
     await until(async () => (await cache.get(user.id, source.fill), source.calls() === 2));
@@ -158,12 +158,12 @@ describe('createProfileCache', () => {
         await db().update(users).set({ fname: 'Overtaking' }).where(eq(users.id, user.id));
         await until(async () => heardChange);
       }
-      return { body: Buffer.from(`{"fill":${calls}}`), twinId: null, favoriteIds: [] };
+      return { body: `{"fill":${calls}}`, twinId: null, favoriteIds: [] };
     };
     try {
-      expect(String(await cache.get(user.id, fill))).toBe('{"fill":1}');
-      expect(String(await cache.get(user.id, fill))).toBe('{"fill":2}');
-      expect(String(await cache.get(user.id, fill))).toBe('{"fill":2}');
+      expect(await cache.get(user.id, fill)).toBe('{"fill":1}');
+      expect(await cache.get(user.id, fill)).toBe('{"fill":2}');
+      expect(await cache.get(user.id, fill)).toBe('{"fill":2}');
     } finally {
       off();
     }
@@ -174,15 +174,15 @@ describe('createProfileCache', () => {
     const assistant = await buildAssistant(db(), { twinId: twin.id });
     await quiet();
     const cache = createProfileCache(feed);
-    await cache.get('member', async () => ({ body: Buffer.from('m'), twinId: twin.id, favoriteIds: [] }));
-    await cache.get('fan', async () => ({ body: Buffer.from('f'), twinId: null, favoriteIds: [assistant.id] }));
-    await cache.get('other', async () => ({ body: Buffer.from('o'), twinId: null, favoriteIds: [] }));
+    await cache.get('member', async () => ({ body: 'm', twinId: twin.id, favoriteIds: [] }));
+    await cache.get('fan', async () => ({ body: 'f', twinId: null, favoriteIds: [assistant.id] }));
+    await cache.get('other', async () => ({ body: 'o', twinId: null, favoriteIds: [] }));
     expect(cache.size).toBe(3);
     await db().update(twins).set({ name: 'Renamed' }).where(eq(twins.id, twin.id));
     await until(async () => cache.size === 2);
     await db().update(assistants).set({ name: 'Renamed' }).where(eq(assistants.id, assistant.id));
     await until(async () => cache.size === 1);
-    expect(String(await cache.get('other', async () => ({ body: Buffer.from('refilled'), twinId: null, favoriteIds: [] })))).toBe('o');
+    expect(await cache.get('other', async () => ({ body: 'refilled', twinId: null, favoriteIds: [] }))).toBe('o');
   });
 
   it.runIf(process.env.TEST_DATABASE_URL)('serves nothing while a fence of this process is out', async () => {

@@ -1,4 +1,4 @@
-// The refreshed profile, kept per person as the JSON it is sent as (its UTF-8 bytes, ready to write):
+// The refreshed profile, kept per person as the JSON it is sent as (the text, ready to write):
 // every open tab polls it, and reading it from the database on each poll costs more than everything
 // else the route does. A row cache (platform/db/row-cache.ts) keeps it true: a change to the person or
 // their memberships drops their entry, a change to a twin or an assistant drops the profiles showing
@@ -14,13 +14,13 @@ export interface ProfileDependencies {
   favoriteIds: readonly string[];
 }
 
-type CachedProfile = { body: Buffer } & ProfileDependencies;
+type CachedProfile = { body: string } & ProfileDependencies;
 
 export interface ProfileCache {
   /** The cached JSON, or the one `fill` makes (kept when no change overtook it). */
-  get(userId: string, fill: () => Promise<CachedProfile>): Promise<Buffer>;
+  get(userId: string, fill: () => Promise<CachedProfile>): Promise<string>;
   /** The cached JSON when `get` would serve it without a fill, at once (no promise); else undefined. */
-  peek(userId: string): Buffer | undefined;
+  peek(userId: string): string | undefined;
   readonly size: number;
 }
 

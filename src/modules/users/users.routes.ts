@@ -9,8 +9,11 @@ import { profileSchema } from './profile.schemas.js';
 
 const refreshedSchema = z.object({ success: z.literal(true), profile: profileSchema });
 
-/** Already the schema's JSON, as bytes: Fastify writes them as they are (no serializer, no encoding). */
-function sendJson(reply: FastifyReply, body: Buffer): void {
+/**
+ * Already the schema's JSON: Fastify writes it as it is (no serializer). A string, not bytes: Node sends
+ * the head and a string body as one string in one write, where bytes go beside the head in a gathered write.
+ */
+function sendJson(reply: FastifyReply, body: string): void {
   reply.type('application/json; charset=utf-8').send(body);
 }
 
@@ -38,7 +41,7 @@ export function userRoutes(app: App, profiles: ProfileService, cache?: ProfileCa
         return cache
           .get(actor.userId, async () => {
             const { profile, ...dependencies } = await profiles.loadWithDependencies(actor.userId, { populateFavorites: true });
-            return { body: Buffer.from(JSON.stringify(refreshedSchema.parse({ success: true, profile }))), ...dependencies };
+            return { body: JSON.stringify(refreshedSchema.parse({ success: true, profile })), ...dependencies };
           })
           .then((body) => sendJson(reply, body));
       }
