@@ -53,6 +53,20 @@ describe('the refreshed profile and its cache', () => {
     expect((await refresh(token)).dark_mode).toBe(true);
   });
 
+  it('sends a name outside Latin-1 whole, from the fill and from the cache, its length counted in bytes', async () => {
+    const { user } = await buildUser(db(), { fname: 'Zoë', lname: 'Ωmega 🙂' });
+    const token = await signIn(t.app, user.email);
+    const answers = [];
+    for (let i = 0; i < 2; i++) {
+      const response = await t.app.inject({ method: 'POST', url: '/api/user/refresh/profile', headers: { 'x-access-token': token } });
+      expect(response.statusCode).toBe(200);
+      expect(Number(response.headers['content-length'])).toBe(response.rawPayload.length);
+      expect(response.json().profile).toMatchObject({ fname: 'Zoë', lname: 'Ωmega 🙂' });
+      answers.push(response.body);
+    }
+    expect(answers[1]).toBe(answers[0]);
+  });
+
   it('answers repeated refreshes from the cache: a write that sends no notice stays unseen', async () => {
     const { user } = await buildUser(db());
     const token = await signIn(t.app, user.email);
