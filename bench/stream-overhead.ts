@@ -13,6 +13,8 @@
 //   BENCH_LOG=/tmp/service.log … (keep the service's log; default /dev/null)
 //   BENCH_FLOOR=1 … also the relay plus the two rows a turn writes, on the same database as the service
 //     (bench/servers/record-relay.ts): the floor under any service that records its turns there
+//   BENCH_THREADS=1 … the CPU an answer of each thread of the floor's and the service's processes (main,
+//     then the others by CPU: the embedded database's thread, V8's background threads)
 //   BENCH_STREAM_LOG=compare … the answer frame log's cost: a second service with STREAM_LOG=off, measured
 //     in the same rounds (on and off alternating which goes first); added first chunk p50/p99 and service
 //     CPU per answer with the log on and off and their ratio (target: within 5%); with Redis, its memory
@@ -27,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { combine, type ProcessFigures } from './servers/process-figures.js';
 import { closedLoop, type LoopResult } from './support/closed-loop.js';
 import { createPeople } from './support/people.js';
-import { cpuOf, startService, type ServiceProcess } from './support/service-process.js';
+import { cpuOf, startService, threadCpuOf, type ServiceProcess } from './support/service-process.js';
 import { connectSockets, direct, script, viaSocket, viaSse, type Timing } from './support/stream-clients.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -42,6 +44,7 @@ const TRANSPORTS = (process.env.BENCH_TRANSPORTS ?? 'sse,socket').split(',');
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const WATCH_DIR = process.env.BENCH_WATCH ? mkdtempSync(path.join(os.tmpdir(), 'dt-watch-')) : undefined;
 const FLOOR = process.env.BENCH_FLOOR === '1';
+const THREADS = process.env.BENCH_THREADS === '1';
 const COMPARE = process.env.BENCH_STREAM_LOG === 'compare';
 const REDIS_URL = process.env.BENCH_DATABASE_URL ? process.env.BENCH_REDIS_URL : undefined;
 /** A running answer's stream expires in hours (its running TTL); an ended one within its retention (minutes). */
@@ -107,6 +110,8 @@ async function measure(name: Name, clients: number, run: (client: number) => Pro
   const pid = { relay: relay.child.pid, floor: floor?.child.pid }[name as 'relay' | 'floor'] ?? model.child.pid!;
   const cpuUsed = service ? () => service.cpuMs() : () => cpuOf(pid);
   const cpuBefore = cpuUsed();
+  const threadPids = !THREADS || name === 'direct' || name === 'relay' ? [] : service ? service.pids() : [pid];
+  const threadsBefore = threadPids.map((each) => threadCpuOf(each));
   const result: LoopResult = await closedLoop(clients, ANSWER_MS, WINDOW_MS, run);
   const figures = figuresOf(result.turns);
   const complete = result.turns.filter((t) => t.chunks === CHUNKS && t.text === EXPECTED_TEXT).length;
@@ -120,7 +125,16 @@ async function measure(name: Name, clients: number, run: (client: number) => Pro
   const more = gc ? `; busiest second ${(gc.busiestSecond * 100).toFixed(0)}%, GC ${gc.gc.minor.count} minor (longest ${f(gc.gc.minor.longest)}), ${gc.gc.major.count} full (longest ${f(gc.gc.major.longest)})` : '';
   const cpuPerAnswer = cpu / Math.max(1, result.turns.length);
   console.log(`      ${service ? 'service' : name === 'direct' ? 'model' : name} CPU ${(cpu / 1000).toFixed(1)} s, ${cpuPerAnswer.toFixed(2)} ms per answer${more}`);
+  if (threadPids.length) console.log(`      threads, ms an answer: ${threadPids.map((each, i) => threadsLine(each, threadsBefore[i]!, result.turns.length)).join(' | ')}`);
   return { ...figures, cpuPerAnswer };
+}
+
+/** A process's threads' CPU an answer over a run: `main`, then the others, highest first (those above 0.01 ms). */
+function threadsLine(pid: number, before: Map<number, number>, answers: number): string {
+  const used = [...threadCpuOf(pid)].map(([tid, ms]) => [tid, (ms - (before.get(tid) ?? 0)) / Math.max(1, answers)] as const);
+  const main = used.find(([tid]) => tid === pid)?.[1] ?? 0;
+  const others = used.filter(([tid, ms]) => tid !== pid && ms >= 0.01).sort((a, b) => b[1] - a[1]);
+  return `${pid}: main ${main.toFixed(2)}${others.map(([, ms]) => `, ${ms.toFixed(2)}`).join('')}`;
 }
 
 const added = (through: Figures, direct: Figures): Figures => ({ first50: through.first50 - direct.first50, first99: through.first99 - direct.first99, gap99: through.gap99 - direct.gap99 });

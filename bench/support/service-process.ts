@@ -185,9 +185,9 @@ function childrenOf(pid: number): number[] {
 }
 
 /** Fields of /proc/<pid>/stat after the command name (ppid is [1], utime [11], stime [12]). */
-function statOf(pid: number): string[] | undefined {
+function statOf(pid: number, tid?: number): string[] | undefined {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const text = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
     return text.slice(text.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined; // gone
@@ -200,4 +200,23 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux
 export function cpuOf(pid: number): number {
   const stat = statOf(pid);
   return stat ? (Number(stat[11]) + Number(stat[12])) * TICK_MS : 0;
+}
+
+/**
+ * CPU time (ms) of each thread of a process so far, by thread id; the main thread's id is the pid.
+ * Empty once the process is gone; a thread that ended since is not in it.
+ */
+export function threadCpuOf(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
+  }
+  for (const tid of tids) {
+    const stat = statOf(pid, Number(tid));
+    if (stat) threads.set(Number(tid), (Number(stat[11]) + Number(stat[12])) * TICK_MS);
+  }
+  return threads;
 }
