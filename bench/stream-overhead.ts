@@ -6,7 +6,9 @@
 // the model directly (the baseline), a bare node:http relay (bench/servers/relay.ts), the service's SSE
 // route and its Socket.IO route, clients spread over BENCH_PEOPLE (20) people. Added = through it minus
 // directly. Targets: at 100 clients added first chunk p50 ≤ 5 ms, p99 ≤ 25 ms, between chunks p99 ≤ 10
-// ms; at 1,000 the service adds at most 1.5x what the bare relay adds. Median of BENCH_ROUNDS (3).
+// ms; at 1,000 the service adds at most 1.5x what the bare relay adds; at both, the service's CPU an answer
+// at most 1.5x the bare relay's in the same round (and against the floor with BENCH_FLOOR=1). Median of
+// BENCH_ROUNDS (3).
 //   npm run bench:stream                                    (embedded shape)
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench:stream
 //   BENCH_PROFILE=/tmp/prof …  (the service's CPU profiles)   BENCH_WATCH=1 … (its GC pauses and busy share)
@@ -49,7 +51,7 @@ const COMPARE = process.env.BENCH_STREAM_LOG === 'compare';
 const REDIS_URL = process.env.BENCH_DATABASE_URL ? process.env.BENCH_REDIS_URL : undefined;
 /** A running answer's stream expires in hours (its running TTL); an ended one within its retention (minutes). */
 const RUNNING_TTL_FLOOR_MS = 3_600_000;
-const TARGET = { first50: 5, first99: 25, gap99: 10, relayRatio: 1.5 };
+const TARGET = { first50: 5, first99: 25, gap99: 10, relayRatio: 1.5, cpuRatio: 1.5 };
 
 function startChild(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const child = fork(path.join(here, 'servers', script), { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env } });
@@ -243,6 +245,27 @@ function verdict(level: number, rounds: Array<Partial<Record<Name, Figures>>>): 
       line += ` | targets (p50 ≤ ${TARGET.first50}, p99 ≤ ${TARGET.first99}, between p99 ≤ ${TARGET.gap99}): ${pass ? 'met' : 'NOT met'}`;
     }
     console.log(line);
+  }
+  cpuVerdict(rounds);
+}
+
+/**
+ * The CPU an answer against the bare relay's in the same round (target ≤ 1.5x at every level), and against
+ * the floor's when it was measured: each round's ratio, then their median.
+ */
+function cpuVerdict(rounds: Array<Partial<Record<Name, Figures>>>): void {
+  const against = (name: Name, base: Name) => median(rounds.map((r) => (r[name]?.cpuPerAnswer ?? NaN) / (r[base]?.cpuPerAnswer ?? NaN)));
+  const cpu = (name: Name) => median(rounds.map((r) => r[name]?.cpuPerAnswer ?? NaN));
+  const floor = rounds[0].floor !== undefined;
+  console.log(`  CPU an answer, median of ${ROUNDS}: bare relay ${cpu('relay').toFixed(2)} ms` + (floor ? `, relay + records ${cpu('floor').toFixed(2)} ms (${against('floor', 'relay').toFixed(2)}x the relay)` : ''));
+  for (const name of ['sse', 'socket'] as const) {
+    if (!rounds[0][name]) continue;
+    const ratio = against(name, 'relay');
+    console.log(
+      `    ${LABEL[name].padEnd(18)} ${cpu(name).toFixed(2)} ms, ${ratio.toFixed(2)}x the relay` +
+        (floor ? `, ${against(name, 'floor').toFixed(2)}x the floor` : '') +
+        ` | target ≤ ${TARGET.cpuRatio}x the relay: ${ratio <= TARGET.cpuRatio ? 'met' : 'NOT met'}`,
+    );
   }
 }
 
