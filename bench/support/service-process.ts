@@ -199,8 +199,11 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux
 /** CPU time (ms, user + system) a process has used so far; 0 once it is gone. */
 export function cpuOf(pid: number): number {
   const stat = statOf(pid);
-  return stat ? (Number(stat[11]) + Number(stat[12])) * TICK_MS : 0;
+  return stat ? cpuMsOf(stat) : 0;
 }
+
+/** User plus system time of a process's or a thread's stat fields, in ms. */
+const cpuMsOf = (stat: string[]): number => (Number(stat[11]) + Number(stat[12])) * TICK_MS;
 
 /**
  * CPU time (ms) of each thread of a process so far, by thread id; the main thread's id is the pid.
@@ -216,7 +219,7 @@ export function threadCpuOf(pid: number): Map<number, number> {
   }
   for (const tid of tids) {
     const stat = statOf(pid, Number(tid));
-    if (stat) threads.set(Number(tid), (Number(stat[11]) + Number(stat[12])) * TICK_MS);
+    if (stat) threads.set(Number(tid), cpuMsOf(stat));
   }
   return threads;
 }

@@ -158,7 +158,8 @@ export async function attachStreamSockets({ httpServer, bus, verify, registerTim
     socket.disconnect(true);
   }
 
-  function gone(socket: StreamSocket): void {
+  /** Ends a socket's wait for REGISTER: it registered, or it went away first. */
+  function clearDeadline(socket: StreamSocket): void {
     const deadline = deadlines.get(socket);
     if (deadline === undefined) return;
     clearTimeout(deadline);
@@ -173,7 +174,7 @@ export async function attachStreamSockets({ httpServer, bus, verify, registerTim
       fail(socket, SOCKET_MESSAGES.userMismatch, 'SOCKET_USER_MISMATCH');
       return;
     }
-    gone(socket);
+    clearDeadline(socket);
     socket.data.userId = parsed.data.userId;
     socket.join(roomOf(parsed.data.userId, socket.data.launchTwinId));
     socket.emit(SOCKET_EVENTS.connectSuccess, { success: true, message: SOCKET_MESSAGES.registered, socketId: socket.id });
@@ -223,7 +224,7 @@ export async function attachStreamSockets({ httpServer, bus, verify, registerTim
     authorize,
     connection: (socket) => void deadlines.set(socket, setTimeout(registerTimedOut, registerTimeoutMs, socket)),
     event: onEvent,
-    gone,
+    gone: clearDeadline,
   });
   const { sockets } = realtime;
 
