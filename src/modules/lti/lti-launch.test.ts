@@ -3,7 +3,7 @@
 // the twin listing the course (403 LAUNCH_SCOPE_STEP_UP outside it until the mailed code), and each
 // check refuses with its code: replays, a wrong aud, an unknown deployment, an expired token, an unknown
 // course, a foreign signature; a key rotated on the platform is accepted after the refetch.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,13 +28,14 @@ let lms: TestLtiPlatform;
 let twin: TwinRow;
 let otherTwin: TwinRow;
 let adminToken = '';
+let webClientDir = '';
 const db = () => t.platform.database.db;
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
   lms = await startLtiPlatform({ clientId: CLIENT_ID, deploymentId: DEPLOYMENT, contextId: COURSE });
   // A built web client stand-in: its page is what /lti/{publicId} serves.
-  const webClientDir = mkdtempSync(path.join(os.tmpdir(), 'dt-web-'));
+  webClientDir = mkdtempSync(path.join(os.tmpdir(), 'dt-web-'));
   writeFileSync(path.join(webClientDir, 'index.html'), '<!doctype html><title>Web client</title>');
   t = await startTestApp({ env: { SMTP_URL: smtp.url, PUBLIC_URL, OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, webClientDir });
   twin = (await updateTwin(db(), (await buildTwin(db())).id, { ltiContextIds: [COURSE, 'course-102'] }))!;
@@ -54,6 +55,7 @@ afterAll(async () => {
   await t?.close();
   await lms?.close();
   await smtp?.close();
+  if (webClientDir) rmSync(webClientDir, { recursive: true, force: true });
 });
 
 const form = (fields: Record<string, string>) => ({

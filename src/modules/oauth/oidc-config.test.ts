@@ -1,11 +1,13 @@
 // OIDC_PROVIDERS: parsed once at start; a bad value stops the process with a reason naming it.
-import { describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../config.js';
 
-const base = () => ({ DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'dt-cfg-')) });
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-cfg-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const base = () => ({ DATA_DIR: dataDir });
 const provider = { id: 'school', name: 'School', issuer: 'https://login.school.example', clientId: 'dt', clientSecret: 's' };
 
 describe('OIDC_PROVIDERS', () => {
