@@ -16,8 +16,8 @@
 //   BENCH_FLOOR=1 … also the relay plus the two rows a turn writes, on the same database as the service
 //     (bench/servers/record-relay.ts): the floor under any service that records its turns there
 //   BENCH_THREADS=1 … the CPU an answer of each thread of the relay's, the floor's and the service's processes
-//     (main, then the others by CPU, each by its name: the embedded database's thread, V8's background
-//     threads, libuv's pool)
+//     (main, then the others by CPU, each by its name and its place after the main thread: on Node 20
+//     V8's background thread is +2, the embedded database's thread +8)
 //   BENCH_STREAM_LOG=compare … the answer frame log's cost: a second service with STREAM_LOG=off, measured
 //     in the same rounds (on and off alternating which goes first); added first chunk p50/p99 and service
 //     CPU per answer with the log on and off and their ratio (target: within 5%); with Redis, its memory
