@@ -43,8 +43,8 @@ const LEVELS = (process.env.BENCH_LEVELS ?? '100,1000').split(',').map(Number).f
 const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 10_000);
 /**
  * Each measured window follows a warm-up of the same load on the same server, not counted. A server idle
- * for the other servers' runs has lost much of its optimised code when the load comes back (V8 drops
- * code whose object shapes were collected), and recompiles it over its next 10 to 15 s. Without this,
+ * for the other servers' runs has lost much of its optimised code when the load comes back (most likely
+ * V8 dropping code whose object shapes were collected), and recompiles it over its next 10 to 15 s. Without this,
  * each window held the service's warming (0.7 to 0.8 s of a background core's compiling a window, about
  * 0.75 ms an answer at 100 clients) and hardly any of the small relay's. 0 measures from a cold start.
  */
