@@ -2,7 +2,8 @@
 // (bench/support/service-process.ts: `npm start`'s command, the default log level, people made through
 // the admin routes). The fake model (its own process) streams BENCH_CHUNKS (40) pieces BENCH_GAP_MS
 // (25) ms apart; BENCH_LEVELS (100,1000) clients in a closed loop (each asks again as soon as its
-// answer completes; first starts spread over one answer) read for BENCH_WINDOW_MS (10 s), after BENCH_WARM_MS (10 s) of the same load unmeasured, each of:
+// answer completes; first starts spread over one answer) read for BENCH_WINDOW_MS (10 s), after
+// BENCH_WARM_MS (10 s) of the same load unmeasured, each of:
 // the model directly (the baseline), a bare node:http relay (bench/servers/relay.ts), the service's SSE
 // route and its Socket.IO route, clients spread over BENCH_PEOPLE (20) people. Added = through it minus
 // directly. Targets: at 100 clients added first chunk p50 ≤ 5 ms, p99 ≤ 25 ms, between chunks p99 ≤ 10
@@ -16,8 +17,8 @@
 //   BENCH_FLOOR=1 … also the relay plus the two rows a turn writes, on the same database as the service
 //     (bench/servers/record-relay.ts): the floor under any service that records its turns there
 //   BENCH_THREADS=1 … the CPU an answer of each thread of the relay's, the floor's and the service's processes
-//     (main, then the others by CPU, each by its name and its place after the main thread: on Node 20
-//     V8's background thread is +2, the embedded database's thread +8)
+//     (main, then the others by CPU, each by its place after the main thread: on Node 20 V8's
+//     background thread is +2, the embedded database's thread +8)
 //   BENCH_STREAM_LOG=compare … the answer frame log's cost: a second service with STREAM_LOG=off, measured
 //     in the same rounds (on and off alternating which goes first); added first chunk p50/p99 and service
 //     CPU per answer with the log on and off and their ratio (target: within 5%); with Redis, its memory
@@ -32,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { combine, type ProcessFigures } from './servers/process-figures.js';
 import { closedLoop, type LoopResult } from './support/closed-loop.js';
 import { createPeople } from './support/people.js';
-import { cpuOf, startService, threadCpuOf, threadNameOf, type ServiceProcess } from './support/service-process.js';
+import { cpuOf, startService, threadCpuOf, type ServiceProcess } from './support/service-process.js';
 import { connectSockets, direct, script, viaSocket, viaSse, type Timing } from './support/stream-clients.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -44,8 +45,8 @@ const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 10_000);
 /**
  * Each measured window follows a warm-up of the same load on the same server, not counted. A server idle
  * for the other servers' runs has lost much of its optimised code when the load comes back (most likely
- * V8 dropping code whose object shapes were collected), and recompiles it over its next 10 to 15 s. Without this,
- * each window held the service's warming (0.7 to 0.8 s of a background core's compiling a window, about
+ * V8 dropping code whose object shapes were collected), and recompiles it over its next 10 to 15 s.
+ * Without this, each window held the service's warming (0.7 to 0.8 s of a background core's compiling a window, about
  * 0.75 ms an answer at 100 clients) and hardly any of the small relay's. 0 measures from a cold start.
  */
 const WARM_MS = Number(process.env.BENCH_WARM_MS ?? 10_000);
@@ -141,12 +142,15 @@ async function measure(name: Name, clients: number, run: (client: number) => Pro
   return { ...figures, cpuPerAnswer };
 }
 
-/** A process's threads' CPU an answer over a run: `main`, then the others by name, highest first (those above 0.01 ms). */
+/**
+ * A process's threads' CPU an answer over a run: `main`, then the others, highest first (those above 0.01
+ * ms), each by its place after the main thread (node names none of its threads).
+ */
 function threadsLine(pid: number, before: Map<number, number>, answers: number): string {
   const used = [...threadCpuOf(pid)].map(([tid, ms]) => [tid, (ms - (before.get(tid) ?? 0)) / Math.max(1, answers)] as const);
   const main = used.find(([tid]) => tid === pid)?.[1] ?? 0;
   const others = used.filter(([tid, ms]) => tid !== pid && ms >= 0.01).sort((a, b) => b[1] - a[1]);
-  return `${pid}: main ${main.toFixed(2)}${others.map(([tid, ms]) => `, ${threadNameOf(pid, tid)}+${tid - pid} ${ms.toFixed(2)}`).join('')}`;
+  return `${pid}: main ${main.toFixed(2)}${others.map(([tid, ms]) => `, +${tid - pid} ${ms.toFixed(2)}`).join('')}`;
 }
 
 const added = (through: Figures, direct: Figures): Figures => ({ first50: through.first50 - direct.first50, first99: through.first99 - direct.first99, gap99: through.gap99 - direct.gap99 });

@@ -205,15 +205,6 @@ export function cpuOf(pid: number): number {
 /** User plus system time of a process's or a thread's stat fields, in ms. */
 const cpuMsOf = (stat: string[]): number => (Number(stat[11]) + Number(stat[12])) * TICK_MS;
 
-/** A thread's name as the kernel keeps it (15 characters at most: "V8 DefaultWorke", "libuv-worker"); '?' once it is gone. */
-export function threadNameOf(pid: number, tid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-  } catch {
-    return '?';
-  }
-}
-
 /**
  * CPU time (ms) of each thread of a process so far, by thread id; the main thread's id is the pid.
  * Empty once the process is gone; a thread that ended since is not in it.
