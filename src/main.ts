@@ -14,6 +14,7 @@ import type { Platform } from './platform/platform.js';
 import { withSecrets } from './platform/secrets-at-start.js';
 import { createBatchedDestination } from './platform/logging/batched-destination.js';
 import { SOCKET_PATH } from './platform/realtime/socket-path.js';
+import { collectWhenQuiet } from './platform/processes/quiet-collection.js';
 import { VERSION } from './version.js';
 
 /**
@@ -99,12 +100,15 @@ async function main(): Promise<void> {
   if (app && grouped) await serveHandedConnections(app);
   else if (app && starting) await starting.serve(app);
   phase('serving');
+  // After a burst of work, its garbage is collected once the process falls quiet (resident memory at rest).
+  const stopQuietCollection = collectWhenQuiet();
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    stopQuietCollection();
     const deadline = setTimeout(() => {
       logger.error('in-flight work did not finish in time; exiting');
       process.exit(1);
