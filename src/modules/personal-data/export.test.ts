@@ -4,8 +4,6 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { runInNewContext } from 'node:vm';
-import { setFlagsFromString } from 'node:v8';
 import { strFromU8, unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
@@ -17,6 +15,7 @@ import { insertFile } from '../files/files.repo.js';
 import { history } from '../history/history.tables.js';
 import { archiveKey, performExport, type ExportJobDeps } from './export.job.js';
 import { findExport, insertExport } from './exports.repo.js';
+import { fullCollection } from '../../platform/processes/quiet-collection.js';
 
 let t: TestApp;
 const db = () => t.platform.database.db;
@@ -29,8 +28,7 @@ const deps = (storage: FileStorage = t.platform.storage): ExportJobDeps => ({
 });
 const outbox = () => (existsSync(path.join(t.dataDir, 'outbox')) ? readdirSync(path.join(t.dataDir, 'outbox')) : []);
 
-setFlagsFromString('--expose-gc');
-const collect = runInNewContext('gc') as () => void;
+const collect = fullCollection();
 /**
  * A full collection whose freed buffers are already subtracted: V8 frees the backing stores of dead
  * ArrayBuffers concurrently after a collection, so `arrayBuffers` read right after one still counts
