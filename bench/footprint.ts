@@ -6,6 +6,12 @@
 // signed in and REGISTERed as the web client does, over BENCH_PEOPLE (20) people) → KB per socket; after
 // a burst of 1,000 (BENCH_BURST) streamed answers through the SSE route, BENCH_BURST_CLIENTS (250) at a
 // time, from the fake model (40 pieces 25 ms apart), and after 60 s (BENCH_REST_MS) of rest (a leak check).
+// With BENCH_STEADY_SECONDS (0: none), then a steady load: BENCH_STEADY_CLIENTS (100) clients asking again
+// as each answer ends (about 100 answers a second), read every BENCH_STEADY_EVERY_S (60) seconds, and once
+// more after BENCH_REST_MS of rest: whether memory levels off under load (the frame log keeps each ended
+// answer STREAM_RETENTION_SECONDS, 600, within its bound) and what the load leaves behind; and at the load's
+// end, whether answers that ended 30 s, 1, 2, 3, 5, 7 and 10 minutes before can still be resumed (200) or
+// have been dropped by the log's bound (410 STREAM_EXPIRED).
 //   npm run bench:footprint                                    (embedded shape)
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench:footprint
 //   BENCH_INSIDE=1 …  also where each process's memory goes (bench/servers/memory-probe.mjs)
@@ -20,7 +26,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPeople } from './support/people.js';
 import { removeLeftovers, startService, type ServiceProcess } from './support/service-process.js';
-import { connectSockets, viaSse } from './support/stream-clients.js';
+import { closedLoop } from './support/closed-loop.js';
+import { connectSockets, resumeStatus, viaSse } from './support/stream-clients.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const STARTS = Math.max(1, Number(process.env.BENCH_STARTS ?? 3));
@@ -30,6 +37,9 @@ const PEOPLE = Math.max(1, Number(process.env.BENCH_PEOPLE ?? 20));
 const BURST = Number(process.env.BENCH_BURST ?? 1000);
 const BURST_CLIENTS = Number(process.env.BENCH_BURST_CLIENTS ?? 250);
 const REST_MS = Number(process.env.BENCH_REST_MS ?? 60_000);
+const STEADY_S = Number(process.env.BENCH_STEADY_SECONDS ?? 0);
+const STEADY_CLIENTS = Number(process.env.BENCH_STEADY_CLIENTS ?? 100);
+const STEADY_EVERY_S = Number(process.env.BENCH_STEADY_EVERY_S ?? 60);
 const INSIDE_DIR = process.env.BENCH_INSIDE ? mkdtempSync(path.join(os.tmpdir(), 'dt-inside-')) : undefined;
 if (INSIDE_DIR) process.env.BENCH_INSIDE_DIR = INSIDE_DIR;
 if (INSIDE_DIR && process.env.BENCH_COLLECT) writeFileSync(path.join(INSIDE_DIR, 'collect'), '');
@@ -85,6 +95,38 @@ async function inside(service: ServiceProcess): Promise<void> {
       `    pid ${path.basename(file, '.json')}: heap used/total ${m(r.memory.heapUsed)}/${m(r.memory.heapTotal)} MB${r.live === undefined ? '' : `, ${m(r.live)} MB live after a full collection`} (${spaces}); external ${m(r.memory.external)} MB, arrayBuffers ${m(r.memory.arrayBuffers)} MB; resident: WebAssembly ${mb(r.mappingsKb.wasm)}, files ${mb(r.mappingsKb.file)}, anonymous ${mb(r.mappingsKb.anonymous)}`,
     );
   }
+}
+
+/** BENCH_STEADY_SECONDS: a steady load read every BENCH_STEADY_EVERY_S seconds, then after BENCH_REST_MS of rest. */
+async function steady(running: ServiceProcess, people: Array<{ token: string }>, before: Reading): Promise<void> {
+  const started = performance.now();
+  let reads = Promise.resolve();
+  const timer = setInterval(() => {
+    const seconds = Math.round((performance.now() - started) / 1000);
+    reads = reads.then(() => read(running, `steady load, ${seconds} s`).then(() => undefined));
+  }, STEADY_EVERY_S * 1000);
+  // The answer's length (40 pieces 25 ms apart) is the loop's ramp: the load is steady from the first second.
+  const ended: Array<{ at: number; historyId: string; token: string }> = [];
+  const loop = await closedLoop(STEADY_CLIENTS, 1000, STEADY_S * 1000, async (client) => {
+    const { token } = people[client % people.length];
+    const timing = await viaSse(running.url, token);
+    if (timing.historyId) ended.push({ at: performance.now(), historyId: timing.historyId, token });
+    return timing;
+  });
+  clearInterval(timer);
+  await reads;
+  console.log(`  steady load: ${STEADY_CLIENTS} clients, ${loop.rate.toFixed(0)} answers a second for ${STEADY_S} s, ${loop.errors.length} failed`);
+  const resumable: string[] = [];
+  for (const age of [30, 60, 120, 180, 300, 420, 600].filter((seconds) => seconds < STEADY_S)) {
+    const at = performance.now() - age * 1000;
+    const answer = ended.find((candidate) => candidate.at >= at);
+    if (answer) resumable.push(`${age} s: ${await resumeStatus(running.url, answer.token, answer.historyId)}`);
+  }
+  console.log(`  a resume of an answer that ended … before the load's end: ${resumable.join(', ')}`);
+  const loaded = await read(running, 'at the end of the load');
+  await sleep(REST_MS);
+  const rested = await read(running, `${REST_MS / 1000} s after the load`);
+  console.log(`  steady load ${signed(loaded.totalKb - before.totalKb)}, after rest ${signed(rested.totalKb - before.totalKb)} against before it`);
 }
 
 function startChild(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
@@ -167,6 +209,7 @@ try {
   console.log(
     `  at rest ${mb(rest.totalKb)}; burst ${signed(afterBurst.totalKb - beforeBurst.totalKb)}, after rest ${signed(rested.totalKb - beforeBurst.totalKb)} against before the burst`,
   );
+  if (STEADY_S > 0) await steady(running, people, rested);
   console.log(`load average ${load()} at the end`);
 } finally {
   await service?.stop();

@@ -15,6 +15,8 @@ export interface Timing {
   text: string;
   /** ms from the model writing each piece to its arrival here (the model stamps its pieces). */
   transits: number[];
+  /** The answer's record, from its `started` frame (the service's SSE route only). */
+  historyId?: string;
 }
 
 const now = () => performance.timeOrigin + performance.now();
@@ -118,11 +120,25 @@ export async function viaSse(base: string, token: string): Promise<Timing> {
     { inputs: ['Go'], requestArgs: { ragOnly: false } },
   );
   if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}: ${await readText(response)}`);
+  let historyId: string | undefined;
   await readEvents(response, (data) => {
-    const frame = JSON.parse(data) as { type: string; delta?: string };
+    const frame = JSON.parse(data) as { type: string; delta?: string; historyId?: string };
     if (frame.type === 'stream') answer.add(frame.delta ?? '');
+    else if (frame.type === 'started') historyId = frame.historyId;
   });
-  return answer.timing();
+  return { ...answer.timing(), historyId };
+}
+
+/** A resume of an answer from its start (`GET /api/ai/stream/{historyId}`): its status, the body read to its end. */
+export async function resumeStatus(base: string, token: string, historyId: string): Promise<number> {
+  const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    const request = http.request(`${base}/api/ai/stream/${historyId}?after=0`, { agent, headers: { accept: 'text/event-stream', authorization: `Bearer ${token}` } });
+    request.once('response', resolve);
+    request.once('error', reject);
+    request.end();
+  });
+  await readText(response);
+  return response.statusCode ?? 0;
 }
 
 export async function viaSocket(base: string, token: string, socket: Socket, chunks: number): Promise<Timing> {
