@@ -3,7 +3,7 @@
 import type { EventBus } from './bus.js';
 import type { SseFrame } from './client-frames.js';
 import { createNullFrameStore, REDIS_FLUSH_MS, StreamLog } from './stream-log.js';
-import { createMemoryFrameStore } from './stream-log.memory.js';
+import { createMemoryFrameStore, type FrameLines } from './stream-log.memory.js';
 import { createRedisFrameStore } from './stream-log.redis.js';
 
 /** What the log keeps of an answer: its frames as SSE writes them, numbered by the log. */
@@ -11,7 +11,7 @@ export type AnswerLog = StreamLog<SseFrame>;
 
 /** `keep` false (STREAM_LOG=off, for the bench only): frames are numbered and kept nowhere. */
 export function openStreamLog(bus: Pick<EventBus, 'redis'>, retentionSeconds: number, onError?: (error: unknown) => void, keep = true): AnswerLog {
-  const store = !keep ? createNullFrameStore() : bus.redis ? createRedisFrameStore(bus.redis) : createMemoryFrameStore();
+  const store = !keep ? createNullFrameStore() : bus.redis ? createRedisFrameStore(bus.redis) : createMemoryFrameStore({ lines: storedFrameLines });
   return new StreamLog<SseFrame>(store, {
     retentionSeconds,
     onError: onError && ((error) => onError(error)),
@@ -35,6 +35,30 @@ export function storedJsonOf(frame: SseFrame): string {
   const { historyId: _historyId, ...rest } = frame;
   return JSON.stringify(rest);
 }
+
+const PIECE_HEAD = '{"type":"stream","prompt":';
+const PIECE_MIDDLE = ',"delta":';
+
+/**
+ * Stored frames as the embedded shape's memory store keeps them: a text piece (storedJsonOf's, most of an
+ * answer's frames) as its text's JSON string alone, which begins with `"` where every frame's JSON
+ * begins with `{`. A piece of a few characters is about a tenth of its frame's JSON, so the store's bound
+ * holds several times the answers.
+ */
+export const storedFrameLines: FrameLines = {
+  pack(json) {
+    if (!json.startsWith(PIECE_HEAD) || json.charCodeAt(json.length - 1) !== 0x7d) return json;
+    // `{"type":"stream","prompt":<text>,"delta":<text>}`: the two strings are as long as each other.
+    const textLength = (json.length - PIECE_HEAD.length - PIECE_MIDDLE.length - 1) / 2;
+    if (!Number.isInteger(textLength) || textLength < 2) return json;
+    const middle = PIECE_HEAD.length + textLength;
+    const text = json.slice(PIECE_HEAD.length, middle);
+    return text.charCodeAt(0) === 0x22 && json.startsWith(PIECE_MIDDLE, middle) && json.startsWith(text, middle + PIECE_MIDDLE.length) ? text : json;
+  },
+  unpack(line) {
+    return line.charCodeAt(0) === 0x22 ? `${PIECE_HEAD}${line}${PIECE_MIDDLE}${line}}` : line;
+  },
+};
 
 /** A stored frame as the SSE text the live stream sends: `id: <historyId>:<seq>` and its data with `seq` and `historyId` added. */
 export function sseTextOfStored(historyId: string, seq: number, json: string): string {

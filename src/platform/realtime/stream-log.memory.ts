@@ -8,7 +8,9 @@
 // objects an answer to copy, not two a frame. An ended answer's texts are moved, one a line, into the
 // archive: large Buffers filled one after another and let go once no answer in them is held (ended
 // answers go oldest first), so the many answers kept for their retention are a few small objects each
-// for the collector, and none of their text is on its heap.
+// for the collector, and none of their text is on its heap. With `lines`, each frame's text is kept in a
+// shorter form of its own (open-stream-log.ts: a text piece as its text alone), so the same bound holds
+// more answers: under load it is the bound, not the retention, that decides how long ended answers last.
 import {
   type EncodedFrame,
   type TextListener,
@@ -20,7 +22,19 @@ import {
   ORPHAN_SEQ_GAP,
 } from './stream-log.js';
 
+/**
+ * How the store keeps a frame's text on its line: `pack` may give a shorter line, which `unpack` turns back
+ * into the same text. A packed line holds no newline, and `unpack` tells a line it packed from a text kept
+ * as it came (which it gives back unchanged).
+ */
+export interface FrameLines {
+  pack(json: string): string;
+  unpack(line: string): string;
+}
+
 export interface MemoryStoreOptions {
+  /** The frames' texts as lines of another form (default: as they come). */
+  lines?: FrameLines;
   maxFramesPerAnswer?: number;
   maxBytesPerAnswer?: number;
   maxTotalBytes?: number;
@@ -102,12 +116,12 @@ const POOLED_TEXT_BYTES = 16 * 1024;
 const POOLED_FRAMES = 1024;
 
 /** An ended answer's frames after afterSeq, from its packed runs. */
-function unpack(runs: Packed[], afterSeq: number): EncodedFrame[] {
+function unpack(runs: Packed[], afterSeq: number, lines: FrameLines | undefined): EncodedFrame[] {
   const frames: EncodedFrame[] = [];
   for (const run of runs) {
     if (run.first + run.count - 1 <= afterSeq) continue;
     const texts = run.chunk.text.toString('utf8', run.start, run.end).split('\n');
-    for (let i = Math.max(0, afterSeq - run.first + 1); i < run.count; i++) frames.push({ seq: run.first + i, json: texts[i] });
+    for (let i = Math.max(0, afterSeq - run.first + 1); i < run.count; i++) frames.push({ seq: run.first + i, json: lines ? lines.unpack(texts[i]) : texts[i] });
   }
   return frames;
 }
@@ -119,6 +133,7 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
   const maxTombstones = options.maxTombstones ?? 10_000;
   const now = options.now ?? Date.now;
   const onError = options.onError ?? ((error: unknown) => console.error('[stream-log] memory:', error));
+  const lines = options.lines;
   const answers = new Map<string, Answer>();
   /** Ended answers by end time (retention is one setting, so also by expiry): answerId → expiresAt. */
   const endedOrder = new Map<string, number>();
@@ -238,11 +253,11 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
   }
 
   function store(answer: Answer, frame: EncodedFrame): void {
-    const { json } = frame;
+    const line = lines ? lines.pack(frame.json) : frame.json;
     // Three bytes a UTF-16 unit at most in UTF-8, and the newline.
-    const slab = room(answer, json.length * 3 + 1);
+    const slab = room(answer, line.length * 3 + 1);
     const start = answer.used;
-    const written = slab.text.write(json, start, 'utf8');
+    const written = slab.text.write(line, start, 'utf8');
     slab.text[start + written] = 0x0a;
     slab.seqs[answer.count] = frame.seq;
     slab.starts[answer.count] = start;
@@ -257,7 +272,8 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
   /** The texts of frames from..to-1 of a running answer, one decode for all. */
   function textsOf(answer: Answer, from: number, to: number): string[] {
     if (from >= to) return [];
-    return answer.slab!.text.toString('utf8', answer.slab!.starts[from], endOf(answer, to - 1)).split('\n');
+    const texts = answer.slab!.text.toString('utf8', answer.slab!.starts[from], endOf(answer, to - 1)).split('\n');
+    return lines ? texts.map((line) => lines.unpack(line)) : texts;
   }
 
   /** Moves an ended answer's held frames to the archive, in runs of consecutive seqs, and gives its slab back. */
@@ -338,7 +354,7 @@ export function createMemoryFrameStore(options: MemoryStoreOptions = {}): FrameS
       const firstSeq = packed ? packed[0]?.first : slab && head < count ? slab.seqs[head] : undefined;
       return { kind: 'truncated', firstSeq: firstSeq ?? answer.lastSeq + 1 };
     }
-    if (packed) return unpack(packed, afterSeq);
+    if (packed) return unpack(packed, afterSeq, lines);
     if (!slab) return [];
     // Seqs rise by one, but for the crash sweep's jump: search for the first frame after afterSeq.
     let low = head;

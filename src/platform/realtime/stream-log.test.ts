@@ -6,6 +6,8 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answerId, streamLogContract, type LogUnderTest, type TestFrame } from '../../../test/support/stream-log-contract.js';
 import { until } from '../../../test/support/until.js';
+import type { SseFrame } from './client-frames.js';
+import { storedFrameLines, storedJsonOf } from './open-stream-log.js';
 import { createNullFrameStore, StreamLog, type FrameStore, type StreamLogOptions } from './stream-log.js';
 import { createMemoryFrameStore, type MemoryStoreOptions } from './stream-log.memory.js';
 import { createRedisFrameStore, type RedisStoreOptions } from './stream-log.redis.js';
@@ -97,6 +99,62 @@ describe('stream log on the memory store', () => {
     expect(stats.bytes).toBeLessThanOrEqual(125_000);
     expect(await log.read(running, 0)).toMatchObject({ kind: 'truncated' });
     expect(stats.entries).toBeGreaterThan(50);
+  });
+});
+
+describe("the embedded shape's frame lines (a text piece kept as its text alone)", () => {
+  const answerFrames = (texts: string[]): SseFrame[] => [
+    { type: 'started', historyId: 'h'.repeat(24), conversationId: 'c'.repeat(24) },
+    ...texts.map((text) => ({ type: 'stream' as const, prompt: text, delta: text })),
+    // A piece whose two fields differ is kept as it came.
+    { type: 'stream', prompt: 'the whole answer', delta: 'answer' },
+    { type: 'tool', name: 'search', status: 'started' },
+    { type: 'complete', success: true, usage: 12, outputs: [{ text: 'a "quoted" answer' }] },
+    { type: 'done' },
+  ];
+  const log = (options: MemoryStoreOptions) => {
+    const store = createMemoryFrameStore(options);
+    return { store, log: new StreamLog<SseFrame>(store, { encode: storedJsonOf }) };
+  };
+
+  it('gives back every frame as the same text, running and ended, whatever the piece holds', async () => {
+    const texts = ['plain ', '', ' ', 'a "quote" \\ and a\nnewline', '","delta":"', '\u2028\u2029', 'é 漢字 🙂 👍🏽', '{"type":"stream"}', '5', 'x'.repeat(5000)];
+    const frames = answerFrames(texts);
+    const { store, log: frameLog } = log({ lines: storedFrameLines });
+    const id = answerId();
+    frames.slice(0, 6).forEach((frame) => frameLog.append(id, frame));
+    await frameLog.flush();
+    const expected = (from: number, to: number) => frames.slice(from, to).map((frame, i) => ({ seq: from + 1 + i, json: storedJsonOf(frame) }));
+    expect(await store.read(id, 0)).toEqual({ kind: 'frames', ended: false, frames: expected(0, 6) });
+    expect(await store.read(id, 3)).toEqual({ kind: 'frames', ended: false, frames: expected(3, 6) });
+    frames.slice(6).forEach((frame) => frameLog.append(id, frame));
+    await frameLog.end(id);
+    expect(await store.read(id, 0)).toEqual({ kind: 'frames', ended: true, frames: expected(0, frames.length) });
+    expect(await store.read(id, 9)).toEqual({ kind: 'frames', ended: true, frames: expected(9, frames.length) });
+    const decoded = await frameLog.read(id, 0);
+    expect(decoded.kind === 'frames' && decoded.frames.map((logged) => logged.frame)).toEqual(frames.map((frame) => JSON.parse(storedJsonOf(frame))));
+    // Lines the store did not pack come back as they are.
+    expect(storedFrameLines.unpack('{"type":"done"}')).toBe('{"type":"done"}');
+    expect(storedFrameLines.pack('{"type":"stream","prompt":5,"delta":5}')).toBe('{"type":"stream","prompt":5,"delta":5}');
+  });
+
+  it('holds several times the ended answers under the same bound', async () => {
+    const bound = 150_000;
+    const [plain, packed] = [log({ maxTotalBytes: bound }), log({ maxTotalBytes: bound, lines: storedFrameLines })];
+    const ids = Array.from({ length: 100 }, () => answerId());
+    for (const { log: frameLog } of [plain, packed]) {
+      for (const id of ids) {
+        answerFrames(Array.from({ length: 40 }, (_, i) => `word${i} `)).forEach((frame) => frameLog.append(id, frame));
+        await frameLog.end(id);
+      }
+    }
+    const [plainStats, packedStats] = [await plain.store.stats(), await packed.store.stats()];
+    // Each answer costs about 2.5 KB as it came (its frames' JSON) and about 0.75 KB as lines.
+    expect(plainStats.answers).toBeLessThan(70);
+    expect(packedStats.answers).toBe(100);
+    expect(packedStats.bytes / packedStats.answers).toBeLessThan((plainStats.bytes / plainStats.answers) / 3);
+    expect(await plain.store.read(ids[0], 0)).toEqual({ kind: 'expired' });
+    expect(await packed.store.read(ids[0], 0)).toMatchObject({ kind: 'frames', ended: true });
   });
 });
 
