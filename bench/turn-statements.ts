@@ -96,10 +96,16 @@ for (let round = 1; round <= ROUNDS; round++) {
       `(by thread: ${busiest.join(', ')}) (load ${os.loadavg()[0].toFixed(1)})`,
   );
 }
-// How the turn's updates were written: HOT (the row's indexes untouched) or as new index entries.
+// How the turn's updates were written: HOT (the row's indexes untouched) or as new index entries; the dead
+// row versions left (PGlite runs no autovacuum) and what the table takes with its indexes.
+await database.executeSql('select pg_stat_force_next_flush()');
 const stats = await database.executeSql(
-  `select relname, n_tup_ins, n_tup_upd, n_tup_hot_upd from pg_stat_user_tables where relname in ('users', 'history', 'conversations', 'credit_ledger') order by relname`,
+  `select relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_dead_tup, pg_table_size(relid) as heap, pg_indexes_size(relid) as indexes
+     from pg_stat_user_tables where relname in ('users', 'history', 'conversations', 'credit_ledger') order by relname`,
 );
-for (const row of stats.rows) console.log(`${row.relname}: ${row.n_tup_ins} inserted, ${row.n_tup_upd} updated, ${row.n_tup_hot_upd} of them HOT`);
+const mb = (bytes: string) => `${(Number(bytes) / 2 ** 20).toFixed(1)} MB`;
+for (const row of stats.rows) {
+  console.log(`${row.relname}: ${row.n_tup_ins} inserted, ${row.n_tup_upd} updated, ${row.n_tup_hot_upd} of them HOT; ${row.n_dead_tup} dead; table ${mb(row.heap)}, indexes ${mb(row.indexes)}`);
+}
 await database.close();
 if (dataDir) rmSync(dataDir, { recursive: true, force: true });
