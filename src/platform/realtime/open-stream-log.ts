@@ -11,7 +11,7 @@ export type AnswerLog = StreamLog<SseFrame>;
 
 /** `keep` false (STREAM_LOG=off, for the bench only): frames are numbered and kept nowhere. */
 export function openStreamLog(bus: Pick<EventBus, 'redis'>, retentionSeconds: number, onError?: (error: unknown) => void, keep = true): AnswerLog {
-  const store = !keep ? createNullFrameStore() : bus.redis ? createRedisFrameStore(bus.redis) : createMemoryFrameStore({ lines: storedFrameLines });
+  const store = !keep ? createNullFrameStore() : bus.redis ? createRedisFrameStore(bus.redis, { lines: storedFrameLines }) : createMemoryFrameStore({ lines: storedFrameLines });
   return new StreamLog<SseFrame>(store, {
     retentionSeconds,
     onError: onError && ((error) => onError(error)),
@@ -40,10 +40,10 @@ const PIECE_HEAD = '{"type":"stream","prompt":';
 const PIECE_MIDDLE = ',"delta":';
 
 /**
- * Stored frames as the embedded shape's memory store keeps them: a text piece (storedJsonOf's, most of an
- * answer's frames) as its text's JSON string alone, which begins with `"` where every frame's JSON
- * begins with `{`. A piece of a few characters is about a tenth of its frame's JSON, so the store's bound
- * holds several times the answers.
+ * Stored frames as both stores keep them (the memory ring's lines, the Redis entries' field `l`): a text
+ * piece (storedJsonOf's, most of an answer's frames) as its text's JSON string alone, which begins with
+ * `"` where every frame's JSON begins with `{`. A piece of a token or two is about a seventh of its
+ * frame's JSON, so the memory ring's bound holds more answers and Redis keeps less for each.
  */
 export const storedFrameLines: FrameLines = {
   pack(json) {

@@ -1,12 +1,13 @@
 // The scaled shape's frame store: one Redis Stream per answer. Each flush of an answer is ONE entry
 // whose id is `0-<seq of its last frame>` and whose field `t` holds the batch's frames (their JSON texts,
-// one a line), so a seq maps to an entry id and `XRANGE key 0-<afterSeq> +` is a resume. The end is the field
+// one a line; field `l` with the log's own shorter lines, FrameLines), so a seq maps to an entry id and `XRANGE key 0-<afterSeq> +` is a resume. The end is the field
 // `e` on the last entry (or an entry of its own, id `0-*`). The stream is bounded (XADD MAXLEN ~),
 // expires retentionSeconds after the end, and leaves a small `:gone` key for as long again so that an
 // expired answer is told from an unknown one. Followers of every answer share one blocking XREAD
 // connection per process; a new follower interrupts its block with CLIENT UNBLOCK.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { FrameLines } from './stream-log.memory.js';
 import { ORPHAN_SEQ_GAP, type EncodedFrame, type FrameStore, type Following, type LogMissing, type LogRead, type StoredBatch, type TextListener } from './stream-log.js';
 
 export interface RedisStoreOptions {
@@ -19,6 +20,8 @@ export interface RedisStoreOptions {
   /** How long one blocking read waits before it looks again. */
   blockMs?: number;
   onError?: (error: unknown) => void;
+  /** The frames' texts as lines of another form, in field `l` (default: as they come, in field `t`). */
+  lines?: FrameLines;
 }
 
 type RawEntry = [id: string, fields: string[]];
@@ -34,18 +37,23 @@ interface Entry {
 
 /**
  * Field `t`: the batch's frames' texts joined by newlines (JSON.stringify never writes one), so a reader
- * can hand each frame's text out without parsing it. Field `f` (a JSON array) is what earlier versions
+ * can hand each frame's text out without parsing it; field `l`: the same as the store's `lines` packed
+ * them (a reader of the same version unpacks them). Field `f` (a JSON array) is what earlier versions
  * wrote; it is still read, for the answers stored before an upgrade.
  */
 const joinTexts = (texts: string[]): string => texts.join('\n');
 
-function parseEntry([id, fields]: RawEntry): Entry {
+function parseEntry([id, fields]: RawEntry, lines: FrameLines | undefined): Entry {
   let end = false;
   let frames: string[] = [];
   let follows: number | undefined;
   for (let i = 0; i < fields.length; i += 2) {
     const value = fields[i + 1];
     if (fields[i] === 't') frames = value.split('\n');
+    else if (fields[i] === 'l') {
+      if (!lines) throw new Error('A stored batch has packed lines, and this store was given no way to read them');
+      frames = value.split('\n').map((line) => lines.unpack(line));
+    }
     else if (fields[i] === 'f') frames = (JSON.parse(value) as unknown[]).map((frame) => JSON.stringify(frame));
     else if (fields[i] === 'e') end = true;
     else if (fields[i] === 'o') follows = Number(value);
@@ -53,7 +61,6 @@ function parseEntry([id, fields]: RawEntry): Entry {
   return { idSeq: Number(id.slice(id.indexOf('-') + 1)), frames, end, follows };
 }
 
-const parseEntries = (raw: RawEntry[]): Entry[] => raw.map(parseEntry);
 
 /** The frames of an entry with their seqs; an end of its own has none. */
 function numbered(entry: Entry): EncodedFrame[] {
@@ -70,19 +77,20 @@ const isConflict = (error: unknown): boolean => String(error).includes('equal or
 
 /**
  * A flush's writes in one call. KEYS: each answer's stream and its `:gone` key. ARGV: MAXLEN, the running
- * TTL and the retention (ms), then per answer the entry id, its texts ('' for an end without frames) and
- * 'f' (first write: the running TTL), 'e' (the end: retention and the `:gone` marker) or ''. Answers per
- * answer '' or the XADD's refusal; the TTLs are set either way, as the pipeline before did.
+ * TTL and the retention (ms), the texts' field (`t` or `l`), then per answer the entry id, its texts (''
+ * for an end without frames) and 'f' (first write: the running TTL), 'e' (the end: retention and the
+ * `:gone` marker) or ''. Answers per answer '' or the XADD's refusal; the TTLs are set either way, as the
+ * pipeline before did.
  */
 const WRITE_SCRIPT = `
 local out = {}
 for i = 1, #KEYS / 2 do
   local key, gone = KEYS[2 * i - 1], KEYS[2 * i]
-  local id, texts, mode = ARGV[3 * i + 1], ARGV[3 * i + 2], ARGV[3 * i + 3]
+  local id, texts, mode = ARGV[3 * i + 2], ARGV[3 * i + 3], ARGV[3 * i + 4]
   local added
   if texts == '' then added = redis.pcall('XADD', key, 'MAXLEN', '~', ARGV[1], id, 'e', '1')
-  elseif mode == 'e' then added = redis.pcall('XADD', key, 'MAXLEN', '~', ARGV[1], id, 't', texts, 'e', '1')
-  else added = redis.pcall('XADD', key, 'MAXLEN', '~', ARGV[1], id, 't', texts) end
+  elseif mode == 'e' then added = redis.pcall('XADD', key, 'MAXLEN', '~', ARGV[1], id, ARGV[4], texts, 'e', '1')
+  else added = redis.pcall('XADD', key, 'MAXLEN', '~', ARGV[1], id, ARGV[4], texts) end
   out[i] = type(added) == 'table' and added.err or ''
   if mode == 'e' then
     redis.call('PEXPIRE', key, ARGV[3])
@@ -107,6 +115,8 @@ interface Follower {
 export function createRedisFrameStore(command: Redis, options: RedisStoreOptions = {}): FrameStore {
   const prefix = options.prefix ?? 'stream-log:';
   const maxEntries = options.maxEntries ?? 5_000;
+  const lines = options.lines;
+  const parseEntries = (raw: RawEntry[]): Entry[] => raw.map((entry) => parseEntry(entry, lines));
   const runningTtlMs = (options.runningTtlSeconds ?? 6 * 3600) * 1000;
   const blockMs = options.blockMs ?? 5_000;
   const onError = options.onError ?? ((error: unknown) => console.error('[stream-log] redis:', error));
@@ -273,13 +283,14 @@ export function createRedisFrameStore(command: Redis, options: RedisStoreOptions
       // One script call for every answer's batch: one command and one reply for ioredis to handle a
       // flush, where a command per XADD was most of what the log cost a process.
       const keys: string[] = [];
-      const args: Array<string | number> = [maxEntries, Math.round(runningTtlMs), Math.max(1, Math.round(retentionSeconds * 1000))];
+      const args: Array<string | number> = [maxEntries, Math.round(runningTtlMs), Math.max(1, Math.round(retentionSeconds * 1000)), lines ? 'l' : 't'];
       for (const { answerId, frames, end } of batches) {
         keys.push(keyOf(answerId), goneOf(answerId));
         const first = !end && !started.has(answerId);
         if (end) started.delete(answerId);
         else started.add(answerId);
-        args.push(frames.length > 0 ? `0-${frames.at(-1)!.seq}` : '0-*', joinTexts(frames.map((frame) => frame.json)), end ? 'e' : first ? 'f' : '');
+        const texts = joinTexts(frames.map((frame) => (lines ? lines.pack(frame.json) : frame.json)));
+        args.push(frames.length > 0 ? `0-${frames.at(-1)!.seq}` : '0-*', texts, end ? 'e' : first ? 'f' : '');
       }
       const refused = (await runScript(keys, args)) as string[];
       for (const message of refused) {

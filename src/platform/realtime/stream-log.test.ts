@@ -102,24 +102,26 @@ describe('stream log on the memory store', () => {
   });
 });
 
-describe("the embedded shape's frame lines (a text piece kept as its text alone)", () => {
-  const answerFrames = (texts: string[]): SseFrame[] => [
-    { type: 'started', historyId: 'h'.repeat(24), conversationId: 'c'.repeat(24) },
-    ...texts.map((text) => ({ type: 'stream' as const, prompt: text, delta: text })),
-    // A piece whose two fields differ is kept as it came.
-    { type: 'stream', prompt: 'the whole answer', delta: 'answer' },
-    { type: 'tool', name: 'search', status: 'started' },
-    { type: 'complete', success: true, usage: 12, outputs: [{ text: 'a "quoted" answer' }] },
-    { type: 'done' },
-  ];
+/** An answer's frames as the service sends them, with these text pieces. */
+const answerFrames = (texts: string[]): SseFrame[] => [
+  { type: 'started', historyId: 'h'.repeat(24), conversationId: 'c'.repeat(24) },
+  ...texts.map((text) => ({ type: 'stream' as const, prompt: text, delta: text })),
+  // A piece whose two fields differ is kept as it came.
+  { type: 'stream', prompt: 'the whole answer', delta: 'answer' },
+  { type: 'tool', name: 'search', status: 'started' },
+  { type: 'complete', success: true, usage: 12, outputs: [{ text: 'a "quoted" answer' }] },
+  { type: 'done' },
+];
+const awkwardTexts = ['plain ', '', ' ', 'a "quote" \\ and a\nnewline', '","delta":"', '\u2028\u2029', 'é 漢字 🙂 👍🏽', '{"type":"stream"}', '5', 'x'.repeat(5000)];
+
+describe('the frame lines on the memory store (a text piece kept as its text alone)', () => {
   const log = (options: MemoryStoreOptions) => {
     const store = createMemoryFrameStore(options);
     return { store, log: new StreamLog<SseFrame>(store, { encode: storedJsonOf }) };
   };
 
   it('gives back every frame as the same text, running and ended, whatever the piece holds', async () => {
-    const texts = ['plain ', '', ' ', 'a "quote" \\ and a\nnewline', '","delta":"', '\u2028\u2029', 'é 漢字 🙂 👍🏽', '{"type":"stream"}', '5', 'x'.repeat(5000)];
-    const frames = answerFrames(texts);
+    const frames = answerFrames(awkwardTexts);
     const { store, log: frameLog } = log({ lines: storedFrameLines });
     const id = answerId();
     frames.slice(0, 6).forEach((frame) => frameLog.append(id, frame));
@@ -239,6 +241,40 @@ describe.skipIf(!redisUrl)('stream log on Redis streams', () => {
     const read = await log.read(id, 0);
     expect(read.kind === 'frames' && read.frames.length).toBe(151);
     expect(await log.read(other, 0)).toMatchObject({ kind: 'frames', ended: true, frames: [{ seq: 1 }, { seq: 2 }] });
+  });
+
+  it("keeps a text piece as its text alone in field l, gives every frame back as the same text, and reads what was stored as it came", async () => {
+    prefix = `test:stream-log:${randomBytes(6).toString('hex')}:`;
+    const raw = await connect();
+    const stores = { packed: createRedisFrameStore(await connect(), { prefix, lines: storedFrameLines }), plain: createRedisFrameStore(await connect(), { prefix }) };
+    const frames = answerFrames([...awkwardTexts, ...Array.from({ length: 40 }, (_, i) => `word${i} `)]);
+    const expected = frames.map((frame, i) => ({ seq: i + 1, json: storedJsonOf(frame) }));
+    const ids = { packed: answerId(), plain: answerId() };
+    for (const kind of ['packed', 'plain'] as const) {
+      const log = new StreamLog<SseFrame>(stores[kind], { encode: storedJsonOf });
+      frames.slice(0, 8).forEach((frame) => log.append(ids[kind], frame));
+      await log.flush();
+      frames.slice(8).forEach((frame) => log.append(ids[kind], frame));
+      await log.end(ids[kind]);
+      await log.close();
+    }
+    const fieldsOf = async (id: string) => (await raw.xrange(`${prefix}${id}`, '-', '+')).flatMap(([, fields]) => fields);
+    const [packedFields, plainFields] = [await fieldsOf(ids.packed), await fieldsOf(ids.plain)];
+    expect(packedFields.filter((_, i) => i % 2 === 0)).toEqual(['l', 'l', 'e']);
+    expect(plainFields.filter((_, i) => i % 2 === 0)).toEqual(['t', 't', 'e']);
+    const bytes = (fields: string[]) => fields.reduce((sum, field) => sum + Buffer.byteLength(field), 0);
+    expect(bytes(packedFields)).toBeLessThan(bytes(plainFields) - 40 * 40);
+    // Both read back the same frames from either kind of entry (answers stored before the lines were given).
+    for (const store of [stores.packed, stores.plain]) {
+      expect(await store.read(ids.plain, 0)).toEqual({ kind: 'frames', ended: true, frames: expected });
+      expect(await store.read(ids.plain, 20)).toEqual({ kind: 'frames', ended: true, frames: expected.slice(20) });
+    }
+    expect(await stores.packed.read(ids.packed, 0)).toEqual({ kind: 'frames', ended: true, frames: expected });
+    const followed: string[] = [];
+    const following = await stores.packed.follow(ids.packed, 5, (batch) => followed.push(...batch.map((frame) => frame.json)));
+    expect(following.kind === 'following' && (await following.done)).toBe('ended');
+    expect(followed).toEqual(expected.slice(5).map((frame) => frame.json));
+    await Promise.all([stores.packed.close(), stores.plain.close()]);
   });
 
   it('bounds a stream with MAXLEN ~ and says a resume from before what is kept has a gap', async () => {
