@@ -11,7 +11,8 @@
 // more after BENCH_REST_MS of rest: whether memory levels off under load (the frame log keeps each ended
 // answer STREAM_RETENTION_SECONDS, 600, within its bound) and what the load leaves behind; and at the load's
 // end, whether answers that ended 30 s, 1, 2, 3, 5, 7 and 10 minutes before can still be resumed (200) or
-// have been dropped by the log's bound (410 STREAM_EXPIRED).
+// have been dropped by the log's bound (410 STREAM_EXPIRED). With BENCH_REDIS_URL each reading also gives
+// Redis's own memory (INFO's used_memory: the answers' frame logs are there on the scaled shape).
 //   npm run bench:footprint                                    (embedded shape)
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench:footprint
 //   BENCH_INSIDE=1 …  also where each process's memory goes (bench/servers/memory-probe.mjs)
@@ -24,6 +25,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { createPeople } from './support/people.js';
 import { removeLeftovers, startService, type ServiceProcess } from './support/service-process.js';
 import { closedLoop } from './support/closed-loop.js';
@@ -67,11 +69,20 @@ interface Reading {
 }
 const readings: Reading[] = [];
 
+const redis = process.env.BENCH_REDIS_URL ? new Redis(process.env.BENCH_REDIS_URL, { lazyConnect: true }) : undefined;
+
+/** Redis's used_memory, for the scaled shape's readings. */
+async function redisMemory(): Promise<string> {
+  if (!redis) return '';
+  const used = /used_memory:(\d+)/.exec(await redis.info('memory'))?.[1];
+  return `; Redis ${mb(Number(used) / 1024)}`;
+}
+
 async function read(service: ServiceProcess, label: string): Promise<Reading> {
   const perProcessKb = rssOf(service.pids());
   const reading = { label, totalKb: perProcessKb.reduce((a, b) => a + b, 0), perProcessKb };
   readings.push(reading);
-  console.log(`  ${label.padEnd(34)} ${mb(reading.totalKb).padStart(8)}  (${perProcessKb.map(mb).join(' + ')})`);
+  console.log(`  ${label.padEnd(34)} ${mb(reading.totalKb).padStart(8)}  (${perProcessKb.map(mb).join(' + ')})${await redisMemory()}`);
   if (INSIDE_DIR) await inside(service);
   return reading;
 }
@@ -214,6 +225,7 @@ try {
 } finally {
   await service?.stop();
   model.child.kill();
+  redis?.disconnect();
   if (INSIDE_DIR) rmSync(INSIDE_DIR, { recursive: true, force: true });
 }
 process.exit(0);
