@@ -2,8 +2,8 @@
 // bus's command connection, which the log does not close), else the in-memory ring of the embedded shape.
 import type { EventBus } from './bus.js';
 import type { SseFrame } from './client-frames.js';
-import { createNullFrameStore, REDIS_FLUSH_MS, StreamLog } from './stream-log.js';
-import { createMemoryFrameStore, type FrameLines } from './stream-log.memory.js';
+import { createNullFrameStore, REDIS_FLUSH_MS, StreamLog, type FrameLines } from './stream-log.js';
+import { createMemoryFrameStore } from './stream-log.memory.js';
 import { createRedisFrameStore } from './stream-log.redis.js';
 
 /** What the log keeps of an answer: its frames as SSE writes them, numbered by the log. */

@@ -13,6 +13,7 @@
 // more answers: under load it is the bound, not the retention, that decides how long ended answers last.
 import {
   type EncodedFrame,
+  type FrameLines,
   type TextListener,
   type FrameStore,
   type Following,
@@ -21,16 +22,6 @@ import {
   type StoredBatch,
   ORPHAN_SEQ_GAP,
 } from './stream-log.js';
-
-/**
- * How the store keeps a frame's text on its line: `pack` may give a shorter line, which `unpack` turns back
- * into the same text. A packed line holds no newline, and `unpack` tells a line it packed from a text kept
- * as it came (which it gives back unchanged).
- */
-export interface FrameLines {
-  pack(json: string): string;
-  unpack(line: string): string;
-}
 
 export interface MemoryStoreOptions {
   /** The frames' texts as lines of another form (default: as they come). */

@@ -1,14 +1,14 @@
 // The scaled shape's frame store: one Redis Stream per answer. Each flush of an answer is ONE entry
 // whose id is `0-<seq of its last frame>` and whose field `t` holds the batch's frames (their JSON texts,
-// one a line; field `l` with the log's own shorter lines, FrameLines), so a seq maps to an entry id and `XRANGE key 0-<afterSeq> +` is a resume. The end is the field
-// `e` on the last entry (or an entry of its own, id `0-*`). The stream is bounded (XADD MAXLEN ~),
+// one a line; field `l` instead, as the store's FrameLines pack them), so a seq maps to an entry id and
+// `XRANGE key 0-<afterSeq> +` is a resume. The end is the field `e` on the last entry (or an entry of its
+// own, id `0-*`). The stream is bounded (XADD MAXLEN ~),
 // expires retentionSeconds after the end, and leaves a small `:gone` key for as long again so that an
 // expired answer is told from an unknown one. Followers of every answer share one blocking XREAD
 // connection per process; a new follower interrupts its block with CLIENT UNBLOCK.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { FrameLines } from './stream-log.memory.js';
-import { ORPHAN_SEQ_GAP, type EncodedFrame, type FrameStore, type Following, type LogMissing, type LogRead, type StoredBatch, type TextListener } from './stream-log.js';
+import { ORPHAN_SEQ_GAP, type EncodedFrame, type FrameLines, type FrameStore, type Following, type LogMissing, type LogRead, type StoredBatch, type TextListener } from './stream-log.js';
 
 export interface RedisStoreOptions {
   /** Key prefix of the answers' streams. */

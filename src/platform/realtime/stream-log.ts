@@ -65,6 +65,16 @@ export interface Following {
   stop(): void;
 }
 
+/**
+ * How a store keeps a frame's text on its line: `pack` may give a shorter line, which `unpack` turns back
+ * into the same text. A packed line holds no newline, and `unpack` tells a line it packed from a text kept
+ * as it came (which it gives back unchanged). The service's: open-stream-log.ts, `storedFrameLines`.
+ */
+export interface FrameLines {
+  pack(json: string): string;
+  unpack(line: string): string;
+}
+
 /** Frames as the store keeps them (their JSON text), in seq order: the replay in one call, then each batch stored. */
 export type TextListener = (frames: EncodedFrame[]) => void;
 
