@@ -27,10 +27,7 @@ export function openStreamLog(bus: Pick<EventBus, 'redis'>, retentionSeconds: nu
  * answer's frames) is written by hand, its text encoded once for prompt and delta.
  */
 export function storedJsonOf(frame: SseFrame): string {
-  if (frame.type === 'stream' && frame.prompt === frame.delta) {
-    const text = JSON.stringify(frame.delta);
-    return `{"type":"stream","prompt":${text},"delta":${text}}`;
-  }
+  if (frame.type === 'stream' && frame.prompt === frame.delta) return pieceJson(JSON.stringify(frame.delta));
   if (!('historyId' in frame)) return JSON.stringify(frame);
   const { historyId: _historyId, ...rest } = frame;
   return JSON.stringify(rest);
@@ -38,6 +35,8 @@ export function storedJsonOf(frame: SseFrame): string {
 
 const PIECE_HEAD = '{"type":"stream","prompt":';
 const PIECE_MIDDLE = ',"delta":';
+/** A text piece's stored JSON from its text's JSON string: the one place its form is written. */
+const pieceJson = (text: string): string => `${PIECE_HEAD}${text}${PIECE_MIDDLE}${text}}`;
 
 /**
  * Stored frames as both stores keep them (the memory ring's lines, the Redis entries' field `l`): a text
@@ -56,7 +55,7 @@ export const storedFrameLines: FrameLines = {
     return text.charCodeAt(0) === 0x22 && json.startsWith(PIECE_MIDDLE, middle) && json.startsWith(text, middle + PIECE_MIDDLE.length) ? text : json;
   },
   unpack(line) {
-    return line.charCodeAt(0) === 0x22 ? `${PIECE_HEAD}${line}${PIECE_MIDDLE}${line}}` : line;
+    return line.charCodeAt(0) === 0x22 ? pieceJson(line) : line;
   },
 };
 
