@@ -5,6 +5,7 @@ import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-
 import { validatorCompiler } from './platform/http/validator.js';
 import { registerAuthGuard } from './platform/http/auth-guard.js';
 import { registerBodyGuard } from './platform/http/body-guard.js';
+import { coalesceServerWrites } from './platform/http/coalesced-writes.js';
 import { openChangeFeed, type ChangeFeed } from './platform/db/change-feed.js';
 import { registerChangeFence } from './platform/http/change-fence.js';
 import { registerResponseHeaders } from './platform/http/security-headers.js';
@@ -106,6 +107,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // Every connection's writes leave together once a loop turn (a listening server, or one handed connections).
+  coalesceServerWrites(app.server);
 
   // Cross-cutting: headers, CORS, errors, body guard, metrics, documentation.
   registerResponseHeaders(app);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { idParams } from './schemas.js';
 import { DOCUMENT_ONLY_HEADERS, securityHeaders } from './security-headers.js';
+import { coalesceWrites } from './coalesced-writes.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 
 let t: TestApp;
@@ -34,6 +35,12 @@ afterAll(() => t.close());
 
 const echo = (payload: unknown, id = 'aaaaaaaaaaaaaaaaaaaaaaaa') =>
   t.app.inject({ method: 'POST', url: `/api/test-only/echo/${id}`, payload: payload as object });
+
+describe('connections', () => {
+  it("coalesce their writes once a loop turn (coalesced-writes.ts)", () => {
+    expect(t.app.server.listeners('connection')).toContain(coalesceWrites);
+  });
+});
 
 describe('failure bodies', () => {
   it('names the failing field of a schema error with a 400', async () => {

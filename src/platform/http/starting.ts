@@ -4,6 +4,7 @@
 // connections being refused. Once the app is ready the same server hands every request to it.
 import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyServerFactory } from 'fastify';
+import { coalesceServerWrites } from './coalesced-writes.js';
 
 export interface StartingInfo {
   version: string;
@@ -48,6 +49,7 @@ export async function listenWhileStarting(options: { port: number; host: string;
     response.writeHead(503, answer.headers).end(answer.body);
   };
   const server = http.createServer((request, response) => (handle ?? starting)(request, response));
+  coalesceServerWrites(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: options.port, host: options.host, backlog: options.backlog }, () => {
