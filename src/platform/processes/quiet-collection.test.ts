@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { collectWhenQuiet, fullCollection, quietCollector } from './quiet-collection.js';
 
 describe('quietCollector', () => {
-  const limits = { busy: 0.1, quiet: 0.03 };
+  const limits = { busy: 0.1, quiet: 0.03, restMargin: 1.5 };
   const counted = () => {
     const counter = { calls: 0, collect: () => void counter.calls++ };
     return counter;
@@ -15,6 +15,22 @@ describe('quietCollector', () => {
     const onInterval = quietCollector(counter.collect, limits);
     for (const utilization of [0, 0.01, 0.02, 0.029, 0.05, 0.09, 0.01]) expect(onInterval(utilization)).toBe(false);
     expect(counter.calls).toBe(0);
+  });
+
+  it("counts as quiet a rest above 3% on a machine where that is the process's rest, and no more", () => {
+    const counter = counted();
+    const onInterval = quietCollector(counter.collect, limits);
+    // A start, then the process's own rest at 4-5%: the least seen is 4.2%, so rest is up to 6.3%.
+    for (const utilization of [0.15, 0.1, 0.046, 0.042, 0.05]) onInterval(utilization);
+    expect(counter.calls).toBe(1); // the start's work, then its rest
+    expect(onInterval(0.52)).toBe(false); // a burst
+    expect(onInterval(0.068)).toBe(false); // winding down: above the rest's margin
+    expect(onInterval(0.054)).toBe(true);
+    expect(counter.calls).toBe(2);
+    // Light work that never falls to the rest is not a quiet spell.
+    expect(onInterval(0.3)).toBe(false);
+    for (const utilization of [0.08, 0.07, 0.09, 0.065]) expect(onInterval(utilization)).toBe(false);
+    expect(counter.calls).toBe(2);
   });
 
   it('collects once at the first quiet interval after work, and again only after more work', () => {

@@ -2,9 +2,12 @@
 // when it grows, not when the process goes idle: after a burst of answers the embedded service held
 // 60-80 MB of garbage for minutes (resident memory 364 MB after 60 s of rest, 38 MB of its heap live),
 // above what it takes at rest. Every CHECK_MS the event loop's utilization over the interval is read;
-// after an interval of work (≥ BUSY) the first quiet one (< QUIET) runs one collection, and no other
-// until the process has worked again. Nobody is being served in a quiet interval, so the pause (tens of
-// ms) falls where it costs nothing (docs/decisions.md, "The service as deployed").
+// after an interval of work (≥ BUSY) the first quiet one runs one collection, and no other until the
+// process has worked again. Quiet is below QUIET, or near the least this process was seen to use in an
+// earlier interval that was not work (REST_MARGIN times it, below BUSY): a process's rest is not the same
+// on every machine (1-2% on one kind, 3-6% on another, where a fixed 3% never came). Nobody is being
+// served in a quiet interval, so the pause (tens of ms) falls where it costs nothing (docs/decisions.md,
+// "The service as deployed").
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -12,15 +15,24 @@ import vm from 'node:vm';
 const CHECK_MS = 10_000;
 /** An interval this busy or busier counts as work: a burst, a steady load, a large ingestion. */
 const BUSY = 0.1;
-/** Below this an interval counts as quiet: the process at rest spends 1-2% on its timers and polls. */
+/** Below this an interval counts as quiet whatever the process's rest: its timers and polls take 1-6%. */
 const QUIET = 0.03;
+/** Within this factor of the least utilization seen, an interval is the process's rest. */
+const REST_MARGIN = 1.5;
 
 /** What to do on each interval's utilization: collect after work, once a quiet spell. */
-export function quietCollector(collect: () => void, limits = { busy: BUSY, quiet: QUIET }): (utilization: number) => boolean {
+export function quietCollector(
+  collect: () => void,
+  limits = { busy: BUSY, quiet: QUIET, restMargin: REST_MARGIN },
+): (utilization: number) => boolean {
   let worked = false;
+  /** The least of the intervals before this one that were not work: the process's rest, once seen. */
+  let rest = Infinity;
   return (utilization) => {
+    const quiet = utilization < limits.quiet || (utilization < limits.busy && rest < Infinity && utilization <= rest * limits.restMargin);
+    if (utilization < limits.busy) rest = Math.min(rest, utilization);
     if (utilization >= limits.busy) worked = true;
-    else if (utilization < limits.quiet && worked) {
+    else if (quiet && worked) {
       worked = false;
       collect();
       return true;
