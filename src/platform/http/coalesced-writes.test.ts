@@ -10,7 +10,7 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-/** A TCP server whose accepted sockets are handed to `onSocket`; answers a connected client and the server's end. */
+/** A connected client socket and the server's end of the same connection (closed after each test). */
 async function socketPair(): Promise<{ client: net.Socket; server: net.Socket }> {
   let accepted!: (socket: net.Socket) => void;
   const serverSide = new Promise<net.Socket>((resolve) => (accepted = resolve));

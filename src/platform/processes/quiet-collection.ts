@@ -29,15 +29,16 @@ export function quietCollector(
   /** The least of the intervals before this one that were not work: the process's rest, once seen. */
   let rest = Infinity;
   return (utilization) => {
-    const quiet = utilization < limits.quiet || (utilization < limits.busy && rest < Infinity && utilization <= rest * limits.restMargin);
-    if (utilization < limits.busy) rest = Math.min(rest, utilization);
-    if (utilization >= limits.busy) worked = true;
-    else if (quiet && worked) {
-      worked = false;
-      collect();
-      return true;
+    if (utilization >= limits.busy) {
+      worked = true;
+      return false;
     }
-    return false;
+    const quiet = utilization < limits.quiet || (rest < Infinity && utilization <= rest * limits.restMargin);
+    rest = Math.min(rest, utilization);
+    if (!quiet || !worked) return false;
+    worked = false;
+    collect();
+    return true;
   };
 }
 

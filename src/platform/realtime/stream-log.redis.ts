@@ -50,10 +50,7 @@ function parseEntry([id, fields]: RawEntry, lines: FrameLines | undefined): Entr
   for (let i = 0; i < fields.length; i += 2) {
     const value = fields[i + 1];
     if (fields[i] === 't') frames = value.split('\n');
-    else if (fields[i] === 'l') {
-      if (!lines) throw new Error('A stored batch has packed lines, and this store was given no way to read them');
-      frames = value.split('\n').map((line) => lines.unpack(line));
-    }
+    else if (fields[i] === 'l') frames = unpackLines(value, lines);
     else if (fields[i] === 'f') frames = (JSON.parse(value) as unknown[]).map((frame) => JSON.stringify(frame));
     else if (fields[i] === 'e') end = true;
     else if (fields[i] === 'o') follows = Number(value);
@@ -61,6 +58,10 @@ function parseEntry([id, fields]: RawEntry, lines: FrameLines | undefined): Entr
   return { idSeq: Number(id.slice(id.indexOf('-') + 1)), frames, end, follows };
 }
 
+function unpackLines(value: string, lines: FrameLines | undefined): string[] {
+  if (!lines) throw new Error('A stored batch has packed lines, and this store was given no way to read them');
+  return value.split('\n').map((line) => lines.unpack(line));
+}
 
 /** The frames of an entry with their seqs; an end of its own has none. */
 function numbered(entry: Entry): EncodedFrame[] {
