@@ -208,6 +208,27 @@ describe('which processes are gone', () => {
   });
 });
 
+describe('when a process beats', () => {
+  const tasksRun = async (exclusive: boolean): Promise<number> => {
+    // A beat every 200 ms (a third of the timeout).
+    const liveness = createProcessLiveness(database, { role: 'all', timeoutSeconds: 0.6, exclusive });
+    await liveness.start();
+    livenesses.push(liveness);
+    let runs = 0;
+    liveness.onBeat(async () => void runs++);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    return runs;
+  };
+
+  it('beats on while it runs when other processes may share the database', async () => {
+    expect(await tasksRun(false)).toBeGreaterThanOrEqual(3);
+  });
+
+  it('on an exclusive database beats once, a beat after start (for tasks registered after it), then rests', async () => {
+    expect(await tasksRun(true)).toBe(1);
+  });
+});
+
 function uniqueName(label: string): string {
   return `test.recovery.${label}.${randomBytes(3).toString('hex')}`;
 }

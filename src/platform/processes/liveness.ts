@@ -1,8 +1,9 @@
 // A process's liveness: its row in service_processes, refreshed every third of the timeout. Another
 // process counts it gone once it has not been heard from for the timeout (a SIGKILL, a lost machine),
 // or at once when it stopped cleanly. On the embedded shape (PGlite) one process owns the data, so at
-// start every other row is of a process that is gone. What a gone process held is taken back by the
-// tasks run after each beat (job attempts, streaming answers).
+// start every other row is of a process that is gone, and it beats once, a beat's interval after start:
+// no other process can be gone after that. What a gone process held is taken back by the tasks run after
+// each beat (job attempts, streaming answers).
 import { newId } from '../ids/ids.js';
 import type { DatabaseHandle } from '../db/client.js';
 
@@ -13,7 +14,7 @@ export interface ProcessLiveness {
   readonly timeoutSeconds: number;
   /** No other process shares the database (PGlite): at start, every other process counts as gone. */
   readonly exclusive: boolean;
-  /** Writes this process's row (and on an exclusive database forgets every other) and starts beating. */
+  /** Writes this process's row (and on an exclusive database forgets every other) and starts beating (exclusive: once). */
   start(): Promise<void>;
   /** Stops beating and removes the row: this process's holdings count as gone at once. */
   stop(): Promise<void>;
@@ -83,12 +84,16 @@ export function createProcessLiveness(database: DatabaseHandle, options: Livenes
       if (options.exclusive) await database.executeSql(`delete from service_processes where id <> $1`, [id]);
       // Rows of processes gone for a day are only clutter (their holdings were taken back long ago).
       await database.executeSql(`delete from service_processes where seen_at < now() - interval '1 day'`);
-      timer = setInterval(() => void beat(), Math.max(200, (timeoutSeconds * 1000) / 3));
+      const every = Math.max(200, (timeoutSeconds * 1000) / 3);
+      // Exclusive: no other process can go away while this one runs, so after one beat (for the tasks
+      // registered after start, e.g. unfinished writes of the processes before it) nothing is left for
+      // the tasks to find, and beating on would only cost an idle service CPU.
+      timer = options.exclusive ? setTimeout(() => void beat(), every) : setInterval(() => void beat(), every);
       timer.unref();
     },
     async stop() {
       stopped = true;
-      clearInterval(timer);
+      clearTimeout(timer);
       timer = undefined;
       await beating;
       await database.executeSql(`delete from service_processes where id = $1`, [id]).catch(() => {});
