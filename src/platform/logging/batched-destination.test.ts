@@ -65,7 +65,7 @@ function child(body: string, copies = 1, slowReader = false): Promise<{ out: str
 }
 
 describe('the batched log destination', () => {
-  it('writes lines in order once a batch is full, and the rest within the flush interval', async () => {
+  it('writes lines in order once a batch is full, and the rest within the flush interval, also after a quiet spell', async () => {
     const { file, fd } = tempFile();
     destination = createBatchedDestination(fd, { batchBytes: 100, flushMs: 50 });
     destination.write('{"n":1}\n');
@@ -82,6 +82,11 @@ describe('the batched log destination', () => {
     const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
     expect(lines.map((line) => (JSON.parse(line) as { n: number }).n)).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
     expect((JSON.parse(lines[21]!) as { long: string }).long).toBe('ü'.repeat(120));
+    // A line after a quiet spell (no timer armed while nothing is pending) goes out within the interval too.
+    destination.write('{"n":24}\n');
+    expect(readFileSync(file, 'utf8').split('\n').filter(Boolean)).toHaveLength(23);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(readFileSync(file, 'utf8').split('\n').filter(Boolean).at(-1)).toBe('{"n":24}');
     closeSync(fd);
   });
 

@@ -1,5 +1,5 @@
 // Where the service's log lines go (stdout): gathered into batches and written with one synchronous
-// write each, when a batch is full, at least every `flushMs`, and on exit. A request's line is encoded
+// write each, when a batch is full, within `flushMs` of a batch's first line, and on exit. A request's line is encoded
 // straight into the batch's buffer (no joining of strings, no buffer made per write), and a busy
 // process makes one write a couple of hundred requests.
 //
@@ -23,7 +23,7 @@ export interface LogDestination {
 export interface BatchOptions {
   /** The batch's size in bytes: it is written when the next line might not fit. */
   batchBytes?: number;
-  /** What is pending is written at least this often (ms). */
+  /** What is pending is written at most this long (ms) after the first line of it came. */
   flushMs?: number;
 }
 
@@ -44,8 +44,12 @@ export function createBatchedDestination(fd: number, { batchBytes = 65_536, flus
     // Synchronous: the buffer is free again when this returns.
     writeAll(fd, batch.subarray(0, length));
   };
-  const timer = setInterval(flushSync, flushMs);
-  timer.unref();
+  // Armed by the first line of a batch, so that an idle process has no timer waking it.
+  let timer: NodeJS.Timeout | undefined;
+  const onTimer = () => {
+    timer = undefined;
+    flushSync();
+  };
   process.on('exit', flushSync);
 
   return {
@@ -60,12 +64,17 @@ export function createBatchedDestination(fd: number, { batchBytes = 65_536, flus
         }
       }
       used += batch.write(line, used);
+      if (!timer) {
+        timer = setTimeout(onTimer, flushMs);
+        timer.unref();
+      }
       return true;
     },
     flushSync,
     close() {
       flushSync();
-      clearInterval(timer);
+      clearTimeout(timer);
+      timer = undefined;
       process.removeListener('exit', flushSync);
     },
   };
