@@ -5,7 +5,8 @@
 // (10 s) of rest; after 1,000 and 10,000 (BENCH_SOCKETS) idle Socket.IO connections (websocket transport,
 // signed in and REGISTERed as the web client does, over BENCH_PEOPLE (20) people) → KB per socket; after
 // a burst of 1,000 (BENCH_BURST) streamed answers through the SSE route, BENCH_BURST_CLIENTS (250) at a
-// time, from the fake model (40 pieces 25 ms apart), and after 60 s (BENCH_REST_MS) of rest (a leak check).
+// time, from the fake model (40 pieces 25 ms apart), and after 60 s (BENCH_REST_MS) of rest (a leak check),
+// with the CPU the service spends in that rest (its first 20 s, then the rest of it).
 // With BENCH_STEADY_SECONDS (0: none), then a steady load: BENCH_STEADY_CLIENTS (100) clients asking again
 // as each answer ends (about 100 answers a second), read every BENCH_STEADY_EVERY_S (60) seconds, and once
 // more after BENCH_REST_MS of rest: whether memory levels off under load (the frame log keeps each ended
@@ -213,10 +214,19 @@ try {
   );
   console.log(`  burst: ${BURST} answers in ${((performance.now() - burstStarted) / 1000).toFixed(1)} s, ${failed} failed`);
   const afterBurst = await read(running, `after ${BURST} answers`);
-  await sleep(REST_MS);
+  // The CPU of the rest: its first 20 s (the quiet collection's full collection comes in them) and the rest of it.
+  const restCpu: string[] = [];
+  let cpuBefore = running.cpuMs();
+  for (const ms of REST_MS > 20_000 ? [20_000, REST_MS - 20_000] : [REST_MS]) {
+    await sleep(ms);
+    const cpuNow = running.cpuMs();
+    restCpu.push(`${((cpuNow - cpuBefore) / (ms / 1000)).toFixed(1)} ms a second over ${ms / 1000} s`);
+    cpuBefore = cpuNow;
+  }
   if (INSIDE_DIR) writeFileSync(path.join(INSIDE_DIR, 'collect'), '');
   const rested = await read(running, `${REST_MS / 1000} s later`);
   console.log(`  sockets: ${perSocket.join('; ')}`);
+  console.log(`  CPU of the rest after the burst: ${restCpu.join(', then ')}`);
   console.log(
     `  at rest ${mb(rest.totalKb)}; burst ${signed(afterBurst.totalKb - beforeBurst.totalKb)}, after rest ${signed(rested.totalKb - beforeBurst.totalKb)} against before the burst`,
   );
