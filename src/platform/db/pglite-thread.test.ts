@@ -135,12 +135,17 @@ describe('data outside the thread', () => {
     const quick = `${pad} with quick as (select set_config('synchronous_commit', 'off', true)) insert into paid (id, what) select $1, $2 from quick returning pg_current_xact_id()::text as xact`;
     const charge = `${pad} insert into paid (id, what) values ($1, $2) returning pg_current_xact_id()::text as xact`;
     try {
-      // Answers: the start's probe, the table, two of each statement (kept from the second), then the group.
-      const dying = await openPgliteThread({ dataDir: dir, stopAfter: 8 });
+      // Answers: the start's probe, the table, two of each statement (kept from the second), the busy
+      // statement, then the group.
+      const dying = await openPgliteThread({ dataDir: dir, stopAfter: 9 });
       await dying.exec('create table paid (id int primary key, what text not null)');
       for (const id of [1, 2]) await dying.query(quick, [id, 'an opening']);
       for (const id of [3, 4]) await dying.query(charge, [id, 'a charge']);
+      // The thread is busy when the two arrive, so both wait together, as under load (idle, the thread may
+      // wake for the first before the second is posted, and each then commits alone).
+      const busy = dying.query('select count(*) from generate_series(1, 1000000)');
       const [opening, charged] = await Promise.all([dying.query<{ xact: string }>(quick, [5, 'an opening']), dying.query<{ xact: string }>(charge, [6, 'a charge'])]);
+      await busy;
       expect(charged.rows[0]!.xact).toBe(opening.rows[0]!.xact); // one group, one transaction
       await expect(dying.query('select 1')).rejects.toThrow(/database thread stopped/);
       await dying.close();
