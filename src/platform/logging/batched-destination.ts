@@ -1,7 +1,7 @@
 // Where the service's log lines go (stdout): gathered into batches and written with one synchronous
-// write each, when a batch is full, within `flushMs` of a batch's first line, and on exit. A request's line is encoded
-// straight into the batch's buffer (no joining of strings, no buffer made per write), and a busy
-// process makes one write a couple of hundred requests.
+// write each, when a batch is full, within `flushMs` of a batch's first line, and on exit. A request's
+// line is encoded straight into the batch's buffer (no joining of strings, no buffer made per write),
+// and a busy process makes one write a couple of hundred requests.
 //
 // pino's asynchronous destination (sonic-boom) measured the length of its whole pending buffer in
 // bytes on every line (a copy of up to 16 KB a line, most of a cached route's allocation) and handed
