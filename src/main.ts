@@ -105,6 +105,10 @@ async function main(): Promise<void> {
   // spell. Set once serving, so the start's one-off code is not optimised for nothing (docs/decisions.md,
   // "Streaming and the turn's CPU").
   v8.setFlagsFromString(`--interrupt-budget=${SERVING_INTERRUPT_BUDGET}`);
+  // The old generation grows to twice what the last full collection left before the next one, where V8
+  // would choose 1.3 times for a heap it collects fast: under a stream of answers half as many full
+  // collections (docs/decisions.md, "Streaming and the turn's CPU"); at rest the quiet collection compacts.
+  v8.setFlagsFromString(`--heap-growing-percent=${SERVING_HEAP_GROWING_PERCENT}`);
   // After a burst of work, its garbage is collected once the process falls quiet (resident memory at rest).
   const stopQuietCollection = collectWhenQuiet();
 
@@ -138,6 +142,9 @@ async function main(): Promise<void> {
 
 /** V8's interrupt budget while serving: an eighth of its default (67,584 on Node 20), measured in bench:stream. */
 const SERVING_INTERRUPT_BUDGET = 8_448;
+
+/** How much the old generation may grow past what a full collection left, while serving: 100%, twice. */
+const SERVING_HEAP_GROWING_PERCENT = 100;
 
 function startingInfo(config: StartedConfig): StartingInfo {
   return { version: VERSION, database: config.databaseUrl ? 'postgres' : 'pglite', redis: Boolean(config.redisUrl) };
