@@ -87,6 +87,12 @@ async function readUntil(reader: SseReader, type: string): Promise<Frame[]> {
   throw new Error(`the stream ended without ${type}`);
 }
 
+/**
+ * How long a test waits for a socket's event: the turn goes through the model server, the connector and
+ * the database, which the PostgreSQL run's two workers share with the server on two cores.
+ */
+const SOCKET_WAIT_MS = 10_000;
+
 const seqs = (frames: Frame[]) => frames.filter((frame) => frame.seq !== undefined).map((frame) => frame.seq);
 
 describe('an approval card in a resumable answer', () => {
@@ -127,12 +133,15 @@ describe('an approval card in a resumable answer', () => {
     const card = (await readUntil(asking, 'approval')).at(-1)!;
     const socket = await connectSocket(base, { auth: { token: ada.token } });
     sockets.push(socket);
-    await register(socket, ada.id);
+    expect((await register(socket, ada.id)).event).toBe('connect_success');
     const cards = collect<Frame>(socket, 'TOOL_APPROVAL');
     const decided = collect<Frame>(socket, 'TOOL_APPROVAL_DECIDED');
     const done = collect<Frame>(socket, 'STREAM_DONE');
+    const errors = collect<Frame>(socket, 'error');
     socket.emit('RESUME_STREAM', { historyId: card.historyId, afterSeq: 0 });
-    await until(() => cards.length === 1);
+    // A refused resume says why on the socket's error event: the test shows it rather than a timeout.
+    await until(() => cards.length === 1 || errors.length > 0, SOCKET_WAIT_MS);
+    expect(errors).toEqual([]);
     const { type: _type, ...payload } = card;
     expect(cards[0]).toEqual(payload);
 
@@ -147,12 +156,16 @@ describe('an approval card in a resumable answer', () => {
     const ada = await member();
     const socket = await connectSocket(base, { auth: { token: ada.token } });
     sockets.push(socket);
-    await register(socket, ada.id);
+    expect((await register(socket, ada.id)).event).toBe('connect_success');
     const cards = collect<Frame>(socket, 'TOOL_APPROVAL');
     const statuses = collect<Frame>(socket, 'TOOL_STATUS');
     scriptEchoTurn();
     const answer = askQanda(base, ada.token, { inputs: ['Echo from a socket'], requestArgs: { socketId: socket.id } });
-    await until(() => cards.length === 1);
+    // The request answers only after the decision: one that answered first failed, and says how.
+    let early: unknown;
+    void answer.then((response) => (early = response.body));
+    await until(() => cards.length === 1 || early !== undefined, SOCKET_WAIT_MS);
+    expect(early).toBeUndefined();
     const card = cards[0];
     expect(card).toMatchObject({ tool: 'echo', historyId: expect.any(String), seq: expect.any(Number) });
     // The card comes after the call's awaiting_approval status, in the answer's numbering.
