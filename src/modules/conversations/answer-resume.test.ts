@@ -126,6 +126,36 @@ describe('GET /api/ai/stream/{historyId}', () => {
     expect(await (await resume(ada.token, historyId)).json()).toMatchObject({ success: false, code: 'STREAM_EXPIRED' });
     expect((await resume(ada.token, 'b'.repeat(24))).status).toBe(404);
   });
+
+  it("follows a running answer whose first frames reach the log late (an overloaded log), never calling it interrupted", async () => {
+    const ada = await person();
+    model.enqueue({ chunks: WORDS, gapMs: 250 });
+    // The log's next write lands 1.5 s late (its process or its Redis overloaded); the ones after it wait
+    // their turn behind it, as they do.
+    const store = t.platform.streamLog.store;
+    const write = store.write;
+    let delayed = false;
+    store.write = async (...args) => {
+      if (!delayed) {
+        delayed = true;
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+      }
+      return write.apply(store, args);
+    };
+    try {
+      const live = await startAnswer(ada.token, 1);
+      const resumed = readSse(await resume(ada.token, live.historyId, { after: 1 }));
+      readers.push(resumed);
+      const rest = await resumed.rest();
+      expect(rest.filter((f) => f.type === 'error')).toEqual([]);
+      expect(rest.at(-2)).toMatchObject({ type: 'complete', outputs: [ANSWER] });
+      expect(rest.at(-1)).toMatchObject({ type: 'done', historyId: live.historyId });
+      expect(rest.map((f) => f.seq)).toEqual(Array.from({ length: rest.length }, (_, i) => i + 2));
+      expect(textOf(rest)).toBe(ANSWER);
+    } finally {
+      store.write = write;
+    }
+  });
 });
 
 describe('RESUME_STREAM', () => {

@@ -37,8 +37,7 @@ export interface ResumeDeps {
   heartbeatMs: number;
 }
 
-/** How long a resume waits for a running answer's first frames to reach the log (its producer writes it within 20 ms, plus a round trip). */
-const UNKNOWN_RETRIES = 5;
+/** How often a resume looks again for an answer its log does not know yet. */
 const UNKNOWN_RETRY_MS = 200;
 /**
  * A short answer can end (its record settled, `done` sent) before its first frames reach the log: the
@@ -46,12 +45,19 @@ const UNKNOWN_RETRY_MS = 200;
  * recently, finding nothing logged, waits for the log as for a running one rather than answering 410.
  */
 const JUST_ENDED_MS = 5_000;
+/** How long a resume waits for the frames of an answer that just ended. */
+const JUST_ENDED_WAIT_MS = 1_000;
+/**
+ * How long a resume waits for the frames of an answer still running: its producer writes them within
+ * 20 ms, later when its process or the log's Redis is overloaded. If the producer died meanwhile, the
+ * sweep of interrupted turns ends the record within this time (contract: INTERRUPTED within 30 seconds),
+ * and the resume then answers INTERRUPTED; a running answer is never called interrupted for a slow log.
+ */
+const RUNNING_WAIT_MS = 30_000;
 
-/** Still running, or ended so recently that its frames may not have reached the log yet. */
-function mayBeLogging(record: HistoryRow | undefined): boolean {
-  if (!record) return false;
-  if (record.status === 'streaming') return true;
-  return record.completedAt !== null && Date.now() - record.completedAt.getTime() < JUST_ENDED_MS;
+/** Ended so recently that its frames may not have reached the log yet. */
+function justEnded(record: HistoryRow | undefined): boolean {
+  return record?.completedAt != null && Date.now() - record.completedAt.getTime() < JUST_ENDED_MS;
 }
 
 /** Whose answers a caller may reach: a person's or a visitor's own; `twinId` confines them to one twin (a launch session, a visitor). */
@@ -75,14 +81,18 @@ export function createAnswerResume(deps: ResumeDeps) {
    * the end; the replay in one call. Throws STREAM_EXPIRED when its frames are gone; answers the
    * following (to stop it), or null when the answer's end was already delivered.
    */
-  async function follow(record: HistoryRow, afterSeq: number, onFrames: (frames: EncodedFrame[]) => void): Promise<Following | null> {
+  async function follow(record: HistoryRow, afterSeq: number, onFrames: (frames: EncodedFrame[]) => void, signal?: AbortSignal): Promise<Following | null> {
     const historyId = record.id;
-    for (let attempt = 0; ; attempt++) {
+    const since = Date.now();
+    for (;;) {
       const result = await streamLog.followText(historyId, afterSeq, onFrames);
       if (result.kind === 'following') return result;
       if (result.kind !== 'unknown') throw new StreamExpiredError();
       const now = await findHistory(db, historyId);
-      if (mayBeLogging(now) && attempt < UNKNOWN_RETRIES) {
+      // The reader left while the resume waited: there is no one to answer.
+      if (signal?.aborted) return null;
+      const waitFor = now?.status === 'streaming' ? RUNNING_WAIT_MS : justEnded(now) ? JUST_ENDED_WAIT_MS : 0;
+      if (Date.now() - since < waitFor) {
         await new Promise((resolve) => setTimeout(resolve, UNKNOWN_RETRY_MS));
         continue;
       }
@@ -103,11 +113,20 @@ export function createAnswerResume(deps: ResumeDeps) {
       // Frames may arrive before follow() answers (its replay): they wait until the stream is open.
       let early = '';
       let sse: ReturnType<typeof openSse> | undefined;
-      const following = await follow(record, afterSeq, (frames) => {
-        const text = sseText(historyId, frames);
-        if (!sse) early += text;
-        else if (!sse.closed && !reply.raw.destroyed) reply.raw.write(text);
-      });
+      // A reader that leaves while the resume waits for the log stops the wait.
+      const gone = new AbortController();
+      const leaving = () => gone.abort();
+      reply.raw.once('close', leaving);
+      const following = await follow(
+        record,
+        afterSeq,
+        (frames) => {
+          const text = sseText(historyId, frames);
+          if (!sse) early += text;
+          else if (!sse.closed && !reply.raw.destroyed) reply.raw.write(text);
+        },
+        gone.signal,
+      ).finally(() => reply.raw.off('close', leaving));
       sse = openSse(request, reply, { heartbeatMs: deps.heartbeatMs });
       if (early) reply.raw.write(early);
       if (!following) return sse.close();
@@ -123,15 +142,20 @@ export function createAnswerResume(deps: ResumeDeps) {
       const record = await ownAnswer(owner, historyId);
       // The socket's RECEIVE_STREAM carries the text so far: read from the start, send after afterSeq.
       let text = '';
-      const following = await follow(record, 0, (frames) => {
-        for (const { seq, frame: stored } of decodeLogged<SseFrame>(frames)) {
-          const frame = { ...stored, seq, historyId } as NumberedFrame;
-          if (frame.type === 'stream') text += frame.delta;
-          if (seq <= afterSeq) continue;
-          const event = socketEmitOf(frame, text);
-          if (event) deps.streams.emitEvent(socketId, ...event);
-        }
-      });
+      const following = await follow(
+        record,
+        0,
+        (frames) => {
+          for (const { seq, frame: stored } of decodeLogged<SseFrame>(frames)) {
+            const frame = { ...stored, seq, historyId } as NumberedFrame;
+            if (frame.type === 'stream') text += frame.delta;
+            if (seq <= afterSeq) continue;
+            const event = socketEmitOf(frame, text);
+            if (event) deps.streams.emitEvent(socketId, ...event);
+          }
+        },
+        signal,
+      );
       if (!following) return;
       if (signal.aborted) return following.stop();
       const leave = deps.control.reading(historyId);
