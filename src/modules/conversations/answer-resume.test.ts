@@ -2,7 +2,8 @@
 // over SSE (Last-Event-ID or after=) and over a socket (RESUME_STREAM) gets exactly the frames after the
 // one named, then follows to done; an ended answer replays to its end, an expired one answers 410
 // STREAM_EXPIRED; another person 404; the resumable grace (resumed: completes and is charged in full;
-// never resumed: cancelled, charged for its part); the cancel route; the running answers of the history.
+// never resumed: cancelled, charged for its part); the cancel route; the running answers of the history;
+// a log slow to write a running answer (a resume waits for it, never calling the answer interrupted).
 import { eq } from 'drizzle-orm';
 import type { Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -68,6 +69,24 @@ function resume(token: string, historyId: string, options: { lastEventId?: strin
 const textOf = (frames: Array<Record<string, unknown>>) => frames.filter((f) => f.type === 'stream').map((f) => f.delta).join('');
 const recordOf = async (id: string) => (await db().select().from(history).where(eq(history.id, id)))[0];
 
+/**
+ * The log's next write lands `ms` late (its process or its Redis overloaded); the writes after it wait
+ * their turn behind it, as they do. Answers the function that puts the log back.
+ */
+function delayNextLogWrite(ms: number): () => void {
+  const store = t.platform.streamLog.store;
+  const write = store.write;
+  let delayed = false;
+  store.write = async (...args) => {
+    if (!delayed) {
+      delayed = true;
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    }
+    return write.apply(store, args);
+  };
+  return () => void (store.write = write);
+}
+
 /** Reads connected, started and `n` stream frames of a fresh answer; answers its id and the reader. */
 async function startAnswer(token: string, n: number, requestArgs: Record<string, unknown> = {}, signal?: AbortSignal) {
   const reader = await ask(token, requestArgs, signal);
@@ -130,18 +149,7 @@ describe('GET /api/ai/stream/{historyId}', () => {
   it("follows a running answer whose first frames reach the log late (an overloaded log), never calling it interrupted", async () => {
     const ada = await person();
     model.enqueue({ chunks: WORDS, gapMs: 250 });
-    // The log's next write lands 1.5 s late (its process or its Redis overloaded); the ones after it wait
-    // their turn behind it, as they do.
-    const store = t.platform.streamLog.store;
-    const write = store.write;
-    let delayed = false;
-    store.write = async (...args) => {
-      if (!delayed) {
-        delayed = true;
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
-      }
-      return write.apply(store, args);
-    };
+    const restore = delayNextLogWrite(1_500);
     try {
       const live = await startAnswer(ada.token, 1);
       const resumed = readSse(await resume(ada.token, live.historyId, { after: 1 }));
@@ -153,7 +161,30 @@ describe('GET /api/ai/stream/{historyId}', () => {
       expect(rest.map((f) => f.seq)).toEqual(Array.from({ length: rest.length }, (_, i) => i + 2));
       expect(textOf(rest)).toBe(ANSWER);
     } finally {
-      store.write = write;
+      restore();
+    }
+  });
+
+  it('lets a reader leave while the resume waits for a late log, and the answer and the next resume go on', async () => {
+    const ada = await person();
+    model.enqueue({ chunks: WORDS, gapMs: 250 });
+    const restore = delayNextLogWrite(1_500);
+    try {
+      const live = await startAnswer(ada.token, 1);
+      // This reader gives up before the log knows the answer.
+      const leaving = new AbortController();
+      const left = fetch(`${base}/api/ai/stream/${live.historyId}?after=1`, { headers: { authorization: `Bearer ${ada.token}` }, signal: leaving.signal }).catch((error: Error) => error.name);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      leaving.abort();
+      expect(await left).toBe('AbortError');
+      // The asker still gets the whole answer, and a later reader every frame after the one it names.
+      const rest = await live.reader.rest();
+      expect(rest.at(-1)).toMatchObject({ type: 'done' });
+      expect(textOf([...live.seen, ...rest])).toBe(ANSWER);
+      const again = await readSse(await resume(ada.token, live.historyId, { after: 2 })).rest();
+      expect(again).toEqual(rest);
+    } finally {
+      restore();
     }
   });
 });

@@ -127,6 +127,8 @@ export function createAnswerResume(deps: ResumeDeps) {
         },
         gone.signal,
       ).finally(() => reply.raw.off('close', leaving));
+      // Gone while the resume waited: nothing to open, and nothing for Fastify to send.
+      if (gone.signal.aborted) return void reply.hijack();
       sse = openSse(request, reply, { heartbeatMs: deps.heartbeatMs });
       if (early) reply.raw.write(early);
       if (!following) return sse.close();
