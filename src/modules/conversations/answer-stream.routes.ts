@@ -19,7 +19,7 @@ export function answerStreamRoutes(app: App, resume: AnswerResume): void {
         description:
           'Authorization: Bearer only. `Last-Event-ID: <historyId>:<seq>` (what each SSE frame\'s `id:` says; it wins) or `after=<seq>` (default 0: from the start) names the last frame the client has. ' +
           'The answer replays every frame after it (started, stream, tool, complete or error, done: each with seq and historyId, and the `id:` line), without gaps or repeats, then follows the answer live to done, whichever process produces it; an answer that ended replays to its end. ' +
-          'An answer whose process died ends with error {code: INTERRUPTED} and done. ' +
+          'An answer whose process died ends with error {code: INTERRUPTED} and done. A running answer whose first frames have not reached the log yet (an overloaded process or Redis) is waited for, up to 30 s, before the stream opens; it is never called interrupted for that. ' +
           `Frames are kept while the answer runs and STREAM_RETENTION_SECONDS (600) after it ends; after that 410 STREAM_EXPIRED (the answer is on its history record). ${OWNER}`,
         params,
         querystring: z.object({ after: z.coerce.number().int().min(0).max(1e9).optional() }),
