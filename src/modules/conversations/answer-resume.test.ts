@@ -22,6 +22,8 @@ let model: FakeModelServer;
 let base: string;
 const sockets: Socket[] = [];
 const readers: SseReader[] = [];
+/** What a test changed of the app (the log's writes), put back after it. */
+const restores: Array<() => void> = [];
 
 beforeAll(async () => {
   model = await startFakeModelServer();
@@ -29,6 +31,7 @@ beforeAll(async () => {
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterEach(async () => {
+  for (const restore of restores.splice(0)) restore();
   for (const socket of sockets.splice(0)) socket.close();
   for (const reader of readers.splice(0)) await reader.cancel();
 });
@@ -71,9 +74,9 @@ const recordOf = async (id: string) => (await db().select().from(history).where(
 
 /**
  * The log's next write lands `ms` late (its process or its Redis overloaded); the writes after it wait
- * their turn behind it, as they do. Answers the function that puts the log back.
+ * their turn behind it, as they do. The log is put back after the test.
  */
-function delayNextLogWrite(ms: number): () => void {
+function delayNextLogWrite(ms: number): void {
   const store = t.platform.streamLog.store;
   const write = store.write;
   let delayed = false;
@@ -84,7 +87,7 @@ function delayNextLogWrite(ms: number): () => void {
     }
     return write.apply(store, args);
   };
-  return () => void (store.write = write);
+  restores.push(() => void (store.write = write));
 }
 
 /** Reads connected, started and `n` stream frames of a fresh answer; answers its id and the reader. */
@@ -149,43 +152,35 @@ describe('GET /api/ai/stream/{historyId}', () => {
   it("follows a running answer whose first frames reach the log late (an overloaded log), never calling it interrupted", async () => {
     const ada = await person();
     model.enqueue({ chunks: WORDS, gapMs: 250 });
-    const restore = delayNextLogWrite(1_500);
-    try {
-      const live = await startAnswer(ada.token, 1);
-      const resumed = readSse(await resume(ada.token, live.historyId, { after: 1 }));
-      readers.push(resumed);
-      const rest = await resumed.rest();
-      expect(rest.filter((f) => f.type === 'error')).toEqual([]);
-      expect(rest.at(-2)).toMatchObject({ type: 'complete', outputs: [ANSWER] });
-      expect(rest.at(-1)).toMatchObject({ type: 'done', historyId: live.historyId });
-      expect(rest.map((f) => f.seq)).toEqual(Array.from({ length: rest.length }, (_, i) => i + 2));
-      expect(textOf(rest)).toBe(ANSWER);
-    } finally {
-      restore();
-    }
+    delayNextLogWrite(1_500);
+    const live = await startAnswer(ada.token, 1);
+    const resumed = readSse(await resume(ada.token, live.historyId, { after: 1 }));
+    readers.push(resumed);
+    const rest = await resumed.rest();
+    expect(rest.filter((f) => f.type === 'error')).toEqual([]);
+    expect(rest.at(-2)).toMatchObject({ type: 'complete', outputs: [ANSWER] });
+    expect(rest.at(-1)).toMatchObject({ type: 'done', historyId: live.historyId });
+    expect(rest.map((f) => f.seq)).toEqual(Array.from({ length: rest.length }, (_, i) => i + 2));
+    expect(textOf(rest)).toBe(ANSWER);
   });
 
   it('lets a reader leave while the resume waits for a late log, and the answer and the next resume go on', async () => {
     const ada = await person();
     model.enqueue({ chunks: WORDS, gapMs: 250 });
-    const restore = delayNextLogWrite(1_500);
-    try {
-      const live = await startAnswer(ada.token, 1);
-      // This reader gives up before the log knows the answer.
-      const leaving = new AbortController();
-      const left = fetch(`${base}/api/ai/stream/${live.historyId}?after=1`, { headers: { authorization: `Bearer ${ada.token}` }, signal: leaving.signal }).catch((error: Error) => error.name);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      leaving.abort();
-      expect(await left).toBe('AbortError');
-      // The asker still gets the whole answer, and a later reader every frame after the one it names.
-      const rest = await live.reader.rest();
-      expect(rest.at(-1)).toMatchObject({ type: 'done' });
-      expect(textOf([...live.seen, ...rest])).toBe(ANSWER);
-      const again = await readSse(await resume(ada.token, live.historyId, { after: 2 })).rest();
-      expect(again).toEqual(rest);
-    } finally {
-      restore();
-    }
+    delayNextLogWrite(1_500);
+    const live = await startAnswer(ada.token, 1);
+    // This reader gives up before the log knows the answer.
+    const leaving = new AbortController();
+    const left = fetch(`${base}/api/ai/stream/${live.historyId}?after=1`, { headers: { authorization: `Bearer ${ada.token}` }, signal: leaving.signal }).catch((error: Error) => error.name);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    leaving.abort();
+    expect(await left).toBe('AbortError');
+    // The asker still gets the whole answer, and a later reader every frame after the one it names.
+    const rest = await live.reader.rest();
+    expect(rest.at(-1)).toMatchObject({ type: 'done' });
+    expect(textOf([...live.seen, ...rest])).toBe(ANSWER);
+    const again = await readSse(await resume(ada.token, live.historyId, { after: 2 })).rest();
+    expect(again).toEqual(rest);
   });
 });
 
