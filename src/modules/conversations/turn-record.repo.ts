@@ -7,7 +7,7 @@
 import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../platform/db/client.js';
 import { sqlStateOf } from '../../platform/db/errors.js';
-import { executeShaped } from '../../platform/db/prepared.js';
+import { runShaped, type ShapedInputs } from '../../platform/db/prepared.js';
 import { newId } from '../../platform/ids/ids.js';
 import { balanceTable, holdUpdate, spendable } from '../credits/credits.repo.js';
 import type { CreditAccount } from '../credits/credits.tables.js';
@@ -113,12 +113,10 @@ export class UnfundedOpeningError extends Error {
  */
 export async function insertOpeningRecord(db: Executor, opening: OpeningRecord): Promise<OpenedRecord> {
   const { twinId, userId } = opening.conversation;
-  const values: Record<string, unknown> = {
-    ...Object.fromEntries(Object.entries(opening.record).map(([key, value]) => [`r_${key}`, value])),
-    ...(opening.hold
-      ? { r_heldCredits: opening.hold.amount, r_heldAccount: opening.hold.account, hold: opening.hold.amount, balanceId: balanceIdOf(payerOf(opening.hold.account, twinId, userId)) }
-      : {}),
-    id: newId(),
+  const id = newId();
+  const inputs: ShapedInputs = {
+    record: opening.record,
+    id,
     conversationId: newId(),
     twinId,
     userId,
@@ -127,32 +125,40 @@ export async function insertOpeningRecord(db: Executor, opening: OpeningRecord):
     title: opening.conversation.title ?? '',
     at: opening.at.toISOString(),
     createdAt: opening.at,
+    ...(opening.hold ? { hold: opening.hold.amount, balanceId: balanceIdOf(payerOf(opening.hold.account, twinId, userId)) } : {}),
   };
-  const holdColumns = opening.hold ? ['heldAccount', 'heldCredits'] : [];
-  const shape: OpeningShape = { continues: Boolean(opening.continueId), columns: [...Object.keys(opening.record), ...holdColumns].sort(), heldBy: opening.hold?.account ?? null };
-  // Prepared once per shape outside a transaction: drizzle takes longer to build it than the database to run it.
+  const shape: OpeningShape = { continues: Boolean(opening.continueId), columns: Object.keys(opening.record).sort(), heldBy: opening.hold?.account ?? null };
+  // Built once per shape outside a transaction: drizzle takes longer to build it than the database to run it.
   const name = `open_turn:${shape.continues}:${shape.heldBy}:${shape.columns.join(',')}`;
   try {
-    const [row] = await executeShaped(db, name, (d, param) => openingQuery(d, shape, param), values);
+    const [row] = await runShaped<{ conversationId: string; version: string; commitMode: unknown; funded: unknown }>(db, name, (d, param) => openingQuery(d, shape, param), inputs, OPENING_RESULT);
     // The row is what the statement was given over the table's defaults: only what the database chose
     // comes back (the conversation, the version), not all 34 columns parsed, sent across and mapped.
-    return {
-      ...OPENED_DEFAULTS,
-      ...opening.record,
-      ...(opening.hold ? { heldCredits: opening.hold.amount, heldAccount: opening.hold.account } : {}),
-      id: values.id as string,
-      twinId,
-      userId,
-      conversationId: row.conversationId,
-      createdAt: opening.at,
-      updatedAt: history.updatedAt.mapFromDriverValue(row.version) as Date,
-      version: row.version,
-    };
+    // Every opened record is one copy of OPENED_ROW filled in, so all share one layout: the settle's
+    // functions that read them stay optimised for it.
+    const opened: OpenedRecord = { ...OPENED_ROW };
+    const filled = opened as unknown as Record<string, unknown>;
+    for (const [column, value] of Object.entries(opening.record)) if (value !== undefined) filled[column] = value;
+    if (opening.hold) {
+      opened.heldCredits = opening.hold.amount;
+      opened.heldAccount = opening.hold.account;
+    }
+    opened.id = id;
+    opened.twinId = twinId;
+    opened.userId = userId;
+    opened.conversationId = row.conversationId;
+    opened.createdAt = opening.at;
+    opened.updatedAt = history.updatedAt.mapFromDriverValue(row.version) as Date;
+    opened.version = row.version;
+    return opened;
   } catch (error) {
     if (shape.heldBy && sqlStateOf(error) === UNFUNDED_STATE) throw new UnfundedOpeningError(shape.heldBy);
     throw error;
   }
 }
+
+/** The opening's result columns, in the order its RETURNING gives them (openingQuery). */
+const OPENING_RESULT = ['conversationId', 'version', 'commitMode', 'funded'] as const;
 
 /** A record as just opened, with its version: updated_at exactly as stored (a Date keeps milliseconds only). */
 export type OpenedRecord = HistoryRow & { version: string };
@@ -162,7 +168,7 @@ export const historyVersion = sql<string>`${history.updatedAt}::text`;
 
 interface OpeningShape {
   continues: boolean;
-  /** The record's columns given by the caller. */
+  /** The record's columns given by the caller (the hold's two are the shape's own). */
   columns: string[];
   /** Whose balance holds the turn's cost: the person's, the twin's pool, or none (a free turn). */
   heldBy: 'user' | 'institution' | null;
@@ -211,13 +217,15 @@ function openingQuery(db: Executor, shape: OpeningShape, param: (name: string) =
         where not exists (select 1 from own)
         returning ${conversations.id}`,
   );
-  const record = Object.fromEntries(shape.columns.map((column) => [column, param(`r_${column}`)])) as Omit<NewHistory, 'twinId' | 'userId' | 'conversationId'>;
+  const record = Object.fromEntries(shape.columns.map((column) => [column, param(`record.${column}`)])) as Omit<NewHistory, 'twinId' | 'userId' | 'conversationId'>;
+  const held = shape.heldBy ? { heldAccount: shape.heldBy, heldCredits: param('hold') as number } : {};
   const ctes = shape.heldBy ? [commitMode, own, opened, holdStatement(db, shape.heldBy, param)] : [commitMode, own, opened];
   return db
     .with(...ctes)
     .insert(history)
     .values({
       ...record,
+      ...held,
       id: param('id') as string,
       twinId: param('twinId') as string,
       userId: param('userId') as string,
@@ -257,6 +265,19 @@ const OPENED_DEFAULTS: Omit<HistoryRow, 'id' | 'twinId' | 'userId' | 'conversati
   detailsExpiredAt: null,
   completedAt: null,
   deletedAt: null,
+};
+
+/** Every column of an opened record, the defaults filled in: insertOpeningRecord copies it for each record. */
+const OPENED_ROW: OpenedRecord = {
+  id: '',
+  twinId: '',
+  userId: '',
+  conversationId: '',
+  question: '',
+  ...OPENED_DEFAULTS,
+  createdAt: new Date(0),
+  updatedAt: new Date(0),
+  version: '',
 };
 
 const OPENED_COLUMNS = [
@@ -299,8 +320,8 @@ export interface OneStatementSettle {
  */
 export async function finishAndCharge(db: Executor, settle: OneStatementSettle): Promise<{ credits: number } | undefined> {
   const { account, twinId, userId } = settle.payer;
-  const values: Record<string, unknown> = {
-    ...Object.fromEntries(Object.entries(settle.values).map(([key, value]) => [`v_${key}`, value])),
+  const inputs: ShapedInputs = {
+    values: settle.values,
     id: settle.record.id,
     version: settle.record.version,
     cost: settle.cost,
@@ -319,12 +340,13 @@ export async function finishAndCharge(db: Executor, settle: OneStatementSettle):
     versioned: settle.record.version !== undefined,
     columns: Object.keys(settle.values).sort(),
   };
-  if (shape.versioned) values.version = settle.record.version;
-  else delete values.version;
   const key = `settle_turn:${shape.account}:${shape.charging}:${shape.touches}:${shape.versioned}:${shape.columns.join(',')}`;
-  const [row] = await executeShaped(db, key, (d, param) => settleQuery(d, shape, param), values);
+  const [row] = await runShaped<{ credits: unknown }>(db, key, (d, param) => settleQuery(d, shape, param), inputs, SETTLE_RESULT);
   return row ? { credits: Number(row.credits) } : undefined;
 }
+
+/** The settle's result column (settleQuery). */
+const SETTLE_RESULT = ['credits'] as const;
 
 interface SettleShape {
   account: CreditAccount;
@@ -347,7 +369,7 @@ function settleQuery(db: Executor, shape: SettleShape, param: (name: string) => 
     sql`select ${spendable(table)} + ${param('held')}::numeric as balance from ${table} where ${table.id} = ${param('balanceId')} for update`,
   );
   const charge = shape.charging ? sql`coalesce((select least(${param('cost')}::numeric, greatest(balance, 0)) from locked), 0)` : sql`0`;
-  const set = Object.fromEntries(shape.columns.map((column) => [column, param(`v_${column}`)]));
+  const set = Object.fromEntries(shape.columns.map((column) => [column, param(`values.${column}`)]));
   const finished = db.$with('finished').as(
     db
       .update(history)

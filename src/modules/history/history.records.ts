@@ -72,35 +72,43 @@ export interface FinishValues {
  */
 export function finishValues(current: HistoryRow, input: FinishRecordInput): FinishValues {
   const at = input.at ?? new Date();
-  const accounting = {
+  const models = input.models ?? current.models;
+  const inputTokens = input.usage?.inputTokens ?? 0;
+  const outputTokens = input.usage?.outputTokens ?? 0;
+  const reasoningTokens = input.usage?.reasoningTokens ?? 0;
+  const credits = input.credits ?? 0;
+  // The hold ends with the turn (whoever finishes it gives it back: finishRecord, the settle).
+  if (current.deletedAt) return { values: { status: input.status, completedAt: at, models, inputTokens, outputTokens, reasoningTokens, credits, heldCredits: 0 }, touchesConversation: false, at };
+  const toolCalls = input.toolCalls ?? current.toolCalls;
+  const subagents = input.subagents ?? current.subagents;
+  const ragSearch = storableRetrieval(input.ragSearch ?? current.ragSearch);
+  const memories = input.memories ?? current.memories;
+  const counts = detailCounts({ toolCalls, subagents, ragSearch, memories });
+  // Written out rather than spread together: a turn's settle builds one of these every turn.
+  const values: HistoryUpdate = {
     status: input.status,
     completedAt: at,
-    models: input.models ?? current.models,
-    inputTokens: input.usage?.inputTokens ?? 0,
-    outputTokens: input.usage?.outputTokens ?? 0,
-    reasoningTokens: input.usage?.reasoningTokens ?? 0,
-    credits: input.credits ?? 0,
-    // The hold ends with the turn (whoever finishes it gives it back: finishRecord, the settle).
+    models,
+    inputTokens,
+    outputTokens,
+    reasoningTokens,
+    credits,
     heldCredits: 0,
-  };
-  if (current.deletedAt) return { values: accounting, touchesConversation: false, at };
-  const detail = {
-    toolCalls: input.toolCalls ?? current.toolCalls,
-    subagents: input.subagents ?? current.subagents,
-    ragSearch: storableRetrieval(input.ragSearch ?? current.ragSearch),
-    memories: input.memories ?? current.memories,
-  };
-  const values: HistoryUpdate = {
-    ...accounting,
-    ...(input.question !== undefined ? { question: input.question } : {}),
     answer: input.answer,
     error: input.error ?? null,
-    ...detail,
-    ...detailCounts(detail),
-    ragSearchMode: detail.ragSearch.length > 0 ? retrievalMode(detail.ragSearch, input.ragSearchMode) : (input.ragSearchMode ?? null),
+    toolCalls,
+    subagents,
+    ragSearch,
+    memories,
+    toolCallCount: counts.toolCallCount,
+    subagentCount: counts.subagentCount,
+    ragSearchCount: counts.ragSearchCount,
+    memoryCount: counts.memoryCount,
+    ragSearchMode: ragSearch.length > 0 ? retrievalMode(ragSearch, input.ragSearchMode) : (input.ragSearchMode ?? null),
     reasoning: input.reasoning ?? null,
-    ...(input.guidance && input.guidance.length > 0 ? { guidance: input.guidance } : {}),
   };
+  if (input.question !== undefined) values.question = input.question;
+  if (input.guidance && input.guidance.length > 0) values.guidance = input.guidance;
   return { values, touchesConversation: true, at };
 }
 

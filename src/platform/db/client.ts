@@ -11,6 +11,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { openPgliteThread, type PgliteThread } from './pglite-thread.js';
+import { registerDirectRunner } from './prepared.js';
 
 export type Database = PgDatabase<PgQueryResultHKT, Record<string, never>>;
 export type Transaction = PgTransaction<PgQueryResultHKT, Record<string, never>, ExtractTablesWithRelations<Record<string, never>>>;
@@ -97,6 +98,8 @@ async function openPglite(options: OpenDatabaseOptions): Promise<DatabaseHandle>
 /** The handle over an open PGlite thread (tests lend one thread to file after file: test/support/database.ts). */
 export function pgliteHandle(client: PgliteThread): DatabaseHandle {
   const db = drizzlePglite({ client: client as never }) as unknown as Database;
+  // The thread keeps a statement sent twice by its text (pglite-statements.ts): the name is not needed.
+  registerDirectRunner(db, (_name, text, params) => client.query<unknown[]>(text, params, { rowMode: 'array' }).then((result) => result.rows));
   return {
     db,
     kind: 'pglite',
@@ -133,6 +136,7 @@ async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
   pool.on('error', () => {}); // an idle client dropped by the server; the pool replaces it
   await pool.query('select 1');
   const db = drizzlePg({ client: pool }) as unknown as Database;
+  registerDirectRunner(db, (name, text, params) => pool.query<unknown[]>({ name, text, values: params, rowMode: 'array' }).then((result) => result.rows));
   let closed = false;
   return {
     db,
