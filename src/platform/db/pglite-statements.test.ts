@@ -38,6 +38,18 @@ describe('withKeptStatements', () => {
     expect(await keptNames()).toHaveLength(1);
   });
 
+  it('binds awkward values to a kept statement exactly as PGlite binds them', async () => {
+    // Many parameters, SQL NULL, empty text, multibyte text (accents, an emoji, CJK), a long text.
+    const values = ['', null, 'crème brûlée', 'a 🦊 said 你好', 'x'.repeat(70_000), "quote ' and \\ backslash", '\n\ttabs', ...Array.from({ length: 33 }, (_, i) => `v${i}`)];
+    const select = `${pad} select ${values.map((_, i) => `$${i + 1}::text as c${i}`).join(', ')}`;
+    const plain = await raw.query(select, values, { rowMode: 'array' });
+    for (let i = 0; i < 3; i++) {
+      const answer = await kept.query(select, values, { rowMode: 'array' });
+      expect(answer.rows).toEqual(plain.rows);
+    }
+    expect(plain.rows[0]).toEqual(values);
+  });
+
   it('answers a kept statement as PGlite does in array row mode', async () => {
     const select = `${pad} select id, note from things where id = $1`;
     await kept.query(select, [3], { rowMode: 'array' });

@@ -105,11 +105,7 @@ export function withKeptStatements(client: PGlite): KeptClient {
 
   /** Bind, describe and execute of a kept statement: one statement's part of a message. */
   function executeParts(kept: Kept, params: unknown[], options?: QueryOptions): Uint8Array[] {
-    return [
-      protocol.serialize.bind({ statement: kept.name, values: valuesOf(kept, params, options) }),
-      protocol.serialize.describe({ type: 'P' }),
-      protocol.serialize.execute({}),
-    ];
+    return [bindDescribeExecute(kept.name, valuesOf(kept, params, options))];
   }
 
   /** A statement's answer from its messages, with its own parsers over PGlite's. */
@@ -227,6 +223,42 @@ export function withKeptStatements(client: PGlite): KeptClient {
       return typeof value === 'function' ? value.bind(target) : value;
     },
   }) as KeptClient;
+}
+
+/** A describe of the unnamed portal, then its execute with no row limit: the same bytes every time. */
+const DESCRIBE_EXECUTE = Buffer.from([0x44, 0, 0, 0, 6, 0x50, 0, 0x45, 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+
+/**
+ * The bind of a named statement to the unnamed portal with text values (null as SQL NULL), then its
+ * describe and execute: the bytes of PGlite's own serializers (which also list each value's format, all
+ * text, where none listed means the same), written into one buffer. PGlite's took about 60 µs for a
+ * settle's 25 values and its answer's text, a new buffer for every value grown by copying; this about 6.
+ */
+export function bindDescribeExecute(statement: string, values: Array<string | null>): Uint8Array {
+  const lengths = new Array<number>(values.length);
+  // Type, length, portal "" and the statement's name, no format codes, the values' count, ..., no result formats.
+  let size = 1 + 4 + 1 + Buffer.byteLength(statement) + 1 + 2 + 2 + 2;
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index];
+    const length = value === null || value === undefined ? -1 : Buffer.byteLength(value);
+    lengths[index] = length;
+    size += 4 + Math.max(length, 0);
+  }
+  const message = Buffer.allocUnsafe(size + DESCRIBE_EXECUTE.length);
+  let at = message.writeUInt8(0x42, 0);
+  at = message.writeInt32BE(size - 1, at);
+  at = message.writeUInt8(0, at);
+  at += message.write(statement, at, 'utf8');
+  at = message.writeUInt8(0, at);
+  at = message.writeInt16BE(0, at);
+  at = message.writeUInt16BE(values.length, at);
+  for (let index = 0; index < values.length; index++) {
+    at = message.writeInt32BE(lengths[index]!, at);
+    if (lengths[index]! > 0) at += message.write(values[index]!, at, 'utf8');
+  }
+  at = message.writeInt16BE(0, at);
+  DESCRIBE_EXECUTE.copy(message, at);
+  return message;
 }
 
 function concatMessages(parts: Uint8Array[]): Uint8Array {
