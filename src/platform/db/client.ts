@@ -11,7 +11,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { openPgliteThread, type PgliteThread } from './pglite-thread.js';
-import { registerDirectRunner } from './prepared.js';
+import { registerDirectRunner } from './direct-runner.js';
 
 export type Database = PgDatabase<PgQueryResultHKT, Record<string, never>>;
 export type Transaction = PgTransaction<PgQueryResultHKT, Record<string, never>, ExtractTablesWithRelations<Record<string, never>>>;

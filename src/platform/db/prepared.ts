@@ -6,6 +6,7 @@
 import { is, Param, Placeholder, sql } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { Database, Executor } from './client.js';
+import { directRunnerOf } from './direct-runner.js';
 
 const built = new WeakMap<Database, Map<string, unknown>>();
 
@@ -63,16 +64,6 @@ function inputOf(inputs: ShapedInputs, name: string): unknown {
   const dot = name.indexOf('.');
   if (dot < 0) return inputs[name];
   return (inputs[name.slice(0, dot)] as Record<string, unknown> | undefined)?.[name.slice(dot + 1)];
-}
-
-/** Runs a statement's text with its parameters on the driver; its rows as arrays, values as the driver reads them. */
-export type DirectRunner = (name: string, text: string, params: unknown[]) => Promise<unknown[][]>;
-
-const runners = new WeakMap<Database, DirectRunner>();
-
-/** How statements of `db` reach its driver without drizzle (client.ts, for each handle it opens). */
-export function registerDirectRunner(db: Database, runner: DirectRunner): void {
-  runners.set(db, runner);
 }
 
 /** One parameter of a statement run by hand: an input, through its column's encoding when it has one. */
@@ -136,7 +127,7 @@ export async function runShaped<Row extends Record<string, unknown>>(
   inputs: ShapedInputs,
   columns: readonly (keyof Row & string)[],
 ): Promise<Row[]> {
-  const runner = executor instanceof PgTransaction ? undefined : runners.get(executor as Database);
+  const runner = executor instanceof PgTransaction ? undefined : directRunnerOf(executor);
   if (!runner) return (await build(executor, (name) => inputOf(inputs, name))) as Row[];
   const plan = planOf(executor as Database, shape, build);
   const rows = await runner(plan.name, plan.text, paramsOf(plan, inputs));
