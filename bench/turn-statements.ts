@@ -4,8 +4,8 @@
 // at a time (each opens, waits a tick, settles, and starts the next), spread over BENCH_PEOPLE (20) people
 // of one twin, each in a new conversation as bench:stream's clients ask. Counts the process's CPU (both
 // threads) per turn after a warm-up of a tenth of the turns, and the database thread's own share.
-// BENCH_ANSWER_MS=1000 runs each answer a second, as bench:stream's (about 100 turns a second at 100 at a
-// time: the statements then come mostly alone, not in groups).
+// BENCH_ANSWER_MS=1000 runs each answer about a second (half to one and a half), as bench:stream's (about
+// 100 turns a second at 100 at a time: the statements then come mostly alone, not in groups).
 //   npx tsx bench/turn-statements.ts                         (PGlite in a data folder, as deployed)
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/turn-statements.ts (the client's side only)
 //   BENCH_ROUNDS=3 …  (rounds after one warm-up; each prints its figure)
@@ -48,7 +48,7 @@ async function turn(i: number): Promise<void> {
   const person = people[i % PEOPLE];
   const payer = payerFor(twin, { kind: 'person', userId: person.id });
   const opened = await startRecord(db, { twinId: twin.id, userId: person.id, question: 'Go', assistantName: 'Bench', models: ['bench-model'], hold: { account: 'user', amount: 0.5 } });
-  await new Promise((resolve) => (ANSWER_MS > 0 ? setTimeout(resolve, ANSWER_MS) : setImmediate(resolve)));
+  await new Promise((resolve) => (ANSWER_MS > 0 ? setTimeout(resolve, answerMs()) : setImmediate(resolve)));
   await settleTurn(db, { payer, opened, cost: 0.001, record: { answer, status: 'complete', usage: { inputTokens: 20, outputTokens: 40 }, models: ['bench-model'] } });
 }
 
@@ -64,10 +64,19 @@ function threads(): Map<string, number> {
   return ticks;
 }
 
+/**
+ * An answer's length: BENCH_ANSWER_MS give or take half of it, so that turns started together drift apart as
+ * bench:stream's clients do (each one's statements then mostly come alone, as in the service). Without the
+ * spread the turns stayed in step and their statements came in groups of up to 16 (performance.md).
+ */
+const answerMs = () => ANSWER_MS * (0.5 + Math.random());
+
 async function run(turns: number): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
+      // Each of the CONCURRENCY starts somewhere within an answer's length, not all at once.
+      if (ANSWER_MS > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * ANSWER_MS));
       while (next < turns) await turn(next++);
     }),
   );
