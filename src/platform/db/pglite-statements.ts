@@ -104,8 +104,8 @@ export function withKeptStatements(client: PGlite): KeptClient {
   }
 
   /** Bind, describe and execute of a kept statement: one statement's part of a message. */
-  function executeParts(kept: Kept, params: unknown[], options?: QueryOptions): Uint8Array[] {
-    return [bindDescribeExecute(kept.name, valuesOf(kept, params, options))];
+  function executePart(kept: Kept, params: unknown[], options?: QueryOptions): Uint8Array {
+    return bindDescribeExecute(kept.name, valuesOf(kept, params, options));
   }
 
   /** A statement's answer from its messages, with its own parsers over PGlite's. */
@@ -120,7 +120,7 @@ export function withKeptStatements(client: PGlite): KeptClient {
     entry.kept ??= await keep(text);
     // Bind, describe, execute and sync in one message: one pass through PGlite's backend instead of
     // four (an error in any of them still ends at the sync, which leaves the connection ready).
-    const messages = await send(concatMessages([...executeParts(entry.kept, params, options), protocol.serialize.sync()]));
+    const messages = await send(concatMessages([executePart(entry.kept, params, options), protocol.serialize.sync()]));
     if (!locks.isInTransaction()) await client.syncToFs();
     return resultOf(messages, options);
   }
@@ -147,8 +147,8 @@ export function withKeptStatements(client: PGlite): KeptClient {
       let messages: BackendMessage[];
       try {
         closing ??= await keep(CLOSING_TEXT);
-        const parts = statements.flatMap((statement, index) => executeParts(keptEntries[index]!.kept!, statement.params, statement.options));
-        messages = await send(concatMessages([...parts, ...executeParts(closing, [commitSetting]), protocol.serialize.sync()]));
+        const parts = statements.map((statement, index) => executePart(keptEntries[index]!.kept!, statement.params, statement.options));
+        messages = await send(concatMessages([...parts, executePart(closing, [commitSetting]), protocol.serialize.sync()]));
       } catch {
         return eachAlone(statements, keptEntries as Entry[]);
       }
@@ -234,7 +234,7 @@ const DESCRIBE_EXECUTE = Buffer.from([0x44, 0, 0, 0, 6, 0x50, 0, 0x45, 0, 0, 0, 
  * text, where none listed means the same), written into one buffer. PGlite's took about 60 µs for a
  * settle's 25 values and its answer's text, a new buffer for every value grown by copying; this about 6.
  */
-export function bindDescribeExecute(statement: string, values: Array<string | null>): Uint8Array {
+function bindDescribeExecute(statement: string, values: Array<string | null>): Uint8Array {
   const lengths = new Array<number>(values.length);
   // Type, length, portal "" and the statement's name, no format codes, the values' count, ..., no result formats.
   let size = 1 + 4 + 1 + Buffer.byteLength(statement) + 1 + 2 + 2 + 2;

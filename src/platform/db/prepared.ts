@@ -59,15 +59,23 @@ export async function executeShaped<Result>(executor: Executor, shape: string, b
  */
 export type ShapedInputs = Record<string, unknown>;
 
-/** Reads one input by its name (see ShapedInputs). */
-function inputOf(inputs: ShapedInputs, name: string): unknown {
+/** Where an input named `group.key` (or `key`) is found in ShapedInputs. */
+interface InputPlace {
+  group?: string;
+  key: string;
+}
+
+function placeOf(name: string): InputPlace {
   const dot = name.indexOf('.');
-  if (dot < 0) return inputs[name];
-  return (inputs[name.slice(0, dot)] as Record<string, unknown> | undefined)?.[name.slice(dot + 1)];
+  return dot < 0 ? { key: name } : { group: name.slice(0, dot), key: name.slice(dot + 1) };
+}
+
+function read(inputs: ShapedInputs, place: InputPlace): unknown {
+  return place.group === undefined ? inputs[place.key] : (inputs[place.group] as Record<string, unknown> | undefined)?.[place.key];
 }
 
 /** One parameter of a statement run by hand: an input, through its column's encoding when it has one. */
-type ParamPlan = { group?: string; key: string; encode?: (value: unknown) => unknown } | { literal: unknown };
+type ParamPlan = (InputPlace & { encode?: (value: unknown) => unknown }) | { literal: unknown };
 
 interface DirectPlan {
   name: string;
@@ -87,11 +95,10 @@ function planOf(db: Database, shape: string, build: ShapedQuery<unknown>): Direc
   const params = query.params.map((param): ParamPlan => {
     const placeholder = is(param, Param) && is(param.value, Placeholder) ? param.value : is(param, Placeholder) ? param : undefined;
     if (!placeholder) return { literal: param };
-    const dot = placeholder.name.indexOf('.');
-    const where = dot < 0 ? { key: placeholder.name } : { group: placeholder.name.slice(0, dot), key: placeholder.name.slice(dot + 1) };
+    const place = placeOf(placeholder.name);
     // The column's encoding, as drizzle's own fillPlaceholders applies it (JSON text, a timestamp's ISO text).
-    if (is(param, Param)) return { ...where, encode: (value) => param.encoder.mapToDriverValue(value) };
-    return where;
+    if (is(param, Param)) return { ...place, encode: (value) => param.encoder.mapToDriverValue(value) };
+    return place;
   });
   byShape.set(shape, (plan = { name: nameOf(shape), text: query.sql, params }));
   return plan;
@@ -105,7 +112,7 @@ function paramsOf(plan: DirectPlan, inputs: ShapedInputs): unknown[] {
       params[index] = param.literal;
       continue;
     }
-    const value = param.group === undefined ? inputs[param.key] : (inputs[param.group] as Record<string, unknown> | undefined)?.[param.key];
+    const value = read(inputs, param);
     params[index] = param.encode ? param.encode(value) : value;
   }
   return params;
@@ -128,7 +135,7 @@ export async function runShaped<Row extends Record<string, unknown>>(
   columns: readonly (keyof Row & string)[],
 ): Promise<Row[]> {
   const runner = executor instanceof PgTransaction ? undefined : directRunnerOf(executor);
-  if (!runner) return (await build(executor, (name) => inputOf(inputs, name))) as Row[];
+  if (!runner) return (await build(executor, (name) => read(inputs, placeOf(name)))) as Row[];
   const plan = planOf(executor as Database, shape, build);
   const rows = await runner(plan.name, plan.text, paramsOf(plan, inputs));
   return rows.map((values) => {
