@@ -1,22 +1,31 @@
 // The PGlite client that keeps a statement sent twice as a named statement: the same results, types and
 // errors as PGlite's own query, the connection usable after an error, and only long parameterised
 // statements kept.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PGlite } from '@electric-sql/pglite';
+import { emptyClusterPath, seedFromEmptyCluster } from './empty-cluster.js';
 import { withKeptStatements, type KeptClient } from './pglite-statements.js';
 
+// A data folder copied from the empty cluster, as a deployment's first start makes one: PGlite's initdb
+// (in memory) took seconds of CPU.
+const dataDir = path.join(mkdtempSync(path.join(os.tmpdir(), 'dt-kept-')), 'pglite');
 let raw: PGlite;
 let kept: KeptClient;
 const pad = `/* ${'x'.repeat(200)} */`; // long enough to be kept
 
 beforeAll(async () => {
-  raw = new PGlite('memory://');
+  if (!seedFromEmptyCluster(dataDir, emptyClusterPath())) throw new Error('the empty cluster is missing: the test run makes it first');
+  raw = new PGlite(dataDir);
   await raw.waitReady;
   kept = withKeptStatements(raw);
   await raw.exec(`create table things (id int primary key, at timestamptz not null, doc jsonb, amount numeric(18, 6), tags text[], note text)`);
 });
 afterAll(async () => {
   await raw?.close();
+  rmSync(path.dirname(dataDir), { recursive: true, force: true });
 });
 
 const keptNames = async () => (await raw.query<{ name: string }>(`select name from pg_prepared_statements where name like 'dt_kept_%' order by name`)).rows.map((r) => r.name);

@@ -5,8 +5,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PGLITE_WORKER } from '../../../test/support/database.js';
+import { emptyClusterPath } from './empty-cluster.js';
 import { isUniqueViolation } from './errors.js';
-import { openPgliteThread, type PgliteThread } from './pglite-thread.js';
+import { openPgliteThread, type PgliteThread, type ThreadInit } from './pglite-thread.js';
+
+/**
+ * The file's first thread runs in memory from the TypeScript sources (`npm run dev`'s way). The others
+ * start, as a deployment's first start does, on a new data folder copied from the empty cluster, with the
+ * compiled worker: PGlite's initdb in each new thread took seconds of CPU.
+ */
+const newFolder = () => mkdtempSync(path.join(os.tmpdir(), 'dt-thread-'));
+function openOnFolder(dataDir: string, init: Omit<ThreadInit, 'dataDir' | 'emptyCluster'> = {}, onLost?: (error: Error) => void) {
+  return openPgliteThread({ ...init, dataDir, emptyCluster: emptyClusterPath() }, onLost, PGLITE_WORKER);
+}
 
 let db: PgliteThread;
 beforeAll(async () => {
@@ -112,16 +124,16 @@ describe('the embedded database thread', () => {
 
 describe('data outside the thread', () => {
   it('keeps a data folder across threads, and starts another from a dump', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'dt-thread-'));
+    const dir = newFolder();
     try {
-      const first = await openPgliteThread({ dataDir: dir });
+      const first = await openOnFolder(dir);
       await first.exec(`create table kept (v text); insert into kept values ('still here')`);
       const dump = await first.dumpDataDir();
       await first.close();
-      const second = await openPgliteThread({ dataDir: dir });
+      const second = await openOnFolder(dir);
       expect((await second.query('select v from kept')).rows).toEqual([{ v: 'still here' }]);
       await second.close();
-      const copy = await openPgliteThread({ template: dump });
+      const copy = await openPgliteThread({ template: dump }, undefined, PGLITE_WORKER);
       expect((await copy.query('select v from kept')).rows).toEqual([{ v: 'still here' }]);
       await copy.close();
     } finally {
@@ -130,14 +142,14 @@ describe('data outside the thread', () => {
   });
 
   it("keeps a group's commit durable when one of its statements chose not to wait for the WAL for itself", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'dt-thread-'));
+    const dir = newFolder();
     const pad = `/* ${'long enough to be kept '.repeat(10)} */`;
     const quick = `${pad} with quick as (select set_config('synchronous_commit', 'off', true)) insert into paid (id, what) select $1, $2 from quick returning pg_current_xact_id()::text as xact`;
     const charge = `${pad} insert into paid (id, what) values ($1, $2) returning pg_current_xact_id()::text as xact`;
     try {
       // Answers: the start's probe, the table, two of each statement (kept from the second), the busy
       // statement, then the group.
-      const dying = await openPgliteThread({ dataDir: dir, stopAfter: 9 });
+      const dying = await openOnFolder(dir, { stopAfter: 9 });
       await dying.exec('create table paid (id int primary key, what text not null)');
       for (const id of [1, 2]) await dying.query(quick, [id, 'an opening']);
       for (const id of [3, 4]) await dying.query(charge, [id, 'a charge']);
@@ -150,7 +162,7 @@ describe('data outside the thread', () => {
       await expect(dying.query('select 1')).rejects.toThrow(/database thread stopped/);
       await dying.close();
       // The thread ended without closing PGlite: only what reached the WAL on disk is there.
-      const after = await openPgliteThread({ dataDir: dir });
+      const after = await openOnFolder(dir);
       expect((await after.query<{ id: number }>('select id from paid order by id')).rows.map((row) => row.id)).toEqual([1, 2, 3, 4, 5, 6]);
       await after.close();
     } finally {
@@ -159,26 +171,36 @@ describe('data outside the thread', () => {
   });
 
   it('answers every waiting statement with an error when the thread is gone, and every later one too', async () => {
-    const doomed = await openPgliteThread();
-    await doomed.close();
-    await expect(doomed.query('select 1')).rejects.toThrow(/database thread stopped/);
+    const dir = newFolder();
+    try {
+      const doomed = await openOnFolder(dir);
+      await doomed.close();
+      await expect(doomed.query('select 1')).rejects.toThrow(/database thread stopped/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('tells its owner once when the thread stops on its own, not when it is closed', async () => {
     const lost: Error[] = [];
-    // The crash harness's stop: the thread ends after its third answer (the first is the start's probe).
-    const dying = await openPgliteThread({ stopAfter: 3 }, (error) => lost.push(error));
-    await dying.query('select 1');
-    await dying.query('select 2');
-    await expect(dying.query('select 3')).rejects.toThrow(/database thread stopped \(exit code 70\)/);
-    expect(lost.map((error) => error.message)).toEqual(['the database thread stopped (exit code 70)']);
-    await expect(dying.query('select 4')).rejects.toThrow(/database thread stopped/);
-    expect(lost).toHaveLength(1);
-    await dying.close();
+    const [dyingDir, closedDir] = [newFolder(), newFolder()];
+    try {
+      // The crash harness's stop: the thread ends after its third answer (the first is the start's probe).
+      const dying = await openOnFolder(dyingDir, { stopAfter: 3 }, (error) => lost.push(error));
+      await dying.query('select 1');
+      await dying.query('select 2');
+      await expect(dying.query('select 3')).rejects.toThrow(/database thread stopped \(exit code 70\)/);
+      expect(lost.map((error) => error.message)).toEqual(['the database thread stopped (exit code 70)']);
+      await expect(dying.query('select 4')).rejects.toThrow(/database thread stopped/);
+      expect(lost).toHaveLength(1);
+      await dying.close();
 
-    const closedByOwner = await openPgliteThread({}, (error) => lost.push(error));
-    await closedByOwner.query('select 1');
-    await closedByOwner.close();
-    expect(lost).toHaveLength(1);
+      const closedByOwner = await openOnFolder(closedDir, {}, (error) => lost.push(error));
+      await closedByOwner.query('select 1');
+      await closedByOwner.close();
+      expect(lost).toHaveLength(1);
+    } finally {
+      for (const dir of [dyingDir, closedDir]) rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

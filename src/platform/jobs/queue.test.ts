@@ -3,12 +3,17 @@
 // across a stopped or dead worker, cron, and a shutdown that lets the process exit.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { openTestDatabase } from '../../../test/support/database.js';
 import { openDatabase, type DatabaseHandle } from '../db/client.js';
+import { emptyClusterPath } from '../db/empty-cluster.js';
 import { createJobQueue, type JobLogger, type JobQueue, type JobQueueOptions } from './queue.js';
 
 const adminUrl = process.env.TEST_DATABASE_URL;
@@ -23,7 +28,8 @@ beforeAll(async () => {
     databaseUrl = await createDatabase(adminUrl);
     database = await openDatabase({ databaseUrl });
   } else {
-    database = await openDatabase({ memory: true });
+    // The run's migrated template, lent to this file (a new one in memory ran initdb and every migration).
+    database = await openTestDatabase();
   }
 });
 
@@ -273,7 +279,11 @@ describe(`job queue on ${adminUrl ? 'PostgreSQL' : 'PGlite'}`, () => {
   });
 
   it('lets the process exit after stop() and close(): no timer, socket or worker is left behind', async () => {
-    const child = await runChild(childScript(), { JOBS_CHILD_DATABASE_URL: databaseUrl ?? '' }, 50_000);
+    // Embedded, the child's database starts in a new folder as a deployment's first start makes it: a copy of the empty cluster.
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dt-jobs-child-'));
+    const child = await runChild(childScript(), { JOBS_CHILD_DATABASE_URL: databaseUrl ?? '', JOBS_CHILD_DATA_DIR: dataDir, JOBS_CHILD_EMPTY_CLUSTER: emptyClusterPath() }, 50_000).finally(() =>
+      rmSync(dataDir, { recursive: true, force: true }),
+    );
     expect(child.stderr).not.toMatch(/Error/);
     expect(child.stdout).toContain('performed {"n":7}');
     expect(child.stdout).toContain('perform saw abort: job queue is stopping');
@@ -323,7 +333,9 @@ function childScript(): string {
     const { createJobQueue } = await import(${JSON.stringify(queue)});
     const { z } = await import('zod');
     const url = process.env.JOBS_CHILD_DATABASE_URL;
-    const database = url ? await openDatabase({ databaseUrl: url, migrate: false }) : await openDatabase({ memory: true, migrate: false });
+    const database = url
+      ? await openDatabase({ databaseUrl: url, migrate: false })
+      : await openDatabase({ dataDir: process.env.JOBS_CHILD_DATA_DIR, emptyCluster: process.env.JOBS_CHILD_EMPTY_CLUSTER, migrate: false });
     const logger = { info() {}, error: (o) => console.log('logged failure: ' + o.err.message) };
     const queue = createJobQueue(database, { pollingIntervalSeconds: 0.5, logger });
     queue.define({ name: 'test.child', schema: z.object({ n: z.number() }), perform: async (payload) => console.log('performed', JSON.stringify(payload)) });

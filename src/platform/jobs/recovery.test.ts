@@ -6,6 +6,7 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { openTestDatabase } from '../../../test/support/database.js';
 import { openDatabase, type DatabaseHandle } from '../db/client.js';
 import { newId } from '../ids/ids.js';
 import { createProcessLiveness, type ProcessLiveness } from '../processes/liveness.js';
@@ -26,7 +27,8 @@ beforeAll(async () => {
     await withAdmin((client) => client.query(`CREATE DATABASE ${new URL(databaseUrl!).pathname.slice(1)}`));
     database = await openDatabase({ databaseUrl });
   } else {
-    database = await openDatabase({ memory: true });
+    // The run's migrated template, lent to this file (a new one in memory ran initdb and every migration).
+    database = await openTestDatabase();
   }
 });
 
