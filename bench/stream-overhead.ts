@@ -33,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { combine, type ProcessFigures } from './servers/process-figures.js';
 import { closedLoop, type LoopResult } from './support/closed-loop.js';
 import { createPeople } from './support/people.js';
-import { cpuOf, startService, threadCpuOf, type ServiceProcess } from './support/service-process.js';
+import { cpuOf, startService, threadUseOf, type ServiceProcess, type ThreadUse } from './support/service-process.js';
 import { connectSockets, direct, script, viaSocket, viaSse, type Timing } from './support/stream-clients.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -124,7 +124,7 @@ async function measure(name: Name, clients: number, run: (client: number) => Pro
   if (WARM_MS > 0) await closedLoop(clients, ANSWER_MS, WARM_MS, run);
   const cpuBefore = cpuUsed();
   const threadPids = !THREADS || name === 'direct' ? [] : service ? service.pids() : [pid];
-  const threadsBefore = threadPids.map((each) => threadCpuOf(each));
+  const threadsBefore = threadPids.map((each) => threadUseOf(each));
   const result: LoopResult = await closedLoop(clients, ANSWER_MS, WINDOW_MS, run);
   const figures = figuresOf(result.turns);
   const complete = result.turns.filter((t) => t.chunks === CHUNKS && t.text === EXPECTED_TEXT).length;
@@ -138,19 +138,25 @@ async function measure(name: Name, clients: number, run: (client: number) => Pro
   const more = gc ? `; busiest second ${(gc.busiestSecond * 100).toFixed(0)}%, GC ${gc.gc.minor.count} minor (longest ${f(gc.gc.minor.longest)}), ${gc.gc.major.count} full (longest ${f(gc.gc.major.longest)})` : '';
   const cpuPerAnswer = cpu / Math.max(1, result.turns.length);
   console.log(`      ${service ? 'service' : name === 'direct' ? 'model' : name} CPU ${(cpu / 1000).toFixed(1)} s, ${cpuPerAnswer.toFixed(2)} ms per answer${more}`);
-  if (threadPids.length) console.log(`      threads, ms an answer: ${threadPids.map((each, i) => threadsLine(each, threadsBefore[i]!, result.turns.length)).join(' | ')}`);
+  if (threadPids.length) console.log(`      threads, ms (wake-ups) an answer: ${threadPids.map((each, i) => threadsLine(each, threadsBefore[i]!, result.turns.length)).join(' | ')}`);
   return { ...figures, cpuPerAnswer };
 }
 
 /**
- * A process's threads' CPU an answer over a run: `main`, then the others, highest first (those above 0.01
- * ms), each by its place after the main thread (node names none of its threads).
+ * A process's threads' CPU an answer over a run, and in brackets their wake-ups an answer: `main`, then
+ * the others, highest CPU first (those above 0.01 ms), each by its place after the main thread (node
+ * names none of its threads).
  */
-function threadsLine(pid: number, before: Map<number, number>, answers: number): string {
-  const used = [...threadCpuOf(pid)].map(([tid, ms]) => [tid, (ms - (before.get(tid) ?? 0)) / Math.max(1, answers)] as const);
-  const main = used.find(([tid]) => tid === pid)?.[1] ?? 0;
-  const others = used.filter(([tid, ms]) => tid !== pid && ms >= 0.01).sort((a, b) => b[1] - a[1]);
-  return `${pid}: main ${main.toFixed(2)}${others.map(([tid, ms]) => `, +${tid - pid} ${ms.toFixed(2)}`).join('')}`;
+function threadsLine(pid: number, before: Map<number, ThreadUse>, answers: number): string {
+  const per = Math.max(1, answers);
+  const used = [...threadUseOf(pid)].map(([tid, use]) => {
+    const was = before.get(tid) ?? { cpuMs: 0, wakes: 0 };
+    return { tid, ms: (use.cpuMs - was.cpuMs) / per, wakes: (use.wakes - was.wakes) / per };
+  });
+  const shown = (each: { ms: number; wakes: number }) => `${each.ms.toFixed(2)} (${each.wakes.toFixed(1)})`;
+  const main = used.find((each) => each.tid === pid) ?? { ms: 0, wakes: 0 };
+  const others = used.filter((each) => each.tid !== pid && each.ms >= 0.01).sort((a, b) => b.ms - a.ms);
+  return `${pid}: main ${shown(main)}${others.map((each) => `, +${each.tid - pid} ${shown(each)}`).join('')}`;
 }
 
 const added = (through: Figures, direct: Figures): Figures => ({ first50: through.first50 - direct.first50, first99: through.first99 - direct.first99, gap99: through.gap99 - direct.gap99 });

@@ -205,12 +205,21 @@ export function cpuOf(pid: number): number {
 /** User plus system time of a process's or a thread's stat fields, in ms. */
 const cpuMsOf = (stat: string[]): number => (Number(stat[11]) + Number(stat[12])) * TICK_MS;
 
+/** What a thread has used so far: CPU time (ms, user + system) and the times it went to sleep (wake-ups). */
+export interface ThreadUse {
+  cpuMs: number;
+  wakes: number;
+}
+
 /**
- * CPU time (ms) of each thread of a process so far, by thread id; the main thread's id is the pid.
- * Empty once the process is gone; a thread that ended since is not in it.
+ * CPU time and wake-ups of each thread of a process so far, by thread id; the main thread's id is the
+ * pid. A wake-up is a voluntary context switch (the thread slept, waiting for I/O, a timer, a lock or a
+ * message, and was woken): on these virtual machines each costs tens of microseconds of CPU of its own
+ * (performance.md, "How to measure"). Empty once the process is gone; a thread that ended since is not
+ * in it.
  */
-export function threadCpuOf(pid: number): Map<number, number> {
-  const threads = new Map<number, number>();
+export function threadUseOf(pid: number): Map<number, ThreadUse> {
+  const threads = new Map<number, ThreadUse>();
   let tids: string[];
   try {
     tids = readdirSync(`/proc/${pid}/task`);
@@ -219,7 +228,16 @@ export function threadCpuOf(pid: number): Map<number, number> {
   }
   for (const tid of tids) {
     const stat = statOf(pid, Number(tid));
-    if (stat) threads.set(Number(tid), cpuMsOf(stat));
+    if (stat) threads.set(Number(tid), { cpuMs: cpuMsOf(stat), wakes: voluntarySwitchesOf(pid, Number(tid)) });
   }
   return threads;
+}
+
+function voluntarySwitchesOf(pid: number, tid: number): number {
+  try {
+    const match = /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8'));
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0; // gone
+  }
 }
