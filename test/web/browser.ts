@@ -140,6 +140,25 @@ export async function checkScreen(page: Page, name: string, folder = process.env
 }
 
 /**
+ * What a failed browser test leaves to read: each page it still had open, photographed into
+ * test-output/failures/<test>-<n>.png, and its address and visible text printed (CI keeps the log, not
+ * the files).
+ */
+export async function recordFailure(pages: Iterable<Page>, testName: string): Promise<void> {
+  const folder = path.resolve('test-output/failures');
+  mkdirSync(folder, { recursive: true });
+  const stem = testName.replace(/[^a-z0-9]+/gi, '-').slice(0, 80);
+  let n = 0;
+  for (const page of pages) {
+    if (page.isClosed()) continue;
+    n += 1;
+    const text = await page.evaluate(() => document.body?.innerText ?? '').catch((error: unknown) => `(unreadable: ${String(error)})`);
+    console.error(`[${testName}] page ${n} at ${page.url()}:\n${text.slice(0, 2_000)}`);
+    await page.screenshot({ path: path.join(folder, `${stem}-${n}.png`) }).catch(() => {});
+  }
+}
+
+/**
  * axe run on the page's document (every rule, or only `rules`). The web client has no frames, so axe runs
  * in the page alone, given its script once per document: @axe-core/playwright sent the 0.6 MB script to
  * every frame on every run and opened a blank page to merge the frames' results (the console's file took

@@ -8,13 +8,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { strFromU8, unzipSync } from 'fflate';
 import { Secret, TOTP } from 'otpauth';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { startIdentityProvider, type TestIdentityProvider } from '../support/oidc-provider.js';
 import { freePort } from '../support/processes.js';
 import { until } from '../support/until.js';
-import { callService, checkScreen, CHROMIUM, launchBrowser, prepareBrowserTests, startWebService, type Browser, type Page, type WebService } from './browser.js';
+import { callService, checkScreen, CHROMIUM, launchBrowser, prepareBrowserTests, recordFailure, startWebService, type Browser, type Page, type WebService } from './browser.js';
 
 const ADMIN = { email: 'root@example.test', password: 'a long admin password' };
 const PASSWORD = 'person password 123';
@@ -99,10 +99,20 @@ afterAll(async () => {
   await idp?.close();
 });
 
+/** The pages of the running test, photographed if it fails. */
+const pagesOfTest = new Set<Page>();
+
 async function newPage(): Promise<Page> {
   const context = await browser.newContext({ baseURL: service.url, viewport: { width: 1200, height: 800 } });
-  return context.newPage();
+  const page = await context.newPage();
+  pagesOfTest.add(page);
+  return page;
 }
+
+afterEach(async (context) => {
+  if (context.task.result?.state === 'fail') await recordFailure(pagesOfTest, context.task.name);
+  pagesOfTest.clear();
+});
 
 async function signInUi(page: Page, email: string, password = PASSWORD): Promise<void> {
   await page.goto('/signin');
