@@ -17,6 +17,7 @@ type Playwright = typeof import('../../web/node_modules/playwright-core/index.js
 type AxeResults = import('../../web/node_modules/axe-core/axe.js').AxeResults;
 export type Browser = import('../../web/node_modules/playwright-core/index.js').Browser;
 export type Page = import('../../web/node_modules/playwright-core/index.js').Page;
+export type Route = import('../../web/node_modules/playwright-core/index.js').Route;
 
 const fromWeb = createRequire(path.resolve('web/package.json'));
 const { chromium } = fromWeb('playwright-core') as Playwright;

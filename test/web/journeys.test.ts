@@ -14,7 +14,7 @@ import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { startIdentityProvider, type TestIdentityProvider } from '../support/oidc-provider.js';
 import { freePort } from '../support/processes.js';
 import { until } from '../support/until.js';
-import { callService, checkScreen, CHROMIUM, launchBrowser, prepareBrowserTests, recordFailure, startWebService, type Browser, type Page, type WebService } from './browser.js';
+import { callService, checkScreen, CHROMIUM, launchBrowser, prepareBrowserTests, recordFailure, startWebService, type Browser, type Page, type Route, type WebService } from './browser.js';
 
 const ADMIN = { email: 'root@example.test', password: 'a long admin password' };
 const PASSWORD = 'person password 123';
@@ -284,6 +284,33 @@ describe('the web client in a browser', () => {
     expect(await kestrel.innerText()).toContain('Project Kestrel briefing');
     expect(await kestrel.innerText()).not.toContain('FIG-77');
     expect(model.requests.at(-1)!.system + JSON.stringify(model.requests.at(-1)!.messages)).toContain('PLUM-42');
+    await page.context().close();
+  }, JOURNEY_MS);
+
+  it('leaves the person on the page they went to when the answer they asked from the start page ends', async () => {
+    await createPerson('gus@example.test', 'Gus');
+    const page = await newPage();
+    await signInUi(page, 'gus@example.test');
+    await page.getByLabel('Your question').waitFor();
+    // Held: the conversation list fetched again at the answer's end, and the memory page's code, so that
+    // the answer ends while the way to the memory page is still under way.
+    const held: Array<() => void> = [];
+    const hold = (route: Route) => new Promise<void>((resolve) => held.push(() => void route.continue().then(resolve, resolve)));
+    let listRefetched = false;
+    await page.route((url) => url.pathname === '/api/user/history' && url.searchParams.get('page') === '1', (route) => ((listRefetched = true), hold(route)));
+    await page.route((url) => /\/MemoryPage-[^/]*\.js$/.test(url.pathname), hold);
+    model.setDefault({ chunks: ['A short answer.'] });
+    await ask(page, 'A question from the start page');
+    await expect.poll(() => lastAnswer(page).getAttribute('data-status'), { timeout: 15_000 }).toBe('complete');
+    await expect.poll(() => listRefetched, POLL).toBe(true);
+    await page.getByRole('link', { name: 'Memory' }).click();
+    await expect.poll(() => held.length, POLL).toBe(2);
+    for (const release of held.splice(0)) release();
+    await page.unrouteAll({ behavior: 'wait' });
+    await page.getByRole('switch', { name: 'Enable User Memory' }).waitFor(POLL);
+    await page.waitForLoadState('networkidle');
+    expect(new URL(page.url()).pathname).toBe('/memory');
+    expect(await page.getByRole('switch', { name: 'Enable User Memory' }).isVisible()).toBe(true);
     await page.context().close();
   }, JOURNEY_MS);
 

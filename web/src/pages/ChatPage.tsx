@@ -143,7 +143,10 @@ export function ChatPage() {
       setTurns((current) => {
         const done = current.find((turn) => turn.key === key);
         const started = done?.answer.conversationId;
-        if (started && !conversationId) {
+        // Only while the person is still on the start page: the browser's address moves at once when they
+        // go elsewhere, before this page is gone (the next page may still be loading), and going to the
+        // conversation then would take them back from where they went.
+        if (started && !conversationId && window.location.pathname === '/') {
           adopted.current = started;
           navigate(`/c/${started}${compact ? '?embed=1' : ''}`);
         }
