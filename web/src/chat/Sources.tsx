@@ -6,7 +6,7 @@ import { api, unwrap } from '../api/client';
 import { ErrorNotice } from '../components/ErrorNotice';
 
 /** Answers whose sources the person opened: the live answer is replaced by its saved record once the
- * history is read again, and the list stays open across that. */
+ * history is read again, and the list stays open across that, even when the click came just before. */
 const opened = new Set<string>();
 
 export function Sources({ historyId, count }: { historyId: string; count?: number }) {
@@ -28,7 +28,17 @@ export function Sources({ historyId, count }: { historyId: string; count?: numbe
         setOpen(isOpen);
       }}
     >
-      <summary>Sources{count ? ` (${count})` : ''}</summary>
+      <summary
+        onClick={(event) => {
+          // Kept at once, not at the toggle event that follows: the live answer may give way to its saved
+          // record in between, and the list must open there too.
+          const details = event.currentTarget.parentElement as HTMLDetailsElement;
+          if (details.open) opened.delete(historyId);
+          else opened.add(historyId);
+        }}
+      >
+        Sources{count ? ` (${count})` : ''}
+      </summary>
       <ErrorNotice error={record.error} />
       {record.data?.data.detailsExpired && <p>{record.data.data.detailsNotice ?? 'Details expired after 180 days'}</p>}
       <ol>
