@@ -10,12 +10,15 @@
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/turn-statements.ts (the client's side only)
 //   BENCH_ROUNDS=3 …  (rounds after one warm-up; each prints its figure)
 //   BENCH_DROP=conversations_institution_activity_idx … (rounds alternate with and without those indexes)
+//   BENCH_FREE=1 …  (free turns: no hold, nothing charged; their settles written in groups, as the service's)
+//   BENCH_FREE=1 BENCH_GROUPS=alternate …  (rounds alternate grouped settles (A) and lone ones (B))
 // Figures: docs/performance.md ("CPU an answer against the bare relay and the floor").
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildTwin, buildUser } from '../test/support/factories.js';
 import { openDatabase } from '../src/platform/db/client.js';
+import { createSettleGroups } from '../src/modules/conversations/settle-groups.js';
 import { settleTurn } from '../src/modules/conversations/turn-end.js';
 import { startRecord } from '../src/modules/conversations/turn-record.repo.js';
 import { payerFor } from '../src/modules/credits/payer.js';
@@ -43,13 +46,27 @@ const [B_SQL, A_SQL] = [process.env.BENCH_B_SQL, process.env.BENCH_A_SQL];
 const twin = await buildTwin(db);
 const people = await Promise.all(Array.from({ length: PEOPLE }, () => buildUser(db, { twin, credits: 1_000_000_000 }).then((built) => built.user)));
 const answer = Array.from({ length: 40 }, (_, i) => `piece ${i} `).join('');
+/** Free turns, as a deployment on the built-in model (or any unpriced one) runs them. */
+const FREE = process.env.BENCH_FREE === '1';
+const GROUPS = process.env.BENCH_GROUPS ?? 'on';
+/** Turns between their opening and the end of their settle: the service's journal counts them so. */
+let inProgress = 0;
+const settles = createSettleGroups(db, { inProgress: () => inProgress, log: { warn: (details, message) => console.warn(message, details) } });
+let grouped = GROUPS !== 'off';
 
 async function turn(i: number): Promise<void> {
   const person = people[i % PEOPLE];
   const payer = payerFor(twin, { kind: 'person', userId: person.id });
-  const opened = await startRecord(db, { twinId: twin.id, userId: person.id, question: 'Go', assistantName: 'Bench', models: ['bench-model'], hold: { account: 'user', amount: 0.5 } });
-  await new Promise((resolve) => (ANSWER_MS > 0 ? setTimeout(resolve, answerMs()) : setImmediate(resolve)));
-  await settleTurn(db, { payer, opened, cost: 0.001, record: { answer, status: 'complete', usage: { inputTokens: 20, outputTokens: 40 }, models: ['bench-model'] } });
+  const hold = FREE ? undefined : { account: 'user' as const, amount: 0.5 };
+  const opened = await startRecord(db, { twinId: twin.id, userId: person.id, question: 'Go', assistantName: 'Bench', models: ['bench-model'], hold });
+  inProgress++;
+  try {
+    await new Promise((resolve) => (ANSWER_MS > 0 ? setTimeout(resolve, answerMs()) : setImmediate(resolve)));
+    const record = { answer, status: 'complete' as const, usage: { inputTokens: 20, outputTokens: 40 }, models: ['bench-model'] };
+    await settleTurn(db, { payer, opened, cost: FREE ? 0 : 0.001, record, ...(grouped ? { groups: settles } : {}) });
+  } finally {
+    inProgress--;
+  }
 }
 
 /** CPU ms of each thread of this process (Linux), by name and id. */
@@ -84,7 +101,8 @@ async function run(turns: number): Promise<void> {
 
 await run(Math.ceil(TURNS / 10)); // warm-up: the statements kept, the optimizing compiler's first pass
 for (let round = 1; round <= ROUNDS; round++) {
-  const without = (DROP.length > 0 || Boolean(B_SQL)) && round % 2 === 0;
+  const without = (DROP.length > 0 || Boolean(B_SQL) || GROUPS === 'alternate') && round % 2 === 0;
+  if (GROUPS === 'alternate') grouped = !without;
   if (without) for (const name of DROP) await database.executeSql(`drop index ${name}`);
   if (without && B_SQL) await database.executeSql(B_SQL);
   const before = process.cpuUsage();
@@ -101,7 +119,7 @@ for (let round = 1; round <= ROUNDS; round++) {
   if (without) for (const definition of definitions) await database.executeSql(definition);
   if (without && A_SQL) await database.executeSql(A_SQL);
   console.log(
-    `round ${round}${DROP.length || B_SQL ? (without ? ' (B)' : ' (A)') : ''}: ${TURNS} turns in ${((performance.now() - started) / 1000).toFixed(1)} s, ${(ms / TURNS).toFixed(3)} ms of CPU a turn ` +
+    `round ${round}${DROP.length || B_SQL || GROUPS === 'alternate' ? (without ? ' (B)' : ' (A)') : ''}: ${TURNS} turns in ${((performance.now() - started) / 1000).toFixed(1)} s, ${(ms / TURNS).toFixed(3)} ms of CPU a turn ` +
       `(by thread: ${busiest.join(', ')}) (load ${os.loadavg()[0].toFixed(1)})`,
   );
 }

@@ -6,6 +6,7 @@ import { createBuiltinToolRunners } from '../../src/modules/conversations/contex
 import { FREE } from '../../src/modules/conversations/turn-billing.js';
 import { emptyContextProviders } from '../../src/modules/conversations/turn-context.js';
 import { noSubscription, type TurnDeps } from '../../src/modules/conversations/turn-deps.js';
+import { createSettleGroups } from '../../src/modules/conversations/settle-groups.js';
 import { createTurnJournal } from '../../src/modules/conversations/turn-journal.js';
 import { directTurnReads } from '../../src/modules/conversations/turn-reads.js';
 import type { TestApp } from './app.js';
@@ -16,6 +17,7 @@ const APPROVAL_TIMEOUT_MS = 180_000;
 export function turnDepsFor(t: TestApp, deploymentModel: DeploymentModelConfig, overrides: Partial<TurnDeps> = {}): TurnDeps {
   const database = t.platform.database;
   const db = database.db;
+  const journal = createTurnJournal(db);
   return {
     db,
     secrets: t.platform.secrets,
@@ -31,7 +33,8 @@ export function turnDepsFor(t: TestApp, deploymentModel: DeploymentModelConfig, 
     tools: { catalog: t.app.connectors, gate: t.app.approvals, builtins: createBuiltinToolRunners({ database, changes: t.app.changes }) },
     approvalTimeoutMs: APPROVAL_TIMEOUT_MS,
     // No process id: the records of these turns belong to no process the crash sweep watches.
-    journal: createTurnJournal(db),
+    journal,
+    settles: createSettleGroups(db, { inProgress: () => journal.inProgress, log: { warn: () => {} } }),
     ...overrides,
   };
 }

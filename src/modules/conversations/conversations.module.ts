@@ -16,6 +16,7 @@ import type { TurnToolDeps } from './turn-tools.js';
 import type { PersonTabs } from '../../platform/realtime/person-tabs.js';
 import type { TurnContextProviders } from './turn-context.js';
 import { cachedTurnReads } from './turn-reads.js';
+import { createSettleGroups } from './settle-groups.js';
 import { createTurnJournal } from './turn-journal.js';
 import type { EventBus } from '../../platform/realtime/bus.js';
 import type { AnswerLog } from '../../platform/realtime/open-stream-log.js';
@@ -61,7 +62,9 @@ export interface ConversationModuleDeps {
 export async function registerConversations(app: App, deps: ConversationModuleDeps): Promise<{ turnDeps: TurnDeps }> {
   // Bounds what a crash mid-answer loses: the opening flushed within 0.2 s, the answer so far saved every 2 s.
   const journal = createTurnJournal(deps.db, { processId: deps.processId, log: app.log });
-  app.addHook('onClose', () => journal.close());
+  // Settles that move no money are written together while other turns answer (settle-groups.ts).
+  const settles = createSettleGroups(deps.db, { inProgress: () => journal.inProgress, log: app.log });
+  app.addHook('onClose', () => settles.close().then(() => journal.close()));
   const control = await createAnswerControl(deps.bus, app.log);
   app.addHook('onClose', () => control.close());
   const serviceDeps = {
@@ -71,6 +74,7 @@ export async function registerConversations(app: App, deps: ConversationModuleDe
     subscriptionModel: deps.subscriptionModel ?? noSubscription,
     log: app.log,
     journal,
+    settles,
     control,
   };
   const service = createConversationService(serviceDeps);

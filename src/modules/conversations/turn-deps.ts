@@ -9,6 +9,7 @@ import type { Database } from '../../platform/db/client.js';
 import type { Outbound } from '../../platform/net/outbound.js';
 import type { Price } from './turn-billing.js';
 import type { TurnContextProviders } from './turn-context.js';
+import type { SettleGroups } from './settle-groups.js';
 import type { TurnJournal } from './turn-journal.js';
 import type { TurnReads } from './turn-reads.js';
 import type { TurnToolDeps } from './turn-tools.js';
@@ -40,6 +41,8 @@ export interface TurnDeps {
   approvalTimeoutMs: number;
   /** Bounds what a crash mid-answer loses (turn-journal.ts): the opening flushed soon, the answer so far saved. */
   journal: TurnJournal;
+  /** Writes the settles that move no money together (settle-groups.ts). */
+  settles: SettleGroups;
 }
 
 /** A twin never connected to a chat subscription. */

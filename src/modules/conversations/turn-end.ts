@@ -14,7 +14,8 @@ import { balanceIdOf, balanceRowOf, payerOf, type Payer } from '../credits/payer
 import { finishRecord, finishValues, type FinishRecordInput } from '../history/history.records.js';
 import { setHistoryCredits } from '../history/history.repo.js';
 import type { HistoryRow } from '../history/history.tables.js';
-import { finishAndCharge, type OpenedRecord } from './turn-record.repo.js';
+import type { SettleGroups } from './settle-groups.js';
+import { finishAndCharge, type OneStatementSettle, type OpenedRecord } from './turn-record.repo.js';
 
 export interface SettleInput {
   /** Whose balance pays (payerFor at admission): the one the record holds from, when it holds. */
@@ -26,6 +27,8 @@ export interface SettleInput {
   opened: Pick<OpenedRecord, 'id' | 'version' | 'heldCredits' | 'heldAccount'> & Parameters<typeof finishValues>[0];
   /** Told of the balance row a charge changed once committed (so `db` is never a caller's transaction). */
   changes?: Pick<ChangeFeed, 'committed'>;
+  /** A turn's own settle: one that moves no money may be written with others (`db` is then the database). */
+  groups?: Pick<SettleGroups, 'settle'>;
 }
 
 /**
@@ -38,7 +41,7 @@ export interface SettleInput {
 export async function settleTurn(db: Executor, input: SettleInput): Promise<{ credits: number }> {
   const outcome = finishValues(input.opened, { ...input.record, credits: 0 });
   const held = input.opened.heldAccount ? input.opened.heldCredits : 0;
-  const settled = await finishAndCharge(db, {
+  const settle: OneStatementSettle = {
     record: { id: input.opened.id, version: input.opened.version },
     values: outcome.values,
     touchesConversation: outcome.touchesConversation,
@@ -47,7 +50,8 @@ export async function settleTurn(db: Executor, input: SettleInput): Promise<{ cr
     held,
     payer: input.payer,
     ledgerMeta: { historyId: input.opened.id, cost: input.cost },
-  });
+  };
+  const settled = await (input.groups ? input.groups.settle(settle) : finishAndCharge(db, settle));
   const credits = settled ? settled.credits : await settleInTransaction(db, input);
   // Only a charge is a change caches see: a hold given back sends no notice (migration 0010).
   if (credits > 0) input.changes?.committed(balanceRowOf(input.payer));

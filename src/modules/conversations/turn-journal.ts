@@ -19,6 +19,8 @@ export interface TurnJournal {
   progress(recordId: string, answerSoFar: string): void;
   /** The turn settled (or failed): nothing more to save for it. */
   finished(recordId: string): void;
+  /** Turns opened and not finished yet: the ones this process is answering. */
+  readonly inProgress: number;
   close(): Promise<void>;
 }
 
@@ -100,6 +102,9 @@ export function createTurnJournal(db: Database, options: TurnJournalOptions = {}
     finished(recordId) {
       unsaved.delete(recordId);
       openedAt.delete(recordId);
+    },
+    get inProgress() {
+      return openedAt.size;
     },
     async close() {
       closed = true;

@@ -15,6 +15,7 @@ export async function settle(deps: TurnDeps, turn: AdmittedTurn, context: TurnCo
     payer: held.payer,
     opened: record,
     changes: deps.changes,
+    groups: deps.settles,
     cost: outcome.failed ? 0 : outcome.cost,
     record: {
       answer: outcome.text,
