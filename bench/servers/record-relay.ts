@@ -1,6 +1,8 @@
 // The bare relay plus the two rows a turn must write (BENCH_FLOOR=1 in bench/stream-overhead): before the
 // model is called, a record is inserted (its commit not waited for, as the turn's opening does); once the
-// answer has ended, the record is updated with its text (a waited commit, as the settle). Both go through the
+// answer has ended, the record is updated with its text (a waited commit, as the settle), in groups as the
+// service writes the settles of free turns (settle-groups.ts: while other answers are open, up to its
+// window, one statement for the group; alone when no other answer is open). Both go through the
 // service's own database layer (src/platform/db): the embedded database's thread (PGlite in a worker,
 // kept statements committed in groups), or with BENCH_DATABASE_URL the PostgreSQL server, in a table of
 // this process's own. No authentication, no hold, no framing: what no service that records its turns on
@@ -12,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../../src/platform/db/client.js';
 import { newId } from '../../src/platform/ids/ids.js';
+import { SETTLE_GROUP_MAX, SETTLE_GROUP_WINDOW_MS } from '../../src/modules/conversations/settle-groups.js';
 
 const model = new URL(`${process.env.BENCH_MODEL_URL}/chat/completions`);
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 4_096 });
@@ -26,6 +29,35 @@ await database.executeSql(`create table ${table} (
 const OPEN = `with commit_mode as (select set_config('synchronous_commit', 'off', true) as mode)
   insert into ${table} (id, question) values ($1, $2) returning (select mode from commit_mode)`;
 const SETTLE = `update ${table} set answer = $2, status = $3, updated_at = now() where id = $1 and status = 'streaming'`;
+const SETTLE_GROUP = `update ${table} set answer = settled.answer, status = settled.status, updated_at = now()
+  from (select * from jsonb_to_recordset($1::text::jsonb) as input(id char(24), answer text, status text) where octet_length(input.id) = 24) settled
+  where ${table}.id = settled.id and (${table}.status = 'streaming') is true`;
+
+/** Answers open now (the service's journal counts them so), and the settles waiting for their group. */
+let open = 0;
+let waiting: Array<{ id: string; answer: string; done: () => void; failed: () => void }> = [];
+let timer: NodeJS.Timeout | undefined;
+
+function settle(id: string, answer: string, done: () => void, failed: () => void): void {
+  waiting.push({ id, answer, done, failed });
+  if (waiting.length >= SETTLE_GROUP_MAX || open - waiting.length <= 0) writeGroup();
+  else timer ??= setTimeout(writeGroup, SETTLE_GROUP_WINDOW_MS);
+}
+
+function writeGroup(): void {
+  clearTimeout(timer);
+  timer = undefined;
+  const group = waiting;
+  waiting = [];
+  const written =
+    group.length === 1
+      ? database.executeSql(SETTLE, [group[0]!.id, group[0]!.answer, 'complete'])
+      : database.executeSql(SETTLE_GROUP, [JSON.stringify(group.map(({ id, answer }) => ({ id, answer, status: 'complete' })))]);
+  written.then(
+    () => group.forEach((entry) => entry.done()),
+    () => group.forEach((entry) => entry.failed()),
+  );
+}
 
 /**
  * The answer's text, as the service keeps it on the record (about 1 KB of the bench's answer), not the
@@ -42,6 +74,7 @@ const server = http.createServer((req, res) => {
   const id = newId();
   database.executeSql(OPEN, [id, 'A question']).then(
     () => {
+      open++;
       const upstream = http.request(model, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         res.socket?.setNoDelay(true);
@@ -49,13 +82,24 @@ const server = http.createServer((req, res) => {
         answer.on('data', (piece: Buffer) => pieces.push(piece));
         answer.pipe(res, { end: false });
         answer.on('end', () => {
-          database.executeSql(SETTLE, [id, answerText(Buffer.concat(pieces).toString('utf8')), 'complete']).then(
-            () => res.end(),
-            () => res.destroy(),
+          settle(
+            id,
+            answerText(Buffer.concat(pieces).toString('utf8')),
+            () => {
+              open--;
+              res.end();
+            },
+            () => {
+              open--;
+              res.destroy();
+            },
           );
         });
       });
-      upstream.on('error', () => res.destroy());
+      upstream.on('error', () => {
+        open--;
+        res.destroy();
+      });
       req.pipe(upstream);
     },
     () => res.destroy(),

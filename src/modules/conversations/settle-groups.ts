@@ -115,12 +115,13 @@ async function writeSameColumns(db: Database, runner: DirectRunner, columns: str
 /** One settle as the statement reads it: the record's new values keyed by their columns' names. */
 function inputOf(entry: Waiting) {
   const { settle } = entry;
-  const values: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(settle.values)) values[COLUMN_NAMES.get(key)!] = value;
-  return { id: settle.record.id, version: settle.record.version, at: settle.at.toISOString(), touches: settle.touchesConversation, values };
+  const input: Record<string, unknown> = { settle_id: settle.record.id, settle_version: settle.record.version, settle_at: settle.at.toISOString(), settle_touches: settle.touchesConversation };
+  for (const [key, value] of Object.entries(settle.values)) input[COLUMNS.get(key)!.name] = value;
+  return input;
 }
 
-const COLUMN_NAMES = new Map(Object.entries(getTableColumns(history)).map(([key, column]) => [key, column.name]));
+/** History's columns by their names in the code: each one's name and type in the database. */
+const COLUMNS = new Map(Object.entries(getTableColumns(history)).map(([key, column]) => [key, { name: column.name, type: column.getSQLType() }]));
 
 const statements = new Map<string, string>();
 
@@ -128,25 +129,28 @@ const statements = new Map<string, string>();
  * The settle of a group whose records set the same columns, from one JSON input: each record finished
  * only if still streaming, not deleted and at the version its turn opened (as finishAndCharge's, with
  * credits 0), and each conversation touched once, by its latest settle. Answers the ids finished.
- * The records are found by their keys (`= any(...)`); the state checks are wrapped in `is true` so that
- * no plan reads them through the index of streaming records instead (which holds every answer in
- * progress, a thousand at a thousand clients): PGlite keeps the plan made on its first runs.
+ * PGlite keeps the plan made on its first runs, often while the table is nearly empty, so the plan must
+ * be the lone settle's at any size: each record found by its key. The planner takes a set function for
+ * 100 rows, and with that many it read a small table whole (and kept doing so as it grew); the id's
+ * length check, always true for an id, makes it expect one row, so it looks each record up by its key.
+ * The state checks are wrapped in `is true` so that no plan reads them through the index of streaming
+ * records instead (which holds every answer in progress, a thousand at a thousand clients).
  */
 function groupStatement(columns: string): string {
   let text = statements.get(columns);
   if (text) return text;
-  const names = columns
+  const set = columns
     .split(',')
     .filter((key) => key !== 'credits')
-    .map((key) => `"${COLUMN_NAMES.get(key)!}"`);
+    .map((key) => COLUMNS.get(key)!);
   text = `with input as (
-    select i.id as settle_id, i.version as settle_version, i.at as settle_at, i.touches as settle_touches, r.*
-    from jsonb_to_recordset($1::text::jsonb) as i(id char(24), version text, at timestamptz, touches boolean, "values" jsonb),
-      lateral jsonb_populate_record(null::history, i."values") as r
+    select * from jsonb_to_recordset($1::text::jsonb)
+      as i(settle_id char(24), settle_version text, settle_at timestamptz, settle_touches boolean, ${set.map(({ name, type }) => `"${name}" ${type}`).join(', ')})
+    where octet_length(i.settle_id) = 24
   ), finished as (
-    update history set ${names.map((name) => `${name} = input.${name}`).join(', ')}, "credits" = 0, "updated_at" = now()
+    update history set ${set.map(({ name }) => `"${name}" = input."${name}"`).join(', ')}, "credits" = 0, "updated_at" = now()
     from input
-    where history.id = any(array(select settle_id from input)) and history.id = input.settle_id
+    where history.id = input.settle_id
       and (history.status = 'streaming' and history.deleted_at is null and history.updated_at = input.settle_version::timestamptz) is true
     returning history.id, history.conversation_id, history.institution_id, input.settle_at, input.settle_touches
   ), touched as (
