@@ -314,6 +314,33 @@ describe('the web client in a browser', () => {
     await page.context().close();
   }, JOURNEY_MS);
 
+  it("says a page could not be shown where it failed, keeps the way around it, and shows it after a reload", async () => {
+    await createPerson('hal@example.test', 'Hal');
+    const page = await newPage();
+    await signInUi(page, 'hal@example.test');
+    await page.getByLabel('Your question').waitFor();
+    // The files page's code does not arrive: a dropped connection, or the service updated under the tab.
+    await page.route((url) => /\/FilesPage-[^/]*\.js$/.test(url.pathname), (route) => route.abort('connectionreset'));
+    await page.getByRole('link', { name: 'Files' }).click();
+    const failed = page.getByRole('alert').filter({ hasText: 'This page could not be shown' });
+    await failed.waitFor(POLL);
+    expect(await failed.innerText()).toContain('Its code could not be loaded');
+    expect(new URL(page.url()).pathname).toBe('/files');
+    await checkScreen(page, 'screen-failed');
+    // The navigation around it stays, and another page shows as usual.
+    await page.getByRole('link', { name: 'Memory' }).click();
+    await page.getByRole('switch', { name: 'Enable User Memory' }).waitFor(POLL);
+    expect(await failed.count()).toBe(0);
+    // Back on the failed page, its code reachable again: the reload shows it.
+    await page.getByRole('link', { name: 'Files' }).click();
+    await failed.waitFor(POLL);
+    await page.unrouteAll({ behavior: 'wait' });
+    await page.getByRole('button', { name: 'Reload the page' }).click();
+    await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor(POLL);
+    expect(await failed.count()).toBe(0);
+    await page.context().close();
+  }, JOURNEY_MS);
+
   it('uses a memory the person changed', async () => {
     const eve = await createPerson('eve@example.test', 'Eve');
     await call('/api/user/memory', eve.token, { key_name: 'favourite_colour', key_value: 'blue' });

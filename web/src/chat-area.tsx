@@ -3,6 +3,7 @@
 import { lazy, Suspense } from 'react';
 import { Navigate, Route, Routes } from 'react-router';
 import { LiveProvider } from './chat/live';
+import { ScreenBoundary } from './components/ScreenBoundary';
 import { AppShell } from './layout/AppShell';
 import { ChatPage } from './pages/ChatPage';
 
@@ -14,16 +15,18 @@ export default function ChatArea() {
   return (
     <LiveProvider>
       <AppShell>
-        <Suspense fallback={<p className="loading" role="status">Loading…</p>}>
-          <Routes>
-            <Route index element={<ChatPage />} />
-            <Route path="c/:conversationId" element={<ChatPage />} />
-            <Route path="files" element={<FilesPage />} />
-            <Route path="memory" element={<MemoryPage />} />
-            <Route path="settings" element={<SettingsPage />} />
-            <Route path="*" element={<Navigate to="/" replace />} />
-          </Routes>
-        </Suspense>
+        <ScreenBoundary>
+          <Suspense fallback={<p className="loading" role="status">Loading…</p>}>
+            <Routes>
+              <Route index element={<ChatPage />} />
+              <Route path="c/:conversationId" element={<ChatPage />} />
+              <Route path="files" element={<FilesPage />} />
+              <Route path="memory" element={<MemoryPage />} />
+              <Route path="settings" element={<SettingsPage />} />
+              <Route path="*" element={<Navigate to="/" replace />} />
+            </Routes>
+          </Suspense>
+        </ScreenBoundary>
       </AppShell>
     </LiveProvider>
   );

@@ -5,6 +5,7 @@
 // collects a provider's sign-in.
 import { lazy, Suspense, useEffect } from 'react';
 import { Navigate, Outlet, Route, Routes, useLocation } from 'react-router';
+import { ScreenBoundary } from './components/ScreenBoundary';
 import { LaunchPage } from './pages/LaunchPage';
 import { ForcedPasswordChangePage, ForgotPasswordPage, ResetPasswordPage } from './pages/PasswordPages';
 import { SignInPage } from './pages/SignIn';
@@ -44,17 +45,19 @@ function SignedOut({ children }: { children: React.ReactNode }) {
 export function AppRoutes() {
   const { token } = useSession();
   return (
-    <Routes>
-      <Route path="/signin" element={<SignedOut><SignInPage /></SignedOut>} />
-      <Route path="/signin/oauth" element={<SignInPage handoff />} />
-      <Route path="/forgot-password" element={<ForgotPasswordPage />} />
-      <Route path="/reset-password" element={<ResetPasswordPage />} />
-      <Route path="/launch" element={<LaunchPage />} />
-      <Route path="/change-password" element={token ? <ForcedPasswordChangePage /> : <Navigate to="/signin" replace />} />
-      <Route element={<SignedIn />}>
-        <Route path="admin/*" element={<AdminConsole />} />
-        <Route path="*" element={<ChatArea />} />
-      </Route>
-    </Routes>
+    <ScreenBoundary>
+      <Routes>
+        <Route path="/signin" element={<SignedOut><SignInPage /></SignedOut>} />
+        <Route path="/signin/oauth" element={<SignInPage handoff />} />
+        <Route path="/forgot-password" element={<ForgotPasswordPage />} />
+        <Route path="/reset-password" element={<ResetPasswordPage />} />
+        <Route path="/launch" element={<LaunchPage />} />
+        <Route path="/change-password" element={token ? <ForcedPasswordChangePage /> : <Navigate to="/signin" replace />} />
+        <Route element={<SignedIn />}>
+          <Route path="admin/*" element={<AdminConsole />} />
+          <Route path="*" element={<ChatArea />} />
+        </Route>
+      </Routes>
+    </ScreenBoundary>
   );
 }

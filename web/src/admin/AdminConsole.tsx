@@ -5,6 +5,7 @@ import { useQuery } from '@tanstack/react-query';
 import { lazy, Suspense } from 'react';
 import { api, unwrap } from '../api/client';
 import { Navigate, NavLink, Route, Routes, useNavigate } from 'react-router';
+import { ScreenBoundary } from '../components/ScreenBoundary';
 import { useProfile, useSession } from '../session';
 import { familiesFor, type FamilyKey } from './families';
 
@@ -86,15 +87,17 @@ export default function AdminConsole() {
               <p>Your account has no administration rights in this twin.</p>
             </>
           ) : (
-            <Suspense fallback={<p className="loading" role="status">Loading…</p>}>
-              <Routes>
-                <Route index element={<Navigate to={`/admin/${families[0].path}`} replace />} />
-                {families.map((family) => (
-                  <Route key={family.key} path={family.path} element={SCREENS[family.key] ?? <Lists family={family.key} />} />
-                ))}
-                <Route path="*" element={<Navigate to="/admin" replace />} />
-              </Routes>
-            </Suspense>
+            <ScreenBoundary>
+              <Suspense fallback={<p className="loading" role="status">Loading…</p>}>
+                <Routes>
+                  <Route index element={<Navigate to={`/admin/${families[0].path}`} replace />} />
+                  {families.map((family) => (
+                    <Route key={family.key} path={family.path} element={SCREENS[family.key] ?? <Lists family={family.key} />} />
+                  ))}
+                  <Route path="*" element={<Navigate to="/admin" replace />} />
+                </Routes>
+              </Suspense>
+            </ScreenBoundary>
           )}
         </main>
       </div>
