@@ -10,8 +10,9 @@
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/turn-statements.ts (the client's side only)
 //   BENCH_ROUNDS=3 …  (rounds after one warm-up; each prints its figure)
 //   BENCH_DROP=conversations_institution_activity_idx … (rounds alternate with and without those indexes)
-//   BENCH_FREE=1 …  (free turns: no hold, nothing charged; their settles written in groups, as the service's)
-//   BENCH_FREE=1 BENCH_GROUPS=alternate …  (rounds alternate grouped settles (A) and lone ones (B))
+//   BENCH_FREE=1 …  (free turns: no hold, nothing charged)
+//   BENCH_GROUPS=alternate …  (rounds alternate settles in groups, as the service writes them (A), and
+//                              lone ones (B); BENCH_GROUPS=off: lone ones only)
 // Figures: docs/performance.md ("CPU an answer against the bare relay and the floor").
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';

@@ -1,15 +1,20 @@
-// Settles that move no money, written together (settle-groups.ts): a group waits while other turns answer
-// and goes when full, when its window ends or at close; each record ends exactly as its lone settle would
-// have ended it, and one that moved on, or a settle that fails, never takes the others with it. A settle
-// that charges runs at once, alone. On a real database (PGlite, or the server in CI's 2nd run).
-import { eq, inArray } from 'drizzle-orm';
+// A turn's settles written together (settle-groups.ts): a group waits while other turns answer and goes
+// when full, when its window ends or at close; each record ends exactly as its lone settle would have
+// ended it, charges and ledger rows included, also when groups of the same balances overlap; one that
+// moved on, a balance below its holds, or a settle that fails never takes the others with it. A settle
+// costing more than it holds runs at once, alone. On a real database (PGlite, or the server in CI's 2nd
+// run).
+import { asc, eq, inArray } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../../../test/support/database.js';
 import { buildTwin, buildUser } from '../../../test/support/factories.js';
+import { creditLedger } from '../credits/credits.tables.js';
+import { payerFor, type Payer } from '../credits/payer.js';
 import { finishValues, recordToolCall } from '../history/history.records.js';
 import { deleteHistory } from '../history/history.repo.js';
 import { conversations, history } from '../history/history.tables.js';
-import type { TwinRow } from '../twins/twins.tables.js';
+import { twins, type TwinRow } from '../twins/twins.tables.js';
+import { users } from '../users/users.tables.js';
 import { createSettleGroups, type SettleGroupOptions } from './settle-groups.js';
 import { settleTurn } from './turn-end.js';
 import { startRecord, type OneStatementSettle, type OpenedRecord } from './turn-record.repo.js';
@@ -30,8 +35,8 @@ async function twinWithPerson() {
   return { twin, userId: user.id };
 }
 
-const open = (twin: TwinRow, userId: string, conversationId?: string) =>
-  startRecord(db(), { twinId: twin.id, userId, question: 'Why is the sky blue?', conversationId, at: OPENED_AT });
+const open = (twin: TwinRow, userId: string, conversationId?: string, hold?: { account: 'user' | 'institution'; amount: number }) =>
+  startRecord(db(), { twinId: twin.id, userId, question: 'Why is the sky blue?', conversationId, at: OPENED_AT, hold });
 
 /** A free turn's settle of a record as opened, ending at `at` with `answer`. */
 function freeSettle(twin: TwinRow, userId: string, opened: OpenedRecord, answer: string, at = new Date('2030-01-01T00:01:00Z'), extra = {}): OneStatementSettle {
@@ -133,7 +138,7 @@ describe('settle groups', () => {
     expect((await recordsOf(records.map((record) => record.id))).map((row) => row.answer)).toEqual(['Closing.', 'Closing.']);
   });
 
-  it('runs a settle that charges at once and alone, whatever waits', async () => {
+  it('runs a settle costing more than it holds at once and alone, whatever waits', async () => {
     const { twin, userId } = await twinWithPerson();
     const [free, priced] = await Promise.all([open(twin, userId), open(twin, userId)]);
     const settles = groups();
@@ -207,5 +212,86 @@ describe('settle groups', () => {
     expect(rows.get(good.id)).toMatchObject({ answer: 'Good.', status: 'complete' });
     expect(rows.get(bad.id)).toMatchObject({ answer: '', status: 'streaming' });
     expect(warnings).toEqual(['a group of settles failed; each runs alone']);
+  });
+
+  it('charges each settle of a group its cost, gives back its hold, and writes its ledger row with the balance after it', async () => {
+    const { twin, userId: ann } = await twinWithPerson();
+    const { user: bob } = await buildUser(db(), { twin, credits: 5 });
+    const pool = await buildTwin(db(), { poolCredits: true, credits: 20 });
+    const { user: cat } = await buildUser(db(), { twin: pool, credits: 0 });
+    const held = (payer: Payer, amount: number) => open(payer.account === 'institution' ? pool : twin, payer.userId!, undefined, { account: payer.account, amount });
+    const payers = { ann: payerFor(twin, { kind: 'person', userId: ann }), bob: payerFor(twin, { kind: 'person', userId: bob.id }), cat: payerFor(pool, { kind: 'person', userId: cat.id }) };
+    const annFirst = await held(payers.ann, 3);
+    const annSecond = await held(payers.ann, 3);
+    const bobs = await held(payers.bob, 2);
+    const cats = await held(payers.cat, 4);
+    const free = await open(twin, ann);
+    const priced = (record: OpenedRecord, payer: Payer, cost: number, holding: number) => ({ ...freeSettle(twin, payer.userId!, record, 'Priced.'), cost, held: holding, payer, ledgerMeta: { historyId: record.id, cost } });
+    const settles = groups({ max: 5 });
+    const outcomes = await Promise.all([
+      settles.settle(priced(annFirst, payers.ann, 1.5, 3)),
+      settles.settle(priced(annSecond, payers.ann, 2, 3)),
+      settles.settle(priced(bobs, payers.bob, 0.25, 2)),
+      settles.settle(priced(cats, payers.cat, 1, 4)),
+      settles.settle(freeSettle(twin, ann, free, 'Free.')),
+    ]);
+    expect(outcomes).toEqual([{ credits: 1.5 }, { credits: 2 }, { credits: 0.25 }, { credits: 1 }, { credits: 0 }]);
+    const balance = async (id: string) => (await db().select().from(users).where(eq(users.id, id)))[0];
+    expect(await balance(ann)).toMatchObject({ credits: 6.5, creditsHeld: 0, creditsUsed: 3.5 });
+    expect(await balance(bob.id)).toMatchObject({ credits: 4.75, creditsHeld: 0, creditsUsed: 0.25 });
+    expect((await db().select().from(twins).where(eq(twins.id, pool.id)))[0]).toMatchObject({ credits: 19, creditsHeld: 0, creditsUsed: 1 });
+    const records = new Map((await recordsOf([annFirst.id, annSecond.id, bobs.id, cats.id, free.id])).map((row) => [row.id, row]));
+    expect([annFirst, annSecond, bobs, cats, free].map((record) => [records.get(record.id)!.credits, records.get(record.id)!.heldCredits, records.get(record.id)!.status])).toEqual([
+      [1.5, 0, 'complete'],
+      [2, 0, 'complete'],
+      [0.25, 0, 'complete'],
+      [1, 0, 'complete'],
+      [0, 0, 'complete'],
+    ]);
+    const ledger = await db().select().from(creditLedger).where(inArray(creditLedger.userId, [ann, bob.id, cat.id])).orderBy(asc(creditLedger.balanceAfter));
+    expect(ledger.map((row) => [row.account, row.userId, row.twinId, row.delta, row.balanceAfter, row.reason, row.meta])).toEqual([
+      ['user', bob.id, twin.id, -0.25, 4.75, 'conversation.turn', { historyId: bobs.id, cost: 0.25 }],
+      ['user', ann, twin.id, -2, 6.5, 'conversation.turn', { historyId: annSecond.id, cost: 2 }],
+      ['user', ann, twin.id, -1.5, 8.5, 'conversation.turn', { historyId: annFirst.id, cost: 1.5 }],
+      ['institution', cat.id, pool.id, -1, 19, 'conversation.turn', { historyId: cats.id, cost: 1 }],
+    ]);
+  });
+
+  it('leaves the settles of a balance below what turns hold to their callers, who charge what it still has, as alone', async () => {
+    const { twin, userId: dee } = await twinWithPerson();
+    const { user: eve } = await buildUser(db(), { twin, credits: 10 });
+    const payers = { dee: payerFor(twin, { kind: 'person', userId: dee }), eve: payerFor(twin, { kind: 'person', userId: eve.id }) };
+    const dees = await open(twin, dee, undefined, { account: 'user', amount: 3 });
+    const eves = await open(twin, eve.id, undefined, { account: 'user', amount: 3 });
+    // An administrator takes Dee's credits down to 2 while 3 are held: 1 below the holds.
+    await db().update(users).set({ credits: 2 }).where(eq(users.id, dee));
+    const settles = groups({ max: 2 });
+    const through = (record: OpenedRecord, payer: Payer, cost: number) =>
+      settleTurn(db(), { payer, opened: record, cost, groups: settles, record: { answer: 'Priced.', status: 'complete', usage: { inputTokens: 1, outputTokens: 2 } } });
+    expect(await Promise.all([through(dees, payers.dee, 2.5), through(eves, payers.eve, 2.5)])).toEqual([{ credits: 2 }, { credits: 2.5 }]);
+    const balances = new Map((await db().select().from(users).where(inArray(users.id, [dee, eve.id]))).map((row) => [row.id, row]));
+    expect(balances.get(dee)).toMatchObject({ credits: 0, creditsHeld: 0 });
+    expect(balances.get(eve.id)).toMatchObject({ credits: 7.5, creditsHeld: 0 });
+  });
+
+  it('charges every settle in full when groups of the same two balances overlap, in either order', async () => {
+    const { twin, userId: fay } = await twinWithPerson();
+    await db().update(users).set({ credits: 100 }).where(eq(users.id, fay));
+    const { user: gil } = await buildUser(db(), { twin, credits: 100 });
+    const payers = [payerFor(twin, { kind: 'person', userId: fay }), payerFor(twin, { kind: 'person', userId: gil.id })];
+    // Groups of two, Fay's first, then Gil's first, and so on: written at once, each group as it fills.
+    const order = Array.from({ length: 24 }, (_, i) => payers[(i + Math.floor(i / 2)) % 2]!);
+    const records = await Promise.all(order.map((payer) => open(twin, payer.userId!, undefined, { account: 'user', amount: 2 })));
+    const settles = groups({ max: 2 });
+    const outcomes = await Promise.all(
+      records.map((record, i) => settles.settle({ ...freeSettle(twin, order[i]!.userId!, record, 'Priced.'), cost: 1.25, held: 2, payer: order[i]!, ledgerMeta: { historyId: record.id } })),
+    );
+    expect(outcomes.every((outcome) => outcome?.credits === 1.25)).toBe(true);
+    for (const person of [fay, gil.id]) {
+      const [row] = await db().select().from(users).where(eq(users.id, person));
+      expect(row).toMatchObject({ credits: 100 - 12 * 1.25, creditsHeld: 0, creditsUsed: 12 * 1.25 });
+      const after = (await db().select().from(creditLedger).where(eq(creditLedger.userId, person))).map((entry) => entry.balanceAfter).sort((a, b) => b - a);
+      expect(after).toEqual(Array.from({ length: 12 }, (_, i) => 100 - (i + 1) * 1.25));
+    }
   });
 });

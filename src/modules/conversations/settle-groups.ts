@@ -1,14 +1,19 @@
-// Settles that move no money, written together. Most turns of a deployment on a free model (the built-in
-// one, or any model without a price) end charging nothing and giving back no hold: their settle only
-// finishes the record and touches its conversation. On the embedded database each lone statement costs
-// its thread a trip (messages, PGlite's protocol code, a plan's start, a commit) larger than its rows;
-// one statement for several records pays it once. So such a settle waits a little for others while other
-// turns are still answering (they will end soon), and the group is one statement (groupStatement). A
-// settle that charges or gives back a hold, and any settle while no other turn is answering, runs at once
-// and alone (finishAndCharge): money keeps its one-statement rule (turn-record.repo.ts).
-import { getTableColumns } from 'drizzle-orm';
+// A turn's settles written together. On the embedded database each lone statement costs its thread a trip
+// (messages, PGlite's protocol code, a plan's start, a commit) larger than its rows; one statement for
+// several records pays it once. So a turn's settle waits a little for others while other turns are still
+// answering (they will end soon), and the group is one statement (groupStatement). A settle may join
+// when its cost is within its hold (every turn's, as a rule: the hold is its most expensive cost) and its
+// balance is not below what turns hold: then each is charged exactly its cost, whatever the order, as its
+// lone settle would. Any other settle, a record that moved on, and a balance below its holds are ended
+// alone as before (finishAndCharge, or its caller's transaction), and so is any settle while no other
+// turn is answering.
+import { getTableColumns, getTableName } from 'drizzle-orm';
 import type { Database } from '../../platform/db/client.js';
 import { directRunnerOf, type DirectRunner } from '../../platform/db/direct-runner.js';
+import { newId } from '../../platform/ids/ids.js';
+import { balanceTable } from '../credits/credits.repo.js';
+import { creditLedger, type CreditAccount } from '../credits/credits.tables.js';
+import { balanceIdOf } from '../credits/payer.js';
 import { history } from '../history/history.tables.js';
 import { finishAndCharge, type OneStatementSettle } from './turn-record.repo.js';
 
@@ -18,7 +23,7 @@ export const SETTLE_GROUP_WINDOW_MS = 20;
 export const SETTLE_GROUP_MAX = 32;
 
 export interface SettleGroups {
-  /** finishAndCharge for a turn's own settle: one that moves no money may join a group. */
+  /** finishAndCharge for a turn's own settle: one charged within its hold may join a group. */
   settle(settle: OneStatementSettle): Promise<{ credits: number } | undefined>;
   /** Writes what waits now, and waits for what is being written. */
   close(): Promise<void>;
@@ -35,7 +40,8 @@ export interface SettleGroupOptions {
 
 interface Waiting {
   settle: OneStatementSettle;
-  columns: string;
+  /** The statement it goes in: who pays (none when it moves no money) and the columns it sets. */
+  shape: string;
   resolve(settled: { credits: number } | undefined): void;
   reject(error: unknown): void;
 }
@@ -60,9 +66,9 @@ export function createSettleGroups(db: Database, options: SettleGroupOptions): S
 
   return {
     settle(settle) {
-      if (!runner || !movesNoMoney(settle)) return finishAndCharge(db, settle);
+      if (!runner || !groupable(settle)) return finishAndCharge(db, settle);
       return new Promise((resolve, reject) => {
-        waiting.push({ settle, columns: Object.keys(settle.values).sort().join(','), resolve, reject });
+        waiting.push({ settle, shape: shapeOf(settle), resolve, reject });
         // Nobody else is answering: no one will join, so the group goes now.
         const others = options.inProgress() - waiting.length;
         if (waiting.length >= max || others <= 0) flush();
@@ -76,46 +82,69 @@ export function createSettleGroups(db: Database, options: SettleGroupOptions): S
   };
 }
 
-/** A settle the group may write: it charges nothing, gives back no hold, and finishes the version its turn opened. */
-function movesNoMoney(settle: OneStatementSettle): boolean {
-  return settle.cost <= 0 && settle.held <= 0 && settle.record.version !== undefined;
+/** A settle a group may write: charged within its hold, finishing the version its turn opened. */
+function groupable(settle: OneStatementSettle): boolean {
+  return settle.record.version !== undefined && settle.cost <= settle.held;
 }
 
-/** Writes a group: one statement for each set of columns among it (nearly always one). */
+/** The statement a settle goes in: `free` when it charges nothing and holds nothing, else its payer's account. */
+function shapeOf(settle: OneStatementSettle): string {
+  const moves = settle.cost > 0 || settle.held > 0 ? settle.payer.account : 'free';
+  return `${moves}|${Object.keys(settle.values).sort().join(',')}`;
+}
+
+/** Writes a group: one statement for each shape among it (nearly always one). */
 async function writeGroup(db: Database, runner: DirectRunner, group: Waiting[], log: SettleGroupOptions['log']): Promise<void> {
-  const byColumns = new Map<string, Waiting[]>();
+  const byShape = new Map<string, Waiting[]>();
   for (const entry of group) {
-    const same = byColumns.get(entry.columns);
+    const same = byShape.get(entry.shape);
     if (same) same.push(entry);
-    else byColumns.set(entry.columns, [entry]);
+    else byShape.set(entry.shape, [entry]);
   }
-  await Promise.all([...byColumns].map(([columns, entries]) => writeSameColumns(db, runner, columns, entries, log)));
+  await Promise.all([...byShape].map(([shape, entries]) => writeSameShape(db, runner, shape, entries, log)));
 }
 
-async function writeSameColumns(db: Database, runner: DirectRunner, columns: string, entries: Waiting[], log: SettleGroupOptions['log']): Promise<void> {
+async function writeSameShape(db: Database, runner: DirectRunner, shape: string, entries: Waiting[], log: SettleGroupOptions['log']): Promise<void> {
   if (entries.length === 1) {
     const [only] = entries;
     await finishAndCharge(db, only!.settle).then(only!.resolve, only!.reject);
     return;
   }
-  let finished: Set<string>;
+  let charged: Map<string, number>;
   try {
-    const rows = await runner('', groupStatement(columns), [JSON.stringify(entries.map(inputOf))]);
-    finished = new Set(rows.map((row) => String(row[0])));
+    const rows = await runner('', groupStatement(shape), [JSON.stringify(entries.map(inputOf))]);
+    charged = new Map(rows.map((row) => [String(row[0]), Number(row[1])]));
   } catch (error) {
     // One bad settle must not fail the others: each runs alone, answering (or failing) as it would have.
     log.warn({ err: error, settles: entries.length }, 'a group of settles failed; each runs alone');
     await Promise.all(entries.map((entry) => finishAndCharge(db, entry.settle).then(entry.resolve, entry.reject)));
     return;
   }
-  // A record not finished had moved on since its turn knew it: its caller ends it in a transaction.
-  for (const entry of entries) entry.resolve(finished.has(entry.settle.record.id) ? { credits: 0 } : undefined);
+  // A record not finished had moved on since its turn knew it, or its balance is below what turns hold:
+  // its caller ends it in a transaction.
+  for (const entry of entries) {
+    const credits = charged.get(entry.settle.record.id);
+    entry.resolve(credits === undefined ? undefined : { credits });
+  }
 }
 
-/** One settle as the statement reads it: the record's new values keyed by their columns' names. */
-function inputOf(entry: Waiting) {
+/** One settle as the statement reads it: its record's new values keyed by their columns' names, and its money. */
+function inputOf(entry: Waiting, order: number) {
   const { settle } = entry;
-  const input: Record<string, unknown> = { settle_id: settle.record.id, settle_version: settle.record.version, settle_at: settle.at.toISOString(), settle_touches: settle.touchesConversation };
+  const input: Record<string, unknown> = {
+    settle_id: settle.record.id,
+    settle_version: settle.record.version,
+    settle_at: settle.at.toISOString(),
+    settle_touches: settle.touchesConversation,
+    settle_order: order,
+    settle_cost: settle.cost,
+    settle_held: settle.held,
+    settle_balance: balanceIdOf(settle.payer),
+    settle_ledger: newId(),
+    settle_twin: settle.payer.twinId,
+    settle_user: settle.payer.userId,
+    settle_meta: settle.ledgerMeta,
+  };
   for (const [key, value] of Object.entries(settle.values)) input[COLUMNS.get(key)!.name] = value;
   return input;
 }
@@ -126,40 +155,80 @@ const COLUMNS = new Map(Object.entries(getTableColumns(history)).map(([key, colu
 const statements = new Map<string, string>();
 
 /**
- * The settle of a group whose records set the same columns, from one JSON input: each record finished
- * only if still streaming, not deleted and at the version its turn opened (as finishAndCharge's, with
- * credits 0), and each conversation touched once, by its latest settle. Answers the ids finished.
- * PGlite keeps the plan made on its first runs, often while the table is nearly empty, so the plan must
- * be the lone settle's at any size: each record found by its key. The planner takes a set function for
- * 100 rows, and with that many it read a small table whole (and kept doing so as it grew); the id's
- * length check, always true for an id, makes it expect one row, so it looks each record up by its key.
- * The state checks are wrapped in `is true` so that no plan reads them through the index of streaming
- * records instead (which holds every answer in progress, a thousand at a thousand clients).
+ * The settle of a group of one shape, from one JSON input. Each record is finished only if still
+ * streaming, not deleted and at the version its turn opened, as finishAndCharge's. When the group moves
+ * money, the paying rows are locked first, in the order of their keys (two groups never wait on each
+ * other crosswise), and a balance's records are finished only while it is not below what turns hold
+ * (each cost being within its own hold, each is then charged in full); each balance is debited the
+ * sum of its charges and given back the sum of its holds once, and each charge has its ledger row with
+ * the balance after it, in the group's order. Each conversation is touched once, by its latest settle.
+ * Answers each finished record with its charge (as the record keeps it).
+ *
+ * PGlite keeps the plan made on its first runs, often while the tables are nearly empty, so the plan must
+ * be the lone settle's at any size: each row found by its key. The planner takes a set function for 100
+ * rows, and with that many it read a small table whole (and kept doing so as it grew); the id's length
+ * check, always true for an id, makes it expect one row, so it looks each record up by its key. The state
+ * checks are wrapped in `is true` so that no plan reads them through the index of streaming records
+ * instead (which holds every answer in progress, a thousand at a thousand clients).
  */
-function groupStatement(columns: string): string {
-  let text = statements.get(columns);
+function groupStatement(shape: string): string {
+  let text = statements.get(shape);
   if (text) return text;
+  const [moves, columns] = shape.split('|') as [CreditAccount | 'free', string];
   const set = columns
     .split(',')
     .filter((key) => key !== 'credits')
     .map((key) => COLUMNS.get(key)!);
-  text = `with input as (
+  const input = `input as (
     select * from jsonb_to_recordset($1::text::jsonb)
-      as i(settle_id char(24), settle_version text, settle_at timestamptz, settle_touches boolean, ${set.map(({ name, type }) => `"${name}" ${type}`).join(', ')})
+      as i(settle_id char(24), settle_version text, settle_at timestamptz, settle_touches boolean, settle_order integer, settle_cost numeric,
+        settle_held numeric, settle_balance char(24), settle_ledger char(24), settle_twin char(24), settle_user char(24), settle_meta jsonb,
+        ${set.map(({ name, type }) => `"${name}" ${type}`).join(', ')})
     where octet_length(i.settle_id) = 24
-  ), finished as (
-    update history set ${set.map(({ name }) => `"${name}" = input."${name}"`).join(', ')}, "credits" = 0, "updated_at" = now()
-    from input
+  )`;
+  const finish = (from: string, charge: string) => `finished as (
+    update history set ${set.map(({ name }) => `"${name}" = input."${name}"`).join(', ')}, "credits" = ${charge}, "updated_at" = now()
+    from ${from}
     where history.id = input.settle_id
       and (history.status = 'streaming' and history.deleted_at is null and history.updated_at = input.settle_version::timestamptz) is true
-    returning history.id, history.conversation_id, history.institution_id, input.settle_at, input.settle_touches
-  ), touched as (
+    returning history.id, history.conversation_id, history.institution_id, history.credits as charge, input.*
+  )`;
+  const touched = `touched as (
     update conversations set last_activity_at = greatest(conversations.last_activity_at, latest.at)
     from (select conversation_id, institution_id, max(settle_at) as at from finished where settle_touches group by conversation_id, institution_id) latest
     where conversations.id = latest.conversation_id and (conversations.institution_id = latest.institution_id) is true
     returning conversations.id
-  )
-  select id from finished`;
-  statements.set(columns, text);
+  )`;
+  if (moves === 'free') {
+    text = `with ${input}, ${finish('input', '0')}, ${touched}
+  select id, 0 from finished`;
+  } else {
+    const table = balanceTable(moves);
+    const name = `"${getTableName(table)}"`;
+    const [credits, used, held] = [table.credits.name, table.creditsUsed.name, table.creditsHeld.name].map((column) => `"${column}"`);
+    const ledgerColumns = [creditLedger.id, creditLedger.twinId, creditLedger.account, creditLedger.userId, creditLedger.delta, creditLedger.balanceAfter, creditLedger.reason, creditLedger.meta]
+      .map((column) => `"${column.name}"`)
+      .join(', ');
+    text = `with ${input}, locked as (
+    select balance.id, balance.${credits} - balance.${held} as spendable from ${name} balance
+    where balance.id in (select settle_balance from input) order by balance.id for update
+  ), ${finish('input join locked on locked.id = input.settle_balance and locked.spendable >= 0', 'input.settle_cost')}, sums as (
+    select settle_balance, sum(charge) as cost, sum(settle_held) as held from finished group by settle_balance
+  ), charged as (
+    update ${name} set ${credits} = ${name}.${credits} - sums.cost, ${used} = ${name}.${used} + sums.cost, ${held} = ${name}.${held} - sums.held
+    from sums where ${name}.id = sums.settle_balance
+    returning ${name}.id, ${name}.${credits} + sums.cost as before
+  ), ledger as (
+    insert into "${getTableName(creditLedger)}" (${ledgerColumns})
+    select finished.settle_ledger, finished.settle_twin, '${moves}', finished.settle_user, -finished.charge,
+      charged.before - sum(finished.charge) over (partition by finished.settle_balance order by finished.settle_order),
+      'conversation.turn', finished.settle_meta
+    from finished join charged on charged.id = finished.settle_balance
+    where finished.charge > 0
+    returning 1
+  ), ${touched}
+  select id, charge from finished`;
+  }
+  statements.set(shape, text);
   return text;
 }
