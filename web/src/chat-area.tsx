@@ -1,15 +1,16 @@
 // The people's area (chat, files, memory, settings) with its layout and this tab's chat socket: its own
 // bundle, loaded for every signed-in path but /admin, so the console loads none of it.
-import { lazy, Suspense } from 'react';
+import { Suspense } from 'react';
 import { Navigate, Route, Routes } from 'react-router';
 import { LiveProvider } from './chat/live';
 import { ScreenBoundary } from './components/ScreenBoundary';
 import { AppShell } from './layout/AppShell';
 import { ChatPage } from './pages/ChatPage';
+import { filesPage, memoryPage, settingsPage } from './screens';
 
-const FilesPage = lazy(() => import('./pages/FilesPage'));
-const MemoryPage = lazy(() => import('./pages/MemoryPage'));
-const SettingsPage = lazy(() => import('./pages/SettingsPage'));
+const FilesPage = filesPage.Component;
+const MemoryPage = memoryPage.Component;
+const SettingsPage = settingsPage.Component;
 
 export default function ChatArea() {
   return (

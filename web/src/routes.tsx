@@ -1,18 +1,19 @@
 // The client's routes. Signed-out pages, the forced password change, the signed-in areas: the people's
 // (chat, files, memory, settings: chat-area.tsx) and the administration console (/admin:
-// admin/AdminConsole.tsx), each its own bundle loaded when first opened, so neither loads the other's
-// code; and /launch, where a launch token becomes a session restricted to its twin; /signin/oauth
+// admin/AdminConsole.tsx), each its own bundle loaded when first opened (or ahead, at the start of a
+// signed-in tab: screens.ts), so neither loads the other's code; and /launch, where a launch token becomes a session restricted to its twin; /signin/oauth
 // collects a provider's sign-in.
-import { lazy, Suspense, useEffect } from 'react';
+import { Suspense, useEffect } from 'react';
 import { Navigate, Outlet, Route, Routes, useLocation } from 'react-router';
 import { ScreenBoundary } from './components/ScreenBoundary';
 import { LaunchPage } from './pages/LaunchPage';
 import { ForcedPasswordChangePage, ForgotPasswordPage, ResetPasswordPage } from './pages/PasswordPages';
 import { SignInPage } from './pages/SignIn';
+import { adminConsole, chatArea } from './screens';
 import { useSession } from './session';
 
-const ChatArea = lazy(() => import('./chat-area'));
-const AdminConsole = lazy(() => import('./admin/AdminConsole'));
+const ChatArea = chatArea.Component;
+const AdminConsole = adminConsole.Component;
 
 function useTheme(dark: boolean | undefined) {
   useEffect(() => {

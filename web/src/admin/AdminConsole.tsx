@@ -1,23 +1,24 @@
 // The administration console at /admin: its own layout and its own bundle (no chat socket, none of the
 // chat's code). The navigation names the families the profile's permissions allow (families.ts); a
-// family's screen is loaded when opened.
+// family's screen is loaded when opened, or ahead when the console opens at its address (screens.ts).
 import { useQuery } from '@tanstack/react-query';
-import { lazy, Suspense } from 'react';
+import { Suspense } from 'react';
 import { api, unwrap } from '../api/client';
 import { Navigate, NavLink, Route, Routes, useNavigate } from 'react-router';
 import { ScreenBoundary } from '../components/ScreenBoundary';
 import { useProfile, useSession } from '../session';
+import { consoleScreens } from '../screens';
 import { familiesFor, type FamilyKey } from './families';
 
-const Dashboard = lazy(() => import('./Dashboard'));
-const People = lazy(() => import('./People'));
-const Twins = lazy(() => import('./Twins'));
-const Questions = lazy(() => import('./Questions'));
-const McpServers = lazy(() => import('./McpServers'));
-const Tools = lazy(() => import('./Tools'));
-const Lists = lazy(() => import('./Lists'));
-const Catalogs = lazy(() => import('./Catalogs'));
-const Subscription = lazy(() => import('./Subscription'));
+const Dashboard = consoleScreens.dashboard.Component;
+const People = consoleScreens.people.Component;
+const Twins = consoleScreens.twins.Component;
+const Questions = consoleScreens.questions.Component;
+const McpServers = consoleScreens.mcp.Component;
+const Tools = consoleScreens.tools.Component;
+const Lists = consoleScreens.lists.Component;
+const Catalogs = consoleScreens.catalogs.Component;
+const Subscription = consoleScreens.subscription.Component;
 
 const SCREENS: Partial<Record<FamilyKey, React.ReactNode>> = {
   dashboard: <Dashboard />,
