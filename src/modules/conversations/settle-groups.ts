@@ -87,9 +87,12 @@ function groupable(settle: OneStatementSettle): boolean {
   return settle.record.version !== undefined && settle.cost <= settle.held;
 }
 
+/** The shape of the settles that charge nothing and hold nothing. */
+const FREE = 'free';
+
 /** The statement a settle goes in: `free` when it charges nothing and holds nothing, else its payer's account. */
 function shapeOf(settle: OneStatementSettle): string {
-  const moves = settle.cost > 0 || settle.held > 0 ? settle.payer.account : 'free';
+  const moves = settle.cost > 0 || settle.held > 0 ? settle.payer.account : FREE;
   return `${moves}|${Object.keys(settle.values).sort().join(',')}`;
 }
 
@@ -136,15 +139,20 @@ function inputOf(entry: Waiting, order: number) {
     settle_version: settle.record.version,
     settle_at: settle.at.toISOString(),
     settle_touches: settle.touchesConversation,
-    settle_order: order,
-    settle_cost: settle.cost,
-    settle_held: settle.held,
-    settle_balance: balanceIdOf(settle.payer),
-    settle_ledger: newId(),
-    settle_twin: settle.payer.twinId,
-    settle_user: settle.payer.userId,
-    settle_meta: settle.ledgerMeta,
   };
+  // A group that moves no money reads none of its money (absent, they read as null).
+  if (!entry.shape.startsWith(`${FREE}|`)) {
+    Object.assign(input, {
+      settle_order: order,
+      settle_cost: settle.cost,
+      settle_held: settle.held,
+      settle_balance: balanceIdOf(settle.payer),
+      settle_ledger: newId(),
+      settle_twin: settle.payer.twinId,
+      settle_user: settle.payer.userId,
+      settle_meta: settle.ledgerMeta,
+    });
+  }
   for (const [key, value] of Object.entries(settle.values)) input[COLUMNS.get(key)!.name] = value;
   return input;
 }
@@ -174,7 +182,7 @@ const statements = new Map<string, string>();
 function groupStatement(shape: string): string {
   let text = statements.get(shape);
   if (text) return text;
-  const [moves, columns] = shape.split('|') as [CreditAccount | 'free', string];
+  const [moves, columns] = shape.split('|') as [CreditAccount | typeof FREE, string];
   const set = columns
     .split(',')
     .filter((key) => key !== 'credits')
@@ -199,7 +207,7 @@ function groupStatement(shape: string): string {
     where conversations.id = latest.conversation_id and (conversations.institution_id = latest.institution_id) is true
     returning conversations.id
   )`;
-  if (moves === 'free') {
+  if (moves === FREE) {
     text = `with ${input}, ${finish('input', '0')}, ${touched}
   select id, 0 from finished`;
   } else {

@@ -2,38 +2,24 @@
 // chat's code). The navigation names the families the profile's permissions allow (families.ts); a
 // family's screen is loaded when opened, or ahead when the console opens at its address (screens.ts).
 import { useQuery } from '@tanstack/react-query';
-import { Suspense } from 'react';
+import { Suspense, type ComponentType } from 'react';
 import { api, unwrap } from '../api/client';
 import { Navigate, NavLink, Route, Routes, useNavigate } from 'react-router';
 import { ScreenBoundary } from '../components/ScreenBoundary';
 import { useProfile, useSession } from '../session';
-import { consoleScreens } from '../screens';
+import { consoleScreenOf, consoleScreens } from '../screens';
 import { familiesFor, type FamilyKey } from './families';
 
-const Dashboard = consoleScreens.dashboard.Component;
-const People = consoleScreens.people.Component;
-const Twins = consoleScreens.twins.Component;
-const Questions = consoleScreens.questions.Component;
-const McpServers = consoleScreens.mcp.Component;
-const Tools = consoleScreens.tools.Component;
-const Lists = consoleScreens.lists.Component;
-const Catalogs = consoleScreens.catalogs.Component;
-const Subscription = consoleScreens.subscription.Component;
-
-const SCREENS: Partial<Record<FamilyKey, React.ReactNode>> = {
-  dashboard: <Dashboard />,
-  people: <People />,
-  twins: <Twins />,
-  questions: <Questions />,
-  mcp: <McpServers />,
-  tools: <Tools />,
-  subscription: <Subscription />,
-  assistants: <Catalogs family="assistants" />,
-  models: <Catalogs family="models" />,
-  sso: <Catalogs family="sso" />,
-  entitlements: <Catalogs family="entitlements" />,
-  accounts: <Catalogs family="accounts" />,
-};
+/** A family's screen, as screens.ts names it (so a console opened at its address fetched this one ahead). */
+function screenOf(family: FamilyKey): React.ReactNode {
+  const name = consoleScreenOf(family);
+  if (name === 'catalogs' || name === 'lists') {
+    const Screen = consoleScreens[name].Component;
+    return <Screen family={family} />;
+  }
+  const Screen = consoleScreens[name].Component as ComponentType;
+  return <Screen />;
+}
 
 export default function AdminConsole() {
   const profile = useProfile();
@@ -93,7 +79,7 @@ export default function AdminConsole() {
                 <Routes>
                   <Route index element={<Navigate to={`/admin/${families[0].path}`} replace />} />
                   {families.map((family) => (
-                    <Route key={family.key} path={family.path} element={SCREENS[family.key] ?? <Lists family={family.key} />} />
+                    <Route key={family.key} path={family.path} element={screenOf(family.key)} />
                   ))}
                   <Route path="*" element={<Navigate to="/admin" replace />} />
                 </Routes>
